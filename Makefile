@@ -1,0 +1,25 @@
+# agentmem — every target works from a fresh clone.
+#   make test                 vet + all tests (+ emulators, started and stopped here)
+#   make test TESTFLAGS=-v    the same, verbose
+#   make bench                benchmarks: backend requests per operation and latency ratios
+#   make quickstart           the README's first command
+
+SHELL := /bin/bash
+MODULES := $(shell go list -m -f '{{.Dir}}' 2>/dev/null)
+BENCHFLAGS ?= -benchtime=200x
+
+.PHONY: test bench vet fmt quickstart
+test:
+	scripts/test.sh
+
+bench:
+	scripts/bench.sh $(BENCHFLAGS)
+
+vet:
+	@for m in $(MODULES); do (cd $$m && go vet ./...) || exit 1; done
+
+fmt:
+	gofmt -w $(MODULES)
+
+quickstart:
+	go run ./examples/quickstart

@@ -1,0 +1,89 @@
+package contract_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/agentmem/agentmem/contract"
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// benchModes runs fn on memstore in both modes, reporting driver calls per
+// operation (req/op) from a Counter.
+func benchModes(b *testing.B, fn func(b *testing.B, s *store.Store, c *contract.Counter)) {
+	for _, mode := range []string{"full", "primitives"} {
+		b.Run(mode, func(b *testing.B) {
+			var d driver.Driver = memstore.New()
+			if mode == "primitives" {
+				d = contract.Primitives(d)
+			}
+			c := contract.NewCounter(d)
+			s := store.New(c, nil)
+			fn(b, s, c)
+		})
+	}
+}
+
+func report(b *testing.B, c *contract.Counter) {
+	b.ReportMetric(float64(c.Total())/float64(b.N), "req/op")
+}
+
+func BenchmarkRead(b *testing.B) {
+	benchModes(b, func(b *testing.B, s *store.Store, c *contract.Counter) {
+		ctx := b.Context()
+		if _, err := s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: "- a fact\n"}); err != nil {
+			b.Fatal(err)
+		}
+		c.Reset()
+		for b.Loop() {
+			if _, err := s.Read(ctx, "u/main/MEMORY.md", 65536); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, c)
+	})
+}
+
+// BenchmarkIdempotentWrite measures one tool-style write: a write with an
+// operation over the version just read (the read is not counted).
+func BenchmarkIdempotentWrite(b *testing.B) {
+	benchModes(b, func(b *testing.B, s *store.Store, c *contract.Counter) {
+		ctx := b.Context()
+		m, err := s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: "- a fact\n"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Reset()
+		i := 0
+		for b.Loop() {
+			i++
+			m, err = s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: fmt.Sprint("- fact ", i), Expected: m.Version,
+				Operation: &store.Operation{ID: fmt.Sprint("op-", i), Fingerprint: "fp"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, c)
+	})
+}
+
+// BenchmarkSearch searches a scope of 200 files.
+func BenchmarkSearch(b *testing.B) {
+	benchModes(b, func(b *testing.B, s *store.Store, c *contract.Counter) {
+		ctx := b.Context()
+		for i := 0; i < 200; i++ {
+			if _, err := s.Write(ctx, store.WriteRequest{Path: fmt.Sprintf("u/main/f%03d.md", i), Content: fmt.Sprintf("note %d about flights and trains", i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c.Reset()
+		for b.Loop() {
+			if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, c)
+	})
+}

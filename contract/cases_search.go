@@ -1,0 +1,192 @@
+package contract
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+func search(t *testing.T, s *store.Store, r store.SearchRequest) store.SearchResult {
+	t.Helper()
+	res, err := s.Search(ctx(t), r)
+	if err != nil {
+		t.Fatalf("search %+v: %v", r, err)
+	}
+	return res
+}
+
+func matchPaths(res store.SearchResult) []string {
+	var out []string
+	for _, m := range res.Matches {
+		out = append(out, m.Path)
+	}
+	return out
+}
+
+// budgetUsed is Σ(len(scope-relative path) + len(snippet)) in runes.
+func budgetUsed(prefix string, res store.SearchResult) int {
+	n := 0
+	for _, m := range res.Matches {
+		n += utf8.RuneCountInString(strings.TrimPrefix(m.Path, prefix)) + utf8.RuneCountInString(m.Snippet)
+	}
+	return n
+}
+
+func seedTenants(t *testing.T, s *store.Store) {
+	for p, c := range map[string]string{
+		"tenant-a/main/alpha.md":   "alpha alpha",
+		"tenant-a/main/beta.md":    "alpha",
+		"tenant-a/main/other.md":   "unrelated",
+		"tenant-b/main/private.md": "alpha alpha alpha",
+	} {
+		create(t, s, p, c)
+	}
+}
+
+var searchCases = []Case{
+	{"search_scoped", func(t *testing.T, e *Env) {
+		seedTenants(t, e.Store)
+		const p = "tenant-a/main/"
+		res := search(t, e.Store, store.SearchRequest{Prefix: p, Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
+		eqSlice(t, "paths", matchPaths(res), []string{p + "alpha.md", p + "beta.md"})
+		eq(t, "scanned", res.Scanned, 3)
+		eq(t, "truncated", res.Truncated, false)
+		eq(t, "score alpha", res.Matches[0].Score, 4.0)
+		eq(t, "score beta", res.Matches[1].Score, 1.0)
+		if n := budgetUsed(p, res); n > 80 {
+			t.Fatalf("budget used %d > 80", n)
+		}
+	}},
+	{"search_max_files", func(t *testing.T, e *Env) {
+		seedTenants(t, e.Store)
+		res := search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 1, MaxChars: 80, MaxFileChars: 100})
+		eq(t, "scanned", res.Scanned, 1)
+		eq(t, "truncated", res.Truncated, true)
+		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md"})
+	}},
+	{"search_char_budget", func(t *testing.T, e *Env) {
+		seedTenants(t, e.Store)
+		res := search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 1, MaxFileChars: 100})
+		eq(t, "matches", len(res.Matches), 0)
+		eq(t, "truncated", res.Truncated, true)
+		res = search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 14, MaxFileChars: 100})
+		eqSlice(t, "fits one", matchPaths(res), []string{"tenant-a/main/alpha.md"})
+		eq(t, "truncated", res.Truncated, true)
+		if n := budgetUsed("tenant-a/main/", res); n > 14 {
+			t.Fatalf("budget used %d > 14", n)
+		}
+	}},
+	{"search_limit", func(t *testing.T, e *Env) {
+		seedTenants(t, e.Store)
+		res := search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 1, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
+		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md"})
+		eq(t, "truncated", res.Truncated, true)
+	}},
+	{"search_empty_query_and_bounds", func(t *testing.T, e *Env) {
+		seedTenants(t, e.Store)
+		base := store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
+		for name, mod := range map[string]func(*store.SearchRequest){
+			"empty query": func(r *store.SearchRequest) { r.Query = "" },
+			"blank query": func(r *store.SearchRequest) { r.Query = " \t\n\u3000\x1c" },
+			"limit":       func(r *store.SearchRequest) { r.Limit = 0 },
+			"max files":   func(r *store.SearchRequest) { r.MaxFiles = 0 },
+			"max chars":   func(r *store.SearchRequest) { r.MaxChars = -1 },
+			"file chars":  func(r *store.SearchRequest) { r.MaxFileChars = 0 },
+		} {
+			r := base
+			mod(&r)
+			res := search(t, e.Store, r)
+			if len(res.Matches) != 0 || res.Scanned != 0 || res.Truncated {
+				t.Fatalf("%s: %+v", name, res)
+			}
+		}
+	}},
+	{"search_snippet_windows", func(t *testing.T, e *Env) {
+		create(t, e.Store, "a", "012345alpha-tail")
+		res := search(t, e.Store, store.SearchRequest{Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 3, MaxFileChars: 100})
+		if len(res.Matches) != 1 || res.Matches[0].Snippet != ".." {
+			t.Fatalf("max_chars 3: %+v", res.Matches)
+		}
+		res = search(t, e.Store, store.SearchRequest{Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 12, MaxFileChars: 100})
+		if len(res.Matches) != 1 || res.Matches[0].Snippet != "...alpha..." {
+			t.Fatalf("max_chars 12: %+v", res.Matches)
+		}
+		res = search(t, e.Store, store.SearchRequest{Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+		eq(t, "whole", res.Matches[0].Snippet, "012345alpha-tail")
+	}},
+	{"search_per_file_bound", func(t *testing.T, e *Env) {
+		prefix := strings.Repeat("n", 180) + "/main/"
+		create(t, e.Store, prefix+"note.md", "some TARGET text")
+		res := search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 6})
+		eq(t, "no match beyond max_file_chars", len(res.Matches), 0)
+		eq(t, "cut file flags truncation", res.Truncated, true)
+		res = search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 100})
+		eqSlice(t, "match", matchPaths(res), []string{prefix + "note.md"})
+		eq(t, "not truncated", res.Truncated, false)
+	}},
+	{"search_namespace_blind", func(t *testing.T, e *Env) {
+		ns := strings.Repeat("n", 180)
+		prefix := ns + "/main/"
+		create(t, e.Store, prefix+"note.md", "some TARGET text")
+		create(t, e.Store, prefix+"main.md", "unrelated")
+		res := search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: ns + " main/", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		eq(t, "namespace never scores", len(res.Matches), 0)
+		res = search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: "main", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		eqSlice(t, "name scores only its own part", matchPaths(res), []string{prefix + "main.md"})
+		eq(t, "score", res.Matches[0].Score, 2.0)
+	}},
+	{"search_only_direct_files", func(t *testing.T, e *Env) {
+		create(t, e.Store, "t/main/top.md", "needle")
+		create(t, e.Store, "t/main/sub/deep.md", "needle needle")
+		create(t, e.Store, "t/mainly.md", "needle")
+		res := search(t, e.Store, store.SearchRequest{Prefix: "t/main/", Query: "needle", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		eqSlice(t, "direct only", matchPaths(res), []string{"t/main/top.md"})
+		eq(t, "scanned", res.Scanned, 1)
+		eq(t, "truncated", res.Truncated, false)
+	}},
+	{"search_ranking_tie_break", func(t *testing.T, e *Env) {
+		for p, c := range map[string]string{"s/b.md": "x", "s/a.md": "x", "s/c.md": "x x", "s/xx.md": "none"} {
+			create(t, e.Store, p, c)
+		}
+		res := search(t, e.Store, store.SearchRequest{Prefix: "s/", Query: "X", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
+		// xx.md: name "xx.md" has 2 hits → score 4; c: 2; a, b: 1 each.
+		eqSlice(t, "order", matchPaths(res), []string{"s/xx.md", "s/c.md", "s/a.md", "s/b.md"})
+	}},
+	{"search_terms_non_overlapping", func(t *testing.T, e *Env) {
+		create(t, e.Store, "q/a.md", "aaaa Alpha ALPHA")
+		res := search(t, e.Store, store.SearchRequest{Prefix: "q/", Query: "aa alpha", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
+		// "aa" occurs twice without overlap in "aaaa …"; "alpha" twice.
+		eq(t, "score", res.Matches[0].Score, 4.0)
+	}},
+	{"search_unicode_budget", func(t *testing.T, e *Env) {
+		create(t, e.Store, "u/a.md", strings.Repeat("日本語 ", 20)+"針 "+strings.Repeat("😀", 40))
+		res := search(t, e.Store, store.SearchRequest{Prefix: "u/", Query: "針", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 1000})
+		if len(res.Matches) != 1 {
+			t.Fatalf("matches = %+v", res.Matches)
+		}
+		if n := budgetUsed("u/", res); n != 20 {
+			t.Fatalf("budget used %d runes, want exactly 20", n)
+		}
+		if !utf8.ValidString(res.Matches[0].Snippet) || !strings.Contains(res.Matches[0].Snippet, "針") {
+			t.Fatalf("snippet %q", res.Matches[0].Snippet)
+		}
+	}},
+	{"search_many_files", func(t *testing.T, e *Env) {
+		for i := 0; i < 60; i++ {
+			c := "filler"
+			if i%3 == 0 {
+				c = "needle"
+			}
+			create(t, e.Store, "m/"+string(rune('a'+i/26))+string(rune('a'+i%26))+".md", c)
+		}
+		res := search(t, e.Store, store.SearchRequest{Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 100})
+		eq(t, "matches", len(res.Matches), 20)
+		eq(t, "scanned", res.Scanned, 60)
+		eq(t, "truncated", res.Truncated, false)
+		res = search(t, e.Store, store.SearchRequest{Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 30, MaxChars: 10000, MaxFileChars: 100})
+		eq(t, "matches in first 30", len(res.Matches), 10)
+		eq(t, "truncated", res.Truncated, true)
+	}},
+}

@@ -1,0 +1,40 @@
+package contract_test
+
+import (
+	"testing"
+
+	"github.com/agentmem/agentmem/contract"
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/filestore"
+	"github.com/agentmem/agentmem/core/memstore"
+)
+
+func TestConformance(t *testing.T) {
+	contract.Run(t, contract.Harness{
+		Name:      "memstore",
+		NewDriver: func(t *testing.T) driver.Driver { return memstore.New() },
+		Capabilities: driver.Capabilities{
+			AtomicMutation: true, BatchGet: true, ScopeRead: true, Prune: true,
+		},
+		Parallel: true,
+	})
+	contract.Run(t, contract.Harness{
+		Name: "filestore",
+		NewDriver: func(t *testing.T) driver.Driver {
+			d, err := filestore.New(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		},
+		Reopen: func(t *testing.T, d driver.Driver) driver.Driver {
+			d2, err := filestore.New(d.(*filestore.Driver).Root())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d2
+		},
+		Capabilities: driver.Capabilities{Prune: true},
+		Parallel:     true,
+	})
+}

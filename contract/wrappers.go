@@ -1,0 +1,305 @@
+package contract
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// Interceptor wraps a driver and runs hooks around every call. It
+// implements every optional interface and reports, through
+// driver.CapabilityReporter, only those the inner driver really offers
+// (further restricted by Hide), so the store never uses a fast path the
+// backend lacks. Counter, Faults and Primitives are built on it.
+type Interceptor struct {
+	inner    driver.Driver
+	caps     driver.Capabilities
+	keepOpen bool
+	// Before runs before each call; a non-nil error is returned without
+	// calling the inner driver.
+	Before func(call string) error
+	// After runs after each call with its error and returns the error the
+	// caller sees.
+	After func(call string, err error) error
+}
+
+var (
+	_ driver.Driver             = (*Interceptor)(nil)
+	_ driver.Mutator            = (*Interceptor)(nil)
+	_ driver.BatchGetter        = (*Interceptor)(nil)
+	_ driver.ScopeReader        = (*Interceptor)(nil)
+	_ driver.Pruner             = (*Interceptor)(nil)
+	_ driver.CapabilityReporter = (*Interceptor)(nil)
+)
+
+// NewInterceptor wraps d, forwarding its capabilities.
+func NewInterceptor(d driver.Driver) *Interceptor {
+	return &Interceptor{inner: d, caps: driver.CapabilitiesOf(d)}
+}
+
+// Primitives wraps d so that the store sees only the nine primitives: the
+// contract's "primitives" mode.
+func Primitives(d driver.Driver) driver.Driver {
+	i := NewInterceptor(d)
+	i.caps = driver.Capabilities{}
+	return i
+}
+
+// Inner returns the wrapped driver.
+func (i *Interceptor) Inner() driver.Driver { return i.inner }
+
+// DriverCapabilities implements driver.CapabilityReporter.
+func (i *Interceptor) DriverCapabilities() driver.Capabilities { return i.caps }
+
+func (i *Interceptor) before(call string) error {
+	if i.Before != nil {
+		return i.Before(call)
+	}
+	return nil
+}
+
+func (i *Interceptor) after(call string, err error) error {
+	if i.After != nil {
+		return i.After(call, err)
+	}
+	return err
+}
+
+func do0(i *Interceptor, call string, f func() error) error {
+	if err := i.before(call); err != nil {
+		return err
+	}
+	return i.after(call, f())
+}
+
+func do1[T any](i *Interceptor, call string, f func() (T, error)) (T, error) {
+	var zero T
+	if err := i.before(call); err != nil {
+		return zero, err
+	}
+	v, err := f()
+	if err = i.after(call, err); err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// GetFile implements driver.Driver.
+func (i *Interceptor) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	return do1(i, "GetFile", func() (*driver.File, error) { return i.inner.GetFile(ctx, path) })
+}
+
+// ListFiles implements driver.Driver.
+func (i *Interceptor) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
+	return do1(i, "ListFiles", func() ([]driver.Entry, error) { return i.inner.ListFiles(ctx, p) })
+}
+
+// CreateFile implements driver.Driver.
+func (i *Interceptor) CreateFile(ctx context.Context, f driver.File) error {
+	return do0(i, "CreateFile", func() error { return i.inner.CreateFile(ctx, f) })
+}
+
+// ReplaceFile implements driver.Driver.
+func (i *Interceptor) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
+	return do0(i, "ReplaceFile", func() error { return i.inner.ReplaceFile(ctx, f, expected) })
+}
+
+// DeleteFile implements driver.Driver.
+func (i *Interceptor) DeleteFile(ctx context.Context, path, expected string) error {
+	return do0(i, "DeleteFile", func() error { return i.inner.DeleteFile(ctx, path, expected) })
+}
+
+// GetReceipt implements driver.Driver.
+func (i *Interceptor) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
+	return do1(i, "GetReceipt", func() (*driver.Receipt, error) { return i.inner.GetReceipt(ctx, id) })
+}
+
+// ReserveReceipt implements driver.Driver.
+func (i *Interceptor) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
+	return do0(i, "ReserveReceipt", func() error { return i.inner.ReserveReceipt(ctx, r) })
+}
+
+// CompleteReceipt implements driver.Driver.
+func (i *Interceptor) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
+	return do0(i, "CompleteReceipt", func() error { return i.inner.CompleteReceipt(ctx, r) })
+}
+
+// DropReceipt implements driver.Driver.
+func (i *Interceptor) DropReceipt(ctx context.Context, id, version string) error {
+	return do0(i, "DropReceipt", func() error { return i.inner.DropReceipt(ctx, id, version) })
+}
+
+var errUnsupported = errors.New("contract: optional interface not supported by the wrapped driver")
+
+// Mutate implements driver.Mutator.
+func (i *Interceptor) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	m, ok := i.inner.(driver.Mutator)
+	if !ok {
+		return driver.MutateResult{}, errUnsupported
+	}
+	return do1(i, "Mutate", func() (driver.MutateResult, error) { return m.Mutate(ctx, p) })
+}
+
+// GetFiles implements driver.BatchGetter.
+func (i *Interceptor) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
+	b, ok := i.inner.(driver.BatchGetter)
+	if !ok {
+		return nil, errUnsupported
+	}
+	return do1(i, "GetFiles", func() ([]*driver.File, error) { return b.GetFiles(ctx, paths) })
+}
+
+// ReadScope implements driver.ScopeReader.
+func (i *Interceptor) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	s, ok := i.inner.(driver.ScopeReader)
+	if !ok {
+		return nil, errUnsupported
+	}
+	return do1(i, "ReadScope", func() ([]driver.ScopeFile, error) { return s.ReadScope(ctx, p) })
+}
+
+// PruneExpired implements driver.Pruner.
+func (i *Interceptor) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	p, ok := i.inner.(driver.Pruner)
+	if !ok {
+		return 0, errUnsupported
+	}
+	return do1(i, "PruneExpired", func() (int, error) { return p.PruneExpired(ctx, now) })
+}
+
+// Close implements driver.Driver.
+func (i *Interceptor) Close() error {
+	if i.keepOpen {
+		return nil
+	}
+	return i.inner.Close()
+}
+
+// Counter is a driver wrapper that counts calls per primitive; benchmarks
+// use it to report backend requests per operation.
+type Counter struct {
+	*Interceptor
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// NewCounter wraps d with a call counter.
+func NewCounter(d driver.Driver) *Counter {
+	c := &Counter{Interceptor: NewInterceptor(d), counts: map[string]int{}}
+	c.Before = func(call string) error {
+		c.mu.Lock()
+		c.counts[call]++
+		c.mu.Unlock()
+		return nil
+	}
+	return c
+}
+
+// Total returns the number of calls since the last Reset.
+func (c *Counter) Total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.counts {
+		n += v
+	}
+	return n
+}
+
+// Counts returns the calls per primitive since the last Reset.
+func (c *Counter) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
+}
+
+// Reset zeroes the counts.
+func (c *Counter) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.counts)
+}
+
+// FaultMode says how an injected fault behaves.
+type FaultMode int
+
+// The fault modes.
+const (
+	// FailBefore fails the call before it reaches the backend.
+	FailBefore FaultMode = iota
+	// ReplyLost lets the call apply, then reports a failure.
+	ReplyLost
+	// Crash fails the call before it reaches the backend, and every later
+	// call too, as if the process had died.
+	Crash
+	// CrashAfter lets the call apply, then fails it and every later call,
+	// as if the process had died right after the backend answered.
+	CrashAfter
+)
+
+func (m FaultMode) String() string {
+	return [...]string{"fail_before", "reply_lost", "crash", "crash_after"}[m]
+}
+
+// ErrInjected is the error an injected fault reports.
+var ErrInjected = errors.New("contract: injected fault")
+
+// Faults is a driver wrapper that makes the k-th call after Inject fail.
+type Faults struct {
+	*Interceptor
+	mu      sync.Mutex
+	k       int
+	mode    FaultMode
+	crashed bool
+	calls   []string
+}
+
+// NewFaults wraps d; no fault is armed until Inject.
+func NewFaults(d driver.Driver) *Faults {
+	f := &Faults{Interceptor: NewInterceptor(d)}
+	f.Before = f.beforeCall
+	f.After = f.afterCall
+	return f
+}
+
+// Inject arms a fault at the k-th call (1-based) from now.
+func (f *Faults) Inject(k int, mode FaultMode) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.k, f.mode, f.calls = k, mode, nil
+}
+
+// Calls returns the calls seen since Inject, in order.
+func (f *Faults) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *Faults) beforeCall(call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	if f.crashed {
+		return ErrInjected
+	}
+	if len(f.calls) == f.k && (f.mode == FailBefore || f.mode == Crash) {
+		f.crashed = f.mode == Crash
+		return ErrInjected
+	}
+	return nil
+}
+
+func (f *Faults) afterCall(call string, err error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.calls) == f.k && (f.mode == ReplyLost || f.mode == CrashAfter) && !f.crashed {
+		f.crashed = f.mode == CrashAfter
+		return errors.Join(ErrInjected, err)
+	}
+	return err
+}

@@ -1,0 +1,579 @@
+// Package filestore is the driver that keeps memory as plain Markdown files
+// in a directory a person can open, edit and back up: the file for path
+// "kamal/main/MEMORY.md" is <dir>/kamal/main/MEMORY.md, byte for byte.
+//
+// Bookkeeping lives in the sidecar directory <dir>/.agentmem (never listed;
+// a path whose first segment is ".agentmem" is refused with
+// store.ErrReservedPath): a small JSON record per file with its version,
+// content hash and metadata, one JSON file per operation receipt, and a
+// lock file.
+//
+// # Consistency
+//
+// Every primitive runs under an advisory lock (flock) on the sidecar's lock
+// file, exclusive for changes and shared for reads, so several goroutines
+// and several processes may use one directory safely. Content is replaced
+// atomically (a temporary file in the same directory, then rename). A
+// file's record keeps the previous state too, so a crash between writing
+// the record and renaming the content is read as "not landed".
+//
+// A file edited outside agentmem gets a version derived from its content
+// hash ("ext-…"), so a compare-and-swap with an older version conflicts and
+// restoring the exact bytes restores the version.
+//
+// Symbolic links never let a path escape the directory: a target whose real
+// location is outside it fails with store.ErrPathEscape, listing never
+// follows a symlinked directory, and a symlinked prefix lists nothing.
+//
+// # Capabilities
+//
+// The nine primitives and [driver.Pruner] (receipts and tombstones are
+// removed by [store.Store.PruneExpired]). No atomic mutation: the store
+// runs its receipt algorithm over the primitives.
+package filestore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// SidecarDir is the name of the bookkeeping directory inside the root.
+const SidecarDir = ".agentmem"
+
+const tmpPrefix = ".agentmem-tmp-"
+
+// Driver stores memory files in a directory.
+type Driver struct {
+	root    string // real, absolute path of the directory
+	sidecar string
+}
+
+var (
+	_ driver.Driver = (*Driver)(nil)
+	_ driver.Pruner = (*Driver)(nil)
+)
+
+// New opens (creating if needed) the directory dir as a file driver.
+func New(dir string) (*Driver, error) {
+	if err := os.MkdirAll(filepath.Join(dir, SidecarDir, "receipts"), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, SidecarDir, "meta"), 0o755); err != nil {
+		return nil, err
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	side := filepath.Join(root, SidecarDir)
+	if real, err := filepath.EvalSymlinks(side); err != nil || real != side {
+		return nil, fmt.Errorf("filestore: %s must be a real directory: %w", side, driver.ErrPathEscape)
+	}
+	return &Driver{root: root, sidecar: side}, nil
+}
+
+// Open returns a store over the directory dir (see New).
+func Open(dir string, opts *store.Options) (*store.Store, error) {
+	d, err := New(dir)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(d, opts), nil
+}
+
+// Root returns the real path of the directory.
+func (d *Driver) Root() string { return d.root }
+
+// record is the sidecar state of one file.
+type record struct {
+	Version   string            `json:"version"`
+	Hash      string            `json:"hash,omitempty"`
+	Op        string            `json:"op,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Tombstone bool              `json:"tombstone,omitempty"`
+	ExpiresAt time.Time         `json:"expires_at,omitzero"`
+	Prev      *record           `json:"prev,omitempty"`
+}
+
+func hashOf(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+// lock takes the sidecar lock and returns its release.
+func (d *Driver) lock(exclusive bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(d.sidecar, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil // closing releases the lock
+}
+
+func reserved(path string) error {
+	first, _, _ := strings.Cut(path, "/")
+	if first == SidecarDir || strings.HasPrefix(first, tmpPrefix) {
+		return fmt.Errorf("filestore: %q: %w", path, driver.ErrReservedPath)
+	}
+	return nil
+}
+
+// target returns the real location of path, refusing escapes. The file
+// itself need not exist; missing ancestors are fine.
+func (d *Driver) target(path string) (string, error) {
+	if err := reserved(path); err != nil {
+		return "", err
+	}
+	p := filepath.Join(d.root, filepath.FromSlash(path))
+	// Resolve the longest existing prefix.
+	probe, rest := p, ""
+	for {
+		real, err := filepath.EvalSymlinks(probe)
+		if err == nil {
+			full := filepath.Join(real, rest)
+			if full != d.root && !strings.HasPrefix(full, d.root+string(filepath.Separator)) {
+				return "", fmt.Errorf("filestore: %q resolves outside the store directory: %w", path, driver.ErrPathEscape)
+			}
+			return full, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(probe)
+		if parent == probe {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(probe), rest)
+		probe = parent
+	}
+}
+
+func (d *Driver) recordPath(path string) string {
+	return filepath.Join(d.sidecar, "meta", filepath.FromSlash(path)+".json")
+}
+
+func (d *Driver) receiptPath(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return filepath.Join(d.sidecar, "receipts", hex.EncodeToString(sum[:])+".json")
+}
+
+func readJSON(name string, v any) (bool, error) {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("filestore: corrupt %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// writeAtomic replaces name with data through a temporary file and rename.
+func writeAtomic(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, tmpPrefix+"*-"+filepath.Base(name))
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+func writeJSON(name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(name, b)
+}
+
+// state reads the current row of path: the file as the store sees it, and
+// its sidecar record (nil if none).
+func (d *Driver) state(path string) (*driver.File, *record, error) {
+	real, err := d.target(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rec record
+	hasRec, err := readJSON(d.recordPath(path), &rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	content, err := os.ReadFile(real)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EISDIR) {
+		return nil, nil, err
+	}
+	exists := err == nil
+	var recp *record
+	if hasRec {
+		recp = &rec
+	}
+	if !exists {
+		switch {
+		case hasRec && rec.Tombstone:
+			return tombstone(path, &rec), recp, nil
+		case hasRec && rec.Hash != "" && rec.Prev != nil && rec.Prev.Tombstone:
+			return tombstone(path, rec.Prev), recp, nil // a create over a tombstone that did not land
+		}
+		return nil, recp, nil
+	}
+	h := hashOf(content)
+	for r := recp; r != nil; r = r.Prev {
+		if !r.Tombstone && r.Hash == h {
+			return &driver.File{Path: path, Content: string(content), Version: r.Version, OperationID: r.Op, Metadata: r.Metadata}, recp, nil
+		}
+		if r != recp {
+			break // only the previous state counts
+		}
+	}
+	return &driver.File{Path: path, Content: string(content), Version: "ext-" + h[:32]}, recp, nil
+}
+
+func tombstone(path string, r *record) *driver.File {
+	return &driver.File{Path: path, Version: r.Version, OperationID: r.Op, Tombstone: true, ExpiresAt: r.ExpiresAt}
+}
+
+// GetFile implements driver.Driver.
+func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	unlock, err := d.lock(false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	f, _, err := d.state(path)
+	return f, err
+}
+
+// store writes f as the new state of its path, remembering prev.
+func (d *Driver) store(f driver.File, prev *driver.File) error {
+	real, err := d.target(f.Path)
+	if err != nil {
+		return err
+	}
+	rec := record{Version: f.Version, Op: f.OperationID, Metadata: f.Metadata, Tombstone: f.Tombstone, ExpiresAt: f.ExpiresAt}
+	if !f.Tombstone {
+		rec.Hash = hashOf([]byte(f.Content))
+	}
+	if prev != nil {
+		rec.Prev = &record{Version: prev.Version, Op: prev.OperationID, Metadata: prev.Metadata, Tombstone: prev.Tombstone}
+		if !prev.Tombstone {
+			rec.Prev.Hash = hashOf([]byte(prev.Content))
+		}
+	}
+	if err := writeJSON(d.recordPath(f.Path), rec); err != nil {
+		return err
+	}
+	if f.Tombstone {
+		if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return writeAtomic(real, []byte(f.Content))
+}
+
+// CreateFile implements driver.Driver.
+func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
+	unlock, err := d.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, _, err := d.state(f.Path)
+	if err != nil {
+		return err
+	}
+	if cur != nil {
+		return driver.ErrPrecondition
+	}
+	return d.store(f, nil)
+}
+
+// ReplaceFile implements driver.Driver.
+func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
+	unlock, err := d.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, _, err := d.state(f.Path)
+	if err != nil {
+		return err
+	}
+	if cur == nil || cur.Version != expected {
+		return driver.ErrPrecondition
+	}
+	return d.store(f, cur)
+}
+
+// DeleteFile implements driver.Driver. The content goes first, then the
+// record, so a crash in between reads as "deleted".
+func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
+	unlock, err := d.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, _, err := d.state(path)
+	if err != nil {
+		return err
+	}
+	if cur == nil || cur.Version != expected {
+		return driver.ErrPrecondition
+	}
+	real, err := d.target(path)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Remove(d.recordPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ListFiles implements driver.Driver. Tombstones are not listed.
+func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
+	unlock, err := d.lock(false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Start at the deepest directory the prefix names.
+	dirRel := ""
+	if i := strings.LastIndex(p.Prefix, "/"); i >= 0 {
+		dirRel = p.Prefix[:i]
+	}
+	start := filepath.Join(d.root, filepath.FromSlash(dirRel))
+	if dirRel != "" {
+		real, err := filepath.EvalSymlinks(start)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if real != start {
+			return nil, nil // a symlinked prefix directory is never followed
+		}
+	}
+	var paths []string
+	err = filepath.WalkDir(start, func(name string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(d.root, name)
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			if name == start {
+				return nil
+			}
+			if rel == SidecarDir || !sharesPrefix(rel+"/", p.Prefix) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() { // symlinks (to files or dirs) and others
+			if e.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			real, err := d.target(rel)
+			if err != nil {
+				return nil // escaping links are never listed
+			}
+			if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		}
+		if strings.HasPrefix(e.Name(), tmpPrefix) || !strings.HasPrefix(rel, p.Prefix) || rel <= p.After {
+			return nil
+		}
+		if store.ValidatePath(rel) != nil {
+			return nil // not addressable as a memory path
+		}
+		paths = append(paths, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	paths = paths[:min(len(paths), p.Limit)]
+	out := make([]driver.Entry, len(paths))
+	for i, path := range paths {
+		out[i] = driver.Entry{Path: path}
+	}
+	return out, nil
+}
+
+// sharesPrefix reports whether a directory (with trailing "/") may hold
+// paths starting with prefix.
+func sharesPrefix(dir, prefix string) bool {
+	return strings.HasPrefix(dir, prefix) || strings.HasPrefix(prefix, dir)
+}
+
+// GetReceipt implements driver.Driver.
+func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
+	unlock, err := d.lock(false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return d.receipt(id)
+}
+
+func (d *Driver) receipt(id string) (*driver.Receipt, error) {
+	var r driver.Receipt
+	ok, err := readJSON(d.receiptPath(id), &r)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ReserveReceipt implements driver.Driver.
+func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
+	unlock, err := d.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := d.receipt(r.ID)
+	if err != nil {
+		return err
+	}
+	if cur != nil {
+		return driver.ErrPrecondition
+	}
+	return writeJSON(d.receiptPath(r.ID), r)
+}
+
+// CompleteReceipt implements driver.Driver.
+func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
+	unlock, err := d.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := d.receipt(r.ID)
+	switch {
+	case err != nil:
+		return err
+	case cur == nil || cur.Version != r.Version:
+		return driver.ErrPrecondition
+	case cur.Completed:
+		return nil
+	}
+	return writeJSON(d.receiptPath(r.ID), r)
+}
+
+// DropReceipt implements driver.Driver.
+func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
+	unlock, err := d.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := d.receipt(id)
+	switch {
+	case err != nil:
+		return err
+	case cur == nil:
+		return nil
+	case cur.Completed || cur.Version != version:
+		return driver.ErrPrecondition
+	}
+	return os.Remove(d.receiptPath(id))
+}
+
+// PruneExpired implements driver.Pruner: it removes expired receipts and
+// tombstone records.
+func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	unlock, err := d.lock(true)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	n := 0
+	walk := func(dir string, expired func(name string) bool) error {
+		return filepath.WalkDir(dir, func(name string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || !strings.HasSuffix(name, ".json") {
+				return err
+			}
+			if expired(name) {
+				if err := os.Remove(name); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+	}
+	err = walk(filepath.Join(d.sidecar, "receipts"), func(name string) bool {
+		var r driver.Receipt
+		ok, err := readJSON(name, &r)
+		return err == nil && ok && !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now)
+	})
+	if err != nil {
+		return n, err
+	}
+	err = walk(filepath.Join(d.sidecar, "meta"), func(name string) bool {
+		var r record
+		ok, err := readJSON(name, &r)
+		return err == nil && ok && r.Tombstone && !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now)
+	})
+	return n, err
+}
+
+// Close implements driver.Driver. It holds no resources.
+func (d *Driver) Close() error { return nil }

@@ -1,0 +1,3 @@
+module github.com/agentmem/agentmem/core
+
+go 1.26

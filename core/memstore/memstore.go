@@ -1,0 +1,340 @@
+// Package memstore is the in-memory driver: the reference implementation of
+// [driver.Driver] and every optional interface, for tests, examples and
+// short-lived processes.
+//
+// # Consistency
+//
+// One mutex serialises every call, so each primitive and [Driver.Mutate]
+// are atomic. Rows are deep-copied in and out: callers never share maps
+// with the driver.
+//
+// # Capabilities
+//
+// [driver.Mutator], [driver.BatchGetter], [driver.ScopeReader] and
+// [driver.Pruner]. Nothing survives the process.
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// Driver keeps files and receipts in memory. The zero value is not usable;
+// call New.
+type Driver struct {
+	mu       sync.Mutex
+	files    map[string]driver.File
+	paths    []string // sorted keys of files
+	receipts map[string]driver.Receipt
+	closed   bool
+}
+
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Mutator     = (*Driver)(nil)
+	_ driver.BatchGetter = (*Driver)(nil)
+	_ driver.ScopeReader = (*Driver)(nil)
+	_ driver.Pruner      = (*Driver)(nil)
+)
+
+// New returns an empty in-memory driver.
+func New() *Driver {
+	return &Driver{files: map[string]driver.File{}, receipts: map[string]driver.Receipt{}}
+}
+
+// Open returns a store over a new in-memory driver, seeded with files
+// (path → content). The map is copied; later changes to it are not seen.
+// It fails with store.ErrInvalidPath for a bad path.
+func Open(ctx context.Context, files map[string]string) (*store.Store, error) {
+	s := store.New(New(), nil)
+	keys := make([]string, 0, len(files))
+	for k := range files {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, p := range keys {
+		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: files[p]}); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+var errClosed = fmt.Errorf("memstore: driver is closed")
+
+func copyFile(f driver.File) *driver.File {
+	f.Metadata = maps.Clone(f.Metadata)
+	return &f
+}
+
+func (d *Driver) lock() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return errClosed
+	}
+	return nil
+}
+
+// GetFile implements driver.Driver.
+func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	if err := d.lock(); err != nil {
+		return nil, err
+	}
+	defer d.mu.Unlock()
+	if f, ok := d.files[path]; ok {
+		return copyFile(f), nil
+	}
+	return nil, nil
+}
+
+// ListFiles implements driver.Driver.
+func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
+	if err := d.lock(); err != nil {
+		return nil, err
+	}
+	defer d.mu.Unlock()
+	start := max(p.Prefix, p.After)
+	i := sort.SearchStrings(d.paths, start)
+	var out []driver.Entry
+	for ; i < len(d.paths) && len(out) < p.Limit; i++ {
+		path := d.paths[i]
+		if !strings.HasPrefix(path, p.Prefix) {
+			break
+		}
+		if path == p.After {
+			continue
+		}
+		out = append(out, driver.Entry{Path: path, Tombstone: d.files[path].Tombstone})
+	}
+	return out, nil
+}
+
+func (d *Driver) put(f driver.File) {
+	if _, ok := d.files[f.Path]; !ok {
+		i := sort.SearchStrings(d.paths, f.Path)
+		d.paths = append(d.paths, "")
+		copy(d.paths[i+1:], d.paths[i:])
+		d.paths[i] = f.Path
+	}
+	d.files[f.Path] = *copyFile(f)
+}
+
+func (d *Driver) remove(path string) {
+	delete(d.files, path)
+	i := sort.SearchStrings(d.paths, path)
+	if i < len(d.paths) && d.paths[i] == path {
+		d.paths = append(d.paths[:i], d.paths[i+1:]...)
+	}
+}
+
+// CreateFile implements driver.Driver.
+func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
+	if err := d.lock(); err != nil {
+		return err
+	}
+	defer d.mu.Unlock()
+	if _, ok := d.files[f.Path]; ok {
+		return driver.ErrPrecondition
+	}
+	d.put(f)
+	return nil
+}
+
+// ReplaceFile implements driver.Driver.
+func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
+	if err := d.lock(); err != nil {
+		return err
+	}
+	defer d.mu.Unlock()
+	if cur, ok := d.files[f.Path]; !ok || cur.Version != expected {
+		return driver.ErrPrecondition
+	}
+	d.put(f)
+	return nil
+}
+
+// DeleteFile implements driver.Driver.
+func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
+	if err := d.lock(); err != nil {
+		return err
+	}
+	defer d.mu.Unlock()
+	if cur, ok := d.files[path]; !ok || cur.Version != expected {
+		return driver.ErrPrecondition
+	}
+	d.remove(path)
+	return nil
+}
+
+// GetReceipt implements driver.Driver.
+func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
+	if err := d.lock(); err != nil {
+		return nil, err
+	}
+	defer d.mu.Unlock()
+	if r, ok := d.receipts[id]; ok {
+		return &r, nil
+	}
+	return nil, nil
+}
+
+// ReserveReceipt implements driver.Driver.
+func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
+	if err := d.lock(); err != nil {
+		return err
+	}
+	defer d.mu.Unlock()
+	if _, ok := d.receipts[r.ID]; ok {
+		return driver.ErrPrecondition
+	}
+	d.receipts[r.ID] = r
+	return nil
+}
+
+// CompleteReceipt implements driver.Driver.
+func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
+	if err := d.lock(); err != nil {
+		return err
+	}
+	defer d.mu.Unlock()
+	cur, ok := d.receipts[r.ID]
+	switch {
+	case !ok || cur.Version != r.Version:
+		return driver.ErrPrecondition
+	case cur.Completed:
+		return nil
+	}
+	d.receipts[r.ID] = r
+	return nil
+}
+
+// DropReceipt implements driver.Driver.
+func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
+	if err := d.lock(); err != nil {
+		return err
+	}
+	defer d.mu.Unlock()
+	cur, ok := d.receipts[id]
+	switch {
+	case !ok:
+		return nil
+	case cur.Completed || cur.Version != version:
+		return driver.ErrPrecondition
+	}
+	delete(d.receipts, id)
+	return nil
+}
+
+// Mutate implements driver.Mutator.
+func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	if err := d.lock(); err != nil {
+		return driver.MutateResult{}, err
+	}
+	defer d.mu.Unlock()
+	if p.Receipt != nil {
+		if r, ok := d.receipts[p.Receipt.ID]; ok {
+			return driver.MutateResult{Existing: &r}, nil
+		}
+	}
+	cur, ok := d.files[p.Path]
+	switch {
+	case p.Expected == "" && ok:
+		return driver.MutateResult{}, driver.ErrPrecondition
+	case p.Expected != "" && (!ok || cur.Version != p.Expected):
+		return driver.MutateResult{}, driver.ErrPrecondition
+	}
+	switch {
+	case p.Kind == driver.KindWrite:
+		d.put(driver.File{Path: p.Path, Content: p.Content, Version: p.Version, Metadata: p.Metadata, OperationID: receiptID(p.Receipt)})
+	case ok:
+		d.remove(p.Path)
+	}
+	if p.Receipt != nil {
+		d.receipts[p.Receipt.ID] = *p.Receipt
+	}
+	return driver.MutateResult{}, nil
+}
+
+func receiptID(r *driver.Receipt) string {
+	if r == nil {
+		return ""
+	}
+	return r.ID
+}
+
+// GetFiles implements driver.BatchGetter.
+func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
+	if err := d.lock(); err != nil {
+		return nil, err
+	}
+	defer d.mu.Unlock()
+	out := make([]*driver.File, 0, len(paths))
+	for _, p := range paths {
+		if f, ok := d.files[p]; ok {
+			out = append(out, copyFile(f))
+		}
+	}
+	return out, nil
+}
+
+// ReadScope implements driver.ScopeReader.
+func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	if err := d.lock(); err != nil {
+		return nil, err
+	}
+	defer d.mu.Unlock()
+	var out []driver.ScopeFile
+	for i := sort.SearchStrings(d.paths, p.Prefix); i < len(d.paths) && len(out) < p.Limit; i++ {
+		path := d.paths[i]
+		rest, ok := strings.CutPrefix(path, p.Prefix)
+		if !ok {
+			break
+		}
+		f := d.files[path]
+		if f.Tombstone || strings.Contains(rest, "/") {
+			continue
+		}
+		content, cut := driver.CutRunes(f.Content, p.MaxChars)
+		out = append(out, driver.ScopeFile{Path: path, Content: content, Truncated: cut})
+	}
+	return out, nil
+}
+
+// PruneExpired implements driver.Pruner.
+func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	if err := d.lock(); err != nil {
+		return 0, err
+	}
+	defer d.mu.Unlock()
+	n := 0
+	for id, r := range d.receipts {
+		if !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now) {
+			delete(d.receipts, id)
+			n++
+		}
+	}
+	for _, p := range append([]string(nil), d.paths...) {
+		if f := d.files[p]; f.Tombstone && !f.ExpiresAt.IsZero() && f.ExpiresAt.Before(now) {
+			d.remove(p)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Close implements driver.Driver. Later calls fail.
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	return nil
+}

@@ -1,0 +1,35 @@
+package store
+
+import (
+	"errors"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// The errors a Store reports. The set is closed and only grows.
+var (
+	// ErrNotFound reports that no file exists at the path.
+	ErrNotFound = errors.New("agentmem: memory file not found")
+	// ErrConflict reports that the path's current version differs from the
+	// expected one; nothing was written.
+	ErrConflict = errors.New("agentmem: memory path changed before it could be written")
+	// ErrOperationConflict reports that a known operation id was reused
+	// with a different fingerprint; nothing was written.
+	ErrOperationConflict = errors.New("agentmem: operation was reused with different arguments")
+	// ErrInvalidPath reports a path or prefix that breaks the path rules.
+	ErrInvalidPath = errors.New("agentmem: invalid memory path")
+	// ErrInvalidBound reports a non-positive max_chars or limit.
+	ErrInvalidBound = errors.New("agentmem: bound must be positive")
+	// ErrInvalidMetadata reports metadata with NUL or over 4,096 chars.
+	ErrInvalidMetadata = errors.New("agentmem: invalid write metadata")
+	// ErrInvalidOperation reports an operation with an empty or oversized
+	// id or fingerprint.
+	ErrInvalidOperation = errors.New("agentmem: invalid operation")
+	// ErrPathEscape reports a path that resolves outside the store's root
+	// (file stores with symbolic links).
+	ErrPathEscape = driver.ErrPathEscape
+	// ErrReservedPath reports a path the backend keeps for its bookkeeping.
+	ErrReservedPath = driver.ErrReservedPath
+	// ErrTooLarge reports a file over a backend's item size limit.
+	ErrTooLarge = driver.ErrTooLarge
+)

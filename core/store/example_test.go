@@ -1,0 +1,77 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+func Example() {
+	ctx := context.Background()
+	s := store.New(memstore.New(), nil)
+	defer s.Close()
+
+	// Create: Expected "" means the path must not exist yet.
+	m, _ := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n"})
+	// Update: name the version you read; a stale one is refused.
+	_, _ = s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n- hates early flights\n", Expected: m.Version})
+	_, err := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "lost update", Expected: m.Version})
+	fmt.Println(errors.Is(err, store.ErrConflict))
+
+	f, _ := s.Read(ctx, "kamal/main/MEMORY.md", 16)
+	fmt.Printf("%q truncated=%v\n", f.Content, f.Truncated)
+	// Output:
+	// true
+	// "- lives in Hanoi" truncated=true
+}
+
+func ExampleStore_Write_idempotent() {
+	ctx := context.Background()
+	s := store.New(memstore.New(), nil)
+	op := &store.Operation{ID: "run-7/call-1", Fingerprint: "sha256-of-args"}
+
+	first, _ := s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Bangkok\n", Operation: op})
+	// A retry or a durable replay of the same operation writes nothing and
+	// returns the original result.
+	again, _ := s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Bangkok\n", Operation: op})
+	fmt.Println(again.Replayed, again.Version == first.Version)
+
+	// The same id with other arguments is a bug in the caller.
+	_, err := s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Paris\n", Operation: &store.Operation{ID: op.ID, Fingerprint: "other"}})
+	fmt.Println(errors.Is(err, store.ErrOperationConflict))
+	// Output:
+	// true true
+	// true
+}
+
+func ExampleStore_Search() {
+	ctx := context.Background()
+	s, _ := memstore.Open(ctx, map[string]string{
+		"kamal/main/MEMORY.md":  "- lives in Hanoi\n- hates early flights\n",
+		"kamal/main/travel.md":  "Prefers aisle seats. No flights before 10am.\n",
+		"ana/main/MEMORY.md":    "- flights: anything\n",
+		"kamal/main/old/log.md": "flights flights flights (nested: not in the scope)\n",
+	})
+	res, _ := s.Search(ctx, store.SearchRequest{
+		Prefix: "kamal/main/", Query: "flights", Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
+	})
+	for _, m := range res.Matches {
+		fmt.Printf("%s %.0f %q\n", m.Path, m.Score, m.Snippet)
+	}
+	fmt.Println("scanned", res.Scanned)
+	// Output:
+	// kamal/main/MEMORY.md 1 "- lives in Hanoi\n- hates early flights\n"
+	// kamal/main/travel.md 1 "Prefers aisle seats. No flights before 10am.\n"
+	// scanned 2
+}
+
+func ExampleStore_ListPaths() {
+	ctx := context.Background()
+	s, _ := memstore.Open(ctx, map[string]string{"tenant/main/a.md": "", "tenant-b/main/b.md": "", "tenant/main/c.md": ""})
+	paths, _ := s.ListPaths(ctx, "tenant/", 10)
+	fmt.Println(paths)
+	// Output: [tenant/main/a.md tenant/main/c.md]
+}

@@ -1,0 +1,31 @@
+package store
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/internal/canon"
+)
+
+// MaxMetadataChars bounds write metadata encoded as canonical JSON (sorted
+// keys, no whitespace, non-ASCII kept as is), counted in runes.
+const MaxMetadataChars = 4096
+
+// normalizeMetadata validates m and returns a private copy, or nil for an
+// empty map.
+func normalizeMetadata(m map[string]string) (map[string]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	for k, v := range m {
+		if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("%w: keys and values must not contain NUL", ErrInvalidMetadata)
+		}
+	}
+	if n := utf8.RuneCountInString(canon.EncodeText(m)); n > MaxMetadataChars {
+		return nil, fmt.Errorf("%w: %d chars as JSON, limit %d", ErrInvalidMetadata, n, MaxMetadataChars)
+	}
+	return maps.Clone(m), nil
+}

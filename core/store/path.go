@@ -1,0 +1,71 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// MaxSegmentChars is the longest allowed path segment, in runes.
+const MaxSegmentChars = 200
+
+// ValidatePath reports whether p is a valid store path: "/"-separated
+// segments of 1–200 characters from [A-Za-z0-9_.-], none containing "..".
+// The error wraps ErrInvalidPath.
+func ValidatePath(p string) error {
+	if !validPath(p) {
+		return fmt.Errorf("%w: %q", ErrInvalidPath, p)
+	}
+	return nil
+}
+
+// ValidatePrefix reports whether p is a valid listing prefix: empty, or a
+// valid path after removing one trailing "/". The error wraps
+// ErrInvalidPath.
+func ValidatePrefix(p string) error {
+	if p == "" || validPath(strings.TrimSuffix(p, "/")) {
+		return nil
+	}
+	return fmt.Errorf("%w: %q", ErrInvalidPath, p)
+}
+
+func validPath(p string) bool {
+	if p == "" {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if !validSegment(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+func validSegment(s string) bool {
+	if n := utf8.RuneCountInString(s); n < 1 || n > MaxSegmentChars {
+		return false
+	}
+	if strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// directlyUnder reports whether path lies directly under prefix: it starts
+// with prefix and the rest holds no "/".
+func directlyUnder(path, prefix string) bool {
+	rest, ok := strings.CutPrefix(path, prefix)
+	return ok && rest != "" && !strings.Contains(rest, "/")
+}
+
+func cutRunes(s string, n int) (string, bool) { return driver.CutRunes(s, n) }

@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// Default option values.
+const (
+	DefaultReceiptRetention = 7 * 24 * time.Hour
+	DefaultPendingTimeout   = 15 * time.Second
+	// MaxOperationIDChars bounds Operation.ID and Operation.Fingerprint.
+	MaxOperationIDChars = 512
+)
+
+// Options configures a Store. The zero value (or nil) means defaults.
+type Options struct {
+	// ReceiptRetention is how long operation receipts (and delete
+	// tombstones) are kept; a replay after that applies the mutation anew.
+	// Default 7 days.
+	ReceiptRetention time.Duration
+	// PendingTimeout is how long a replay waits for a concurrent attempt
+	// of the same operation to finish before settling it as crashed
+	// (primitive path only). Default 15 s.
+	PendingTimeout time.Duration
+	// Now returns the current time; default time.Now. For tests.
+	Now func() time.Time
+}
+
+// Store is the portable memory store. It is safe for concurrent use.
+type Store struct {
+	d       driver.Driver
+	mutator driver.Mutator
+	batch   driver.BatchGetter
+	scope   driver.ScopeReader
+	pruner  driver.Pruner
+
+	retention time.Duration
+	pending   time.Duration
+	now       func() time.Time
+
+	mu        sync.Mutex
+	completed map[string]struct{} // receipts this store saw completed
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a Store over d. Optional driver interfaces are discovered by
+// type assertion. The Store owns d: Close closes it.
+func New(d driver.Driver, opts *Options) *Store {
+	s := &Store{d: d, retention: DefaultReceiptRetention, pending: DefaultPendingTimeout, now: time.Now}
+	if opts != nil {
+		if opts.ReceiptRetention > 0 {
+			s.retention = opts.ReceiptRetention
+		}
+		if opts.PendingTimeout > 0 {
+			s.pending = opts.PendingTimeout
+		}
+		if opts.Now != nil {
+			s.now = opts.Now
+		}
+	}
+	c := driver.CapabilitiesOf(d)
+	if c.AtomicMutation {
+		s.mutator = d.(driver.Mutator)
+	}
+	if c.BatchGet {
+		s.batch = d.(driver.BatchGetter)
+	}
+	if c.ScopeRead {
+		s.scope = d.(driver.ScopeReader)
+	}
+	if c.Prune {
+		s.pruner = d.(driver.Pruner)
+	}
+	return s
+}
+
+// Capabilities reports the optional driver interfaces in use.
+func (s *Store) Capabilities() Capabilities {
+	return Capabilities{
+		AtomicMutation: s.mutator != nil,
+		BatchGet:       s.batch != nil,
+		ScopeRead:      s.scope != nil,
+		Prune:          s.pruner != nil,
+	}
+}
+
+// Driver returns the driver the store runs on.
+func (s *Store) Driver() driver.Driver { return s.d }
+
+// Close closes the driver. Later calls return the first result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.d.Close() })
+	return s.closeErr
+}
+
+// Read returns at most maxChars runes of the file at path, with the version
+// of the whole file. It fails with ErrNotFound when the file is absent,
+// ErrInvalidPath for a bad path and ErrInvalidBound when maxChars <= 0.
+func (s *Store) Read(ctx context.Context, path string, maxChars int) (*File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	if maxChars <= 0 {
+		return nil, fmt.Errorf("%w: max_chars must be positive, got %d", ErrInvalidBound, maxChars)
+	}
+	f, err := s.d.GetFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil || f.Tombstone {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, path)
+	}
+	content, truncated := cutRunes(f.Content, maxChars)
+	return &File{
+		Path:        path,
+		Content:     content,
+		Version:     f.Version,
+		OperationID: f.OperationID,
+		Truncated:   truncated,
+		Metadata:    maps.Clone(f.Metadata),
+	}, nil
+}
+
+// ListPaths returns the limit smallest paths (code-point order) that start
+// with prefix, a plain string prefix: "tenant" also matches "tenant-b/x".
+// Nested paths are included. It fails with ErrInvalidPath or
+// ErrInvalidBound.
+func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
+	}
+	return s.list(ctx, prefix, limit, false)
+}
+
+// list pages through the driver, skipping tombstones (and nested paths when
+// direct is set), until limit paths are found or the prefix is exhausted.
+func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
+	var out []string
+	after := ""
+	for len(out) < limit {
+		page := limit - len(out)
+		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: page})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Tombstone || (direct && !directlyUnder(e.Path, prefix)) {
+				continue
+			}
+			out = append(out, e.Path)
+		}
+		if len(entries) < page {
+			break
+		}
+		after = entries[len(entries)-1].Path
+	}
+	return out, nil
+}
+
+// Write stores r.Content at r.Path if the path's version is r.Expected
+// ("" = absent). With r.Operation it is exactly-once: a known operation
+// returns its original result with Replayed set and writes nothing.
+//
+// Errors: ErrInvalidPath, ErrInvalidMetadata, ErrInvalidOperation,
+// ErrOperationConflict (checked before the version), ErrConflict,
+// ErrTooLarge, or the backend's error (the outcome is then settled by a
+// later replay or mutation of the path).
+func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {
+	if err := ValidatePath(r.Path); err != nil {
+		return Mutation{}, err
+	}
+	meta, err := normalizeMetadata(r.Metadata)
+	if err != nil {
+		return Mutation{}, err
+	}
+	if err := validateOperation(r.Operation); err != nil {
+		return Mutation{}, err
+	}
+	return s.mutate(ctx, change{kind: driver.KindWrite, path: r.Path, content: r.Content, meta: meta, expected: r.Expected, op: r.Operation})
+}
+
+// Delete removes r.Path if its version is r.Expected. Deleting an absent
+// path with Expected "" succeeds with Existed false. With r.Operation it is
+// exactly-once. Errors as for Write.
+func (s *Store) Delete(ctx context.Context, r DeleteRequest) (Mutation, error) {
+	if err := ValidatePath(r.Path); err != nil {
+		return Mutation{}, err
+	}
+	if err := validateOperation(r.Operation); err != nil {
+		return Mutation{}, err
+	}
+	return s.mutate(ctx, change{kind: driver.KindDelete, path: r.Path, expected: r.Expected, op: r.Operation})
+}
+
+// GetOperation returns the recorded result of op, with Replayed set, or nil
+// when op is unknown (or was attempted but never landed, which it settles).
+// A known id with another fingerprint is ErrOperationConflict.
+func (s *Store) GetOperation(ctx context.Context, op Operation) (*Mutation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validateOperation(&op); err != nil {
+		return nil, err
+	}
+	r, err := s.d.GetReceipt(ctx, op.ID)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	if r.Fingerprint != op.Fingerprint {
+		return nil, fmt.Errorf("%w: operation %q", ErrOperationConflict, op.ID)
+	}
+	if !r.Completed {
+		if r, err = s.settle(ctx, r, true); err != nil || r == nil {
+			return nil, err
+		}
+	}
+	m := replay(r)
+	return &m, nil
+}
+
+// PruneExpired removes expired receipts and tombstones on backends without
+// a native TTL and returns how many rows it removed; on other backends it
+// does nothing and returns 0 (their TTL attribute does the work).
+func (s *Store) PruneExpired(ctx context.Context) (int, error) {
+	if s.pruner == nil {
+		return 0, nil
+	}
+	return s.pruner.PruneExpired(ctx, s.now())
+}
+
+func validateOperation(op *Operation) error {
+	if op == nil {
+		return nil
+	}
+	for name, v := range map[string]string{"id": op.ID, "fingerprint": op.Fingerprint} {
+		if v == "" || utf8.RuneCountInString(v) > MaxOperationIDChars || !utf8.ValidString(v) {
+			return fmt.Errorf("%w: %s must be 1-%d chars of valid UTF-8", ErrInvalidOperation, name, MaxOperationIDChars)
+		}
+	}
+	return nil
+}

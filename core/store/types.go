@@ -1,0 +1,112 @@
+package store
+
+import "github.com/agentmem/agentmem/core/driver"
+
+// File is the result of [Store.Read].
+type File struct {
+	// Path is the full store path.
+	Path string
+	// Content is at most the requested number of runes of the file.
+	Content string
+	// Version is the version of the whole file, even when Content is cut.
+	Version string
+	// OperationID is the id of the operation that wrote the current
+	// content, or "" when the last write had none.
+	OperationID string
+	// Truncated reports that the file is longer than Content.
+	Truncated bool
+	// Metadata is the write metadata stored with the content; nil if none.
+	Metadata map[string]string
+}
+
+// Operation is the idempotency key of one logical mutation.
+type Operation struct {
+	// ID identifies the mutation (for example one tool call of one run).
+	ID string
+	// Fingerprint digests the mutation's arguments; reusing ID with another
+	// fingerprint is refused with ErrOperationConflict.
+	Fingerprint string
+}
+
+// Mutation is the result of a write or delete, or of a receipt lookup.
+type Mutation struct {
+	// Version is the new version after a write; "" after a delete.
+	Version string
+	// Replayed reports that the result comes from the operation's receipt:
+	// the mutation was not applied again by this call.
+	Replayed bool
+	// Existed reports whether the path existed just before the original
+	// mutation.
+	Existed bool
+}
+
+// WriteRequest is one write.
+type WriteRequest struct {
+	// Path is where to write.
+	Path string
+	// Content is the whole new content.
+	Content string
+	// Expected is the version the path must have now; "" means the path
+	// must not exist.
+	Expected string
+	// Operation, when non-nil, makes the write idempotent.
+	Operation *Operation
+	// Metadata is stored atomically with the content. Nil or empty means
+	// none; a write without metadata clears earlier metadata.
+	Metadata map[string]string
+}
+
+// DeleteRequest is one delete.
+type DeleteRequest struct {
+	// Path is what to delete.
+	Path string
+	// Expected is the version the path must have now; "" means the path
+	// must not exist (the delete then succeeds with Existed false).
+	Expected string
+	// Operation, when non-nil, makes the delete idempotent.
+	Operation *Operation
+}
+
+// SearchRequest is one bounded lexical search.
+type SearchRequest struct {
+	// Prefix selects the scope; only files directly under it (no further
+	// "/") are searched. It is trusted (resolved by the application) and
+	// never contributes to scores.
+	Prefix string
+	// Query is split on whitespace into case-insensitive terms.
+	Query string
+	// Limit bounds the number of matches.
+	Limit int
+	// MaxFiles bounds the number of files scored.
+	MaxFiles int
+	// MaxChars bounds the sum, over matches, of the scope-relative name
+	// length plus the snippet length, in runes.
+	MaxChars int
+	// MaxFileChars bounds how much of each file is read and scored.
+	MaxFileChars int
+}
+
+// Match is one search hit.
+type Match struct {
+	// Path is the full store path.
+	Path string
+	// Snippet is a window of the content around the first hit.
+	Snippet string
+	// Score is content hits plus twice the scope-relative name hits.
+	Score float64
+}
+
+// SearchResult is the result of [Store.Search].
+type SearchResult struct {
+	// Matches are ordered by score (desc), then path (asc).
+	Matches []Match
+	// Scanned is the number of files whose content was scored.
+	Scanned int
+	// Truncated reports that something was left out: more files than
+	// MaxFiles, a file longer than MaxFileChars, a file that vanished, or
+	// matches cut by Limit or MaxChars.
+	Truncated bool
+}
+
+// Capabilities reports which optional driver interfaces a store uses.
+type Capabilities = driver.Capabilities

@@ -1,0 +1,7 @@
+module github.com/agentmem/agentmem/examples
+
+go 1.26
+
+require github.com/agentmem/agentmem/core v0.0.0
+
+replace github.com/agentmem/agentmem/core => ../core

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every test: vet, unit tests with the race detector, and the contract
+# suite against every backend on real emulators started here (and stopped
+# again, by PID, whatever happens). `make test` calls this.
+#
+#   TESTFLAGS   extra flags for go test (e.g. TESTFLAGS=-v)
+#   AGENTMEM_*  endpoints that win over starting an emulator (see emulators.sh)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+
+# Modules, in go.work order; the emulators each one needs.
+mapfile -t MODULES < <(go list -m -f '{{.Dir}}' | sed "s#^$ROOT/##")
+declare -A NEEDS=([postgres]=postgres [dynamodb]=dynamodb [firestore]=firestore [cosmosdb]=cosmos)
+emulators=()
+for m in "${MODULES[@]}"; do
+  if [[ -n "${NEEDS[$m]:-}" ]]; then emulators+=("${NEEDS[$m]}"); fi
+done
+# The contract module runs the suite on every backend, so it needs them all.
+
+echo "== go vet"
+for m in "${MODULES[@]}"; do (cd "$m" && go vet ./...); done
+
+if ((${#emulators[@]})); then
+  trap 'scripts/emulators.sh stop' EXIT
+  trap 'exit 130' INT TERM
+  echo "== starting emulators: ${emulators[*]}"
+  scripts/emulators.sh start "${emulators[@]}"
+  # shellcheck disable=SC1091
+  . .cache/run/emulators.env
+fi
+
+echo "== go test"
+pkgs=()
+for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done
+# shellcheck disable=SC2086
+go test -race -count=1 -timeout 30m ${TESTFLAGS:-} "${pkgs[@]}"
