@@ -1,0 +1,53 @@
+// Package emulator gives backend tests the endpoints of the emulators that
+// `make test` (scripts/emulators.sh) starts on 127.0.0.1. An endpoint from
+// the environment always wins, so a test can run against a real service.
+//
+// When a required variable is missing the test fails with instructions:
+// the suite never skips a backend silently.
+package emulator
+
+import (
+	"os"
+	"testing"
+)
+
+// Environment variables, as written by scripts/emulators.sh.
+const (
+	PostgresURL       = "AGENTMEM_POSTGRES_URL"
+	DynamoDBEndpoint  = "AGENTMEM_DYNAMODB_ENDPOINT"
+	FirestoreHost     = "AGENTMEM_FIRESTORE_EMULATOR_HOST"
+	CosmosEndpoint    = "AGENTMEM_COSMOS_ENDPOINT"
+	CosmosKey         = "AGENTMEM_COSMOS_KEY"
+	emulatorsUsage    = "run `make test`, or start it by hand: scripts/emulators.sh start %s && . .cache/run/emulators.env"
+	missingVarMessage = "%s is not set: the %s emulator is not running; " + emulatorsUsage
+)
+
+// Names of the emulators scripts/emulators.sh knows.
+var backendOf = map[string]string{
+	PostgresURL:      "postgres",
+	DynamoDBEndpoint: "dynamodb",
+	FirestoreHost:    "firestore",
+	CosmosEndpoint:   "cosmos",
+	CosmosKey:        "cosmos",
+}
+
+// Lookup returns the value of the endpoint variable name, or "" and a
+// message saying how to start the emulator.
+func Lookup(name string) (string, string) {
+	if v := os.Getenv(name); v != "" {
+		return v, ""
+	}
+	b := backendOf[name]
+	return "", sprintf(missingVarMessage, name, b, b)
+}
+
+// Require returns the value of the endpoint variable name, failing tb with
+// instructions when it is not set.
+func Require(tb testing.TB, name string) string {
+	tb.Helper()
+	v, msg := Lookup(name)
+	if v == "" {
+		tb.Fatal(msg)
+	}
+	return v
+}

@@ -1,0 +1,2 @@
+// Package dynamodb is the Amazon DynamoDB driver for agentmem.
+package dynamodb

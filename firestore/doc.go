@@ -1,0 +1,2 @@
+// Package firestore is the Google Cloud Firestore driver for agentmem.
+package firestore

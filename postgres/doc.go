@@ -1,0 +1,2 @@
+// Package postgres is the PostgreSQL driver for agentmem.
+package postgres

@@ -1,0 +1,2 @@
+// Package sqlite is the SQLite driver for agentmem (pure Go, no cgo).
+package sqlite
