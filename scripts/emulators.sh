@@ -17,7 +17,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="$ROOT/.cache/emulators"
-RUN="$ROOT/.cache/run"
+RUN="${AGENTMEM_RUN_DIR:-$ROOT/.cache/run}" # AGENTMEM_RUN_DIR: a private run dir for parallel users
 ENV_FILE="$RUN/emulators.env"
 READY_TIMEOUT="${EMULATORS_READY_TIMEOUT:-60}"
 
