@@ -213,7 +213,9 @@ type MutateResult struct {
 // (DynamoDB TransactWriteItems, a SQL transaction, a Firestore transaction,
 // a mutex).
 //
-// Mutate applies p atomically. Order of checks: an existing receipt first
+// Mutate applies p atomically. The row it writes carries p.Version,
+// p.Content, p.Metadata and OperationID = p.Receipt.ID (or "" without a
+// receipt); a delete removes the row. Order of checks: an existing receipt first
 // (returned in Existing, nothing written, nil error), then the version: a
 // mismatch (including "must be absent" when a file exists, or a delete of a
 // file that is absent with a non-empty Expected) is ErrPrecondition. A
