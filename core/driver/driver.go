@@ -143,8 +143,9 @@ type Driver interface {
 
 	// ListFiles returns up to p.Limit entries whose path starts with
 	// p.Prefix and is greater than p.After, sorted by path in code-point
-	// (byte) order. It must read only rows under the prefix. Receipts are
-	// never listed.
+	// (byte) order; fewer than p.Limit only when no more match (page
+	// internally if the backend's pages are smaller). It must read only rows
+	// under the prefix. Receipts are never listed.
 	ListFiles(ctx context.Context, p ListParams) ([]Entry, error)
 
 	// CreateFile stores f only if no row exists at f.Path (a tombstone is a
@@ -257,9 +258,10 @@ type ScopeFile struct {
 	Truncated bool
 }
 
-// ScopeReader is the optional native search read: one request returning the
-// first Limit files directly in a scope, sorted by path, each cut to MaxChars
-// runes. The store scores them. Fallback: listing plus [BatchGetter] or
+// ScopeReader is the optional native search read: one request (or as few as
+// the backend allows) returning the first Limit files directly in a scope,
+// sorted by path, each cut to MaxChars runes; fewer than Limit only when no
+// more exist. The store scores them. Fallback: listing plus [BatchGetter] or
 // single reads.
 type ScopeReader interface {
 	ReadScope(ctx context.Context, p ScopeParams) ([]ScopeFile, error)
