@@ -241,6 +241,7 @@ const (
 	CrashAfter
 )
 
+// String names the mode, as in subtest names.
 func (m FaultMode) String() string {
 	return [...]string{"fail_before", "reply_lost", "crash", "crash_after"}[m]
 }

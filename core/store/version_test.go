@@ -1,0 +1,43 @@
+package store
+
+import (
+	"testing"
+	"time"
+)
+
+func TestNewVersion(t *testing.T) {
+	now := time.Now()
+	seen := map[string]bool{}
+	prev := ""
+	for i := 0; i < 10000; i++ {
+		v := newVersion(now.Add(time.Duration(i)*time.Millisecond), "")
+		if len(v) != 26 || seen[v] {
+			t.Fatalf("version %q (len %d, seen %v)", v, len(v), seen[v])
+		}
+		if v <= prev {
+			t.Fatalf("versions of later milliseconds sort later: %q after %q", v, prev)
+		}
+		seen[v], prev = true, v
+	}
+	v := newVersion(now, "run/op~1")
+	if got := versionOperation(v); got != "run/op~1" {
+		t.Fatalf("versionOperation = %q", got)
+	}
+	if got := versionOperation(prev); got != "" {
+		t.Fatalf("plain version names operation %q", got)
+	}
+}
+
+func TestCutRunes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+		cut  bool
+	}{{"héllo", 2, "hé", true}, {"héllo", 5, "héllo", false}, {"😀😀", 1, "😀", true}, {"", 3, "", false}, {"abc", 0, "", true}} {
+		got, cut := cutRunes(c.in, c.n)
+		if got != c.want || cut != c.cut {
+			t.Errorf("cutRunes(%q, %d) = %q, %v", c.in, c.n, got, cut)
+		}
+	}
+}
