@@ -1,2 +1,71 @@
-// Package cosmosdb is the Azure Cosmos DB (NoSQL) driver for agentmem.
+// Package cosmosdb is the Azure Cosmos DB (NoSQL API) driver for agentmem:
+// the nine conditional primitives of [driver.Driver] over one container,
+// with CreateItem for creates and ETag If-Match for every replace and
+// delete, plus the batched and scope reads that search uses.
+//
+//	client, _ := azcosmos.NewClientWithKey(endpoint, cred, nil)
+//	d, err := cosmosdb.New(ctx, client, "agentmem", "memory", nil)
+//	s := store.New(d, nil)
+//
+// # Layout
+//
+// One container partitioned on /pk ([PartitionKeyPath]). A file is an item
+// with id "f" + its path with "/" written as "~" (hashed when longer than
+// 255 characters) in the partition of its first path segment, so every
+// scope of a tenant ("tenant/agent/") is one logical partition. Top-level
+// files share the partition "/". A receipt is an item of its own whose id
+// and partition key are "r" + the SHA-256 of the operation id. The module
+// README explains the choice against the /id partitioning of the Python
+// seed.
+//
+// # Errors
+//
+// A failed condition — 409 Conflict on a create, 412 Precondition Failed
+// on an If-Match, 404 Not Found on a conditional replace or delete, or a
+// stored version or receipt state the driver read and found different —
+// is [driver.ErrPrecondition], classified by HTTP status from
+// [azcore.ResponseError], never by message; the service's error stays in
+// the chain for errors.As. 413 Request Entity Too Large (an item over
+// 2 MB) is [driver.ErrTooLarge]. Content or metadata that is not valid
+// UTF-8 is refused before any request (JSON cannot hold it exactly).
+//
+// Conditional writes run with the SDK's retries switched off, so that a
+// retry after a lost reply can never come back as 409 or 412 for a write
+// that applied; the driver itself retries only 429 and 449, which prove
+// that nothing was applied. Any other failure (a timeout, a reset
+// connection, a 5xx) is returned as it is: its outcome is unknown and the
+// store settles it through receipts. Context errors pass through.
+//
+// # Consistency
+//
+// Each primitive is one conditional request on one item, atomic in Cosmos
+// DB. A replace or delete sends If-Match with the ETag of the state whose
+// version it expects: cached from the last read or write of the item when
+// the cached version is the expected one (so a tool's read followed by an
+// idempotent write costs three requests: reserve, replace, complete),
+// otherwise read first. A 412 on a cached ETag makes the driver read the
+// item again: if it still holds the expected version the write is retried
+// with the fresh ETag, else it is [driver.ErrPrecondition]. Cached ETags
+// are only hints: a stale one costs a 412 and a read, never a lost update.
+//
+// Reads and single-partition queries send the session token of this
+// driver's last request in that partition, so on an account with Session
+// consistency a driver reads its own writes. Another process may see
+// older state briefly; every decision the store makes on a read is
+// confirmed by a conditional write, so that costs retries, never
+// correctness.
+//
+// Receipts and delete tombstones carry a ttl (seconds until their
+// ExpiresAt); containers that New creates have DefaultTimeToLive -1, which
+// turns per-item ttl on without expiring anything else. On a container
+// without it, nothing expires.
+//
+// # Capabilities
+//
+// [driver.BatchGetter] (one query per partition) and [driver.ScopeReader]
+// (one single-partition query per search, content cut on the server). No
+// [driver.Mutator]: a file and its receipt live in different logical
+// partitions, and a TransactionalBatch covers one partition only, so the
+// store's receipt algorithm over the primitives is the norm here. No
+// [driver.Pruner]: the ttl does the work.
 package cosmosdb

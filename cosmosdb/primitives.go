@@ -1,0 +1,374 @@
+package cosmosdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// Conditions that failed on a row the driver read, rather than on the
+// service's answer to a conditional request.
+var (
+	errVersion      = fmt.Errorf("cosmosdb: stored version differs: %w", driver.ErrPrecondition)
+	errAbsent       = fmt.Errorf("cosmosdb: no such item: %w", driver.ErrPrecondition)
+	errReceiptState = fmt.Errorf("cosmosdb: receipt is not pending with this version: %w", driver.ErrPrecondition)
+	errContended    = fmt.Errorf("cosmosdb: item kept changing: %w", driver.ErrPrecondition)
+)
+
+var errNoETag = errors.New("cosmosdb: the service returned an item without an ETag; nothing was written")
+
+// casRounds bounds the read-then-If-Match rounds of one conditional write.
+// A round ends without writing only on a 412, so giving up reports the
+// truth: nothing was written.
+const casRounds = 3
+
+// maxThrottled bounds the attempts of one write that the service throttles.
+const maxThrottled = 8
+
+// send runs one write request. SDK retries are switched off for it: a
+// write retried after a lost reply would come back as 409 or 412 although
+// the first attempt applied, and the driver must never report a
+// precondition failure for a write that may have landed. Only answers that
+// prove nothing was applied, 429 (throttled) and 449 (retry with), are
+// retried here, after the delay the service asks for.
+func (d *Driver) send(ctx context.Context, fn func(context.Context) error) error {
+	wctx := policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
+	for attempt := 1; ; attempt++ {
+		err := fn(wctx)
+		wait, again := throttled(err, attempt)
+		if !again || attempt >= maxThrottled {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// throttled reports whether err is an answer that proves the request was
+// not applied and asks for a retry, and how long to wait.
+func throttled(err error, attempt int) (time.Duration, bool) {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || (re.StatusCode != 429 && re.StatusCode != 449) {
+		return 0, false
+	}
+	wait := time.Duration(attempt) * 50 * time.Millisecond
+	if re.RawResponse != nil {
+		if ms, perr := strconv.Atoi(re.RawResponse.Header.Get("x-ms-retry-after-ms")); perr == nil && ms >= 0 {
+			wait = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return min(wait, 5*time.Second), true
+}
+
+// session returns the session token last seen for partition pk: with
+// Session consistency it makes a read see this driver's own writes.
+func (d *Driver) session(pk string) *string {
+	if t, ok := d.sessions.get(pk); ok {
+		return &t
+	}
+	return nil
+}
+
+func (d *Driver) remember(pk string, tok *string) {
+	if tok != nil && *tok != "" {
+		d.sessions.put(pk, *tok)
+	}
+}
+
+// etagOf returns the ETag of a read: the response header, or the item's
+// _etag property when a server leaves the header out.
+func etagOf(resp azcosmos.ItemResponse) azcore.ETag {
+	if resp.ETag != "" {
+		return resp.ETag
+	}
+	var sys struct {
+		ETag string `json:"_etag"`
+	}
+	_ = json.Unmarshal(resp.Value, &sys)
+	return azcore.ETag(sys.ETag)
+}
+
+func key(pk string) azcosmos.PartitionKey { return azcosmos.NewPartitionKeyString(pk) }
+
+// GetFile implements driver.Driver with one point read.
+func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	f, _, err := d.readFile(ctx, path)
+	return f, err
+}
+
+// readFile reads the row at path and its ETag, and caches both.
+func (d *Driver) readFile(ctx context.Context, path string) (*driver.File, azcore.ETag, error) {
+	pk := partitionOf(path)
+	resp, err := d.c.ReadItem(ctx, key(pk), fileID(path), &azcosmos.ItemOptions{SessionToken: d.session(pk)})
+	if statusOf(err) == 404 {
+		d.files.drop(path)
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	d.remember(pk, resp.SessionToken)
+	f, err := decodeFile(resp.Value)
+	if err != nil {
+		return nil, "", err
+	}
+	if f.Path != path {
+		return nil, "", fmt.Errorf("cosmosdb: item %s holds path %q, not %q", fileID(path), f.Path, path)
+	}
+	etag := etagOf(resp)
+	d.files.put(path, state{version: f.Version, etag: etag})
+	return f, etag, nil
+}
+
+// createItem creates an item in partition pk; 409 Conflict is
+// driver.ErrPrecondition.
+func (d *Driver) createItem(ctx context.Context, pk string, body []byte) (azcore.ETag, error) {
+	var resp azcosmos.ItemResponse
+	err := d.send(ctx, func(ctx context.Context) error {
+		var err error
+		resp, err = d.c.CreateItem(ctx, key(pk), body, nil)
+		return err
+	})
+	switch {
+	case err == nil:
+		d.remember(pk, resp.SessionToken)
+		return resp.ETag, nil
+	case statusOf(err) == 409:
+		return "", precondition(err)
+	default:
+		return "", failure(err)
+	}
+}
+
+// CreateFile implements driver.Driver with one CreateItem; 409 Conflict is
+// driver.ErrPrecondition.
+func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
+	body, err := encodeFile(f, time.Now())
+	if err != nil {
+		return err
+	}
+	etag, err := d.createItem(ctx, partitionOf(f.Path), body)
+	if err != nil {
+		d.files.drop(f.Path)
+		return err
+	}
+	d.files.put(f.Path, state{version: f.Version, etag: etag})
+	return nil
+}
+
+// ReplaceFile implements driver.Driver: one ReplaceItem with If-Match on
+// the cached ETag when the cached version is the expected one, else a read
+// to check the version first. A 412 after a cached ETag reads the row again
+// to decide: still the expected version → retry with the fresh ETag;
+// otherwise driver.ErrPrecondition.
+func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
+	body, err := encodeFile(f, time.Now())
+	if err != nil {
+		return err
+	}
+	pk, id := partitionOf(f.Path), fileID(f.Path)
+	return d.conditional(ctx, f.Path, expected, func(ctx context.Context, etag azcore.ETag) error {
+		resp, err := d.c.ReplaceItem(ctx, key(pk), id, body, &azcosmos.ItemOptions{IfMatchEtag: &etag})
+		if err == nil {
+			d.remember(pk, resp.SessionToken)
+			d.files.put(f.Path, state{version: f.Version, etag: resp.ETag})
+		}
+		return err
+	})
+}
+
+// DeleteFile implements driver.Driver like ReplaceFile, with DeleteItem.
+func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
+	pk, id := partitionOf(path), fileID(path)
+	return d.conditional(ctx, path, expected, func(ctx context.Context, etag azcore.ETag) error {
+		resp, err := d.c.DeleteItem(ctx, key(pk), id, &azcosmos.ItemOptions{IfMatchEtag: &etag})
+		if err == nil {
+			d.remember(pk, resp.SessionToken)
+			d.files.drop(path)
+		}
+		return err
+	})
+}
+
+// conditional runs write (a request with If-Match on the given ETag) on
+// the row at path only if the row's version is expected.
+func (d *Driver) conditional(ctx context.Context, path, expected string, write func(context.Context, azcore.ETag) error) error {
+	st, cached := d.files.get(path)
+	look := func(ctx context.Context) (azcore.ETag, bool, error) {
+		f, etag, err := d.readFile(ctx, path)
+		switch {
+		case err != nil:
+			return "", true, err
+		case f == nil:
+			return "", true, errAbsent
+		case f.Version != expected:
+			return "", true, errVersion
+		}
+		return etag, false, nil
+	}
+	return d.ifMatch(ctx, st.etag, cached && st.version == expected, look, write, precondition, func() { d.files.drop(path) })
+}
+
+// ifMatch runs write with If-Match on an ETag until it applies or a
+// condition fails. etag is the cached ETag, used first when cached is set;
+// otherwise, and after each 412, look reads the item and either returns
+// its ETag or stops with the result to return. gone maps a 404 answer to
+// write; forget drops the cache entry. A round ends without a write only
+// on a 412, so giving up is driver.ErrPrecondition: nothing was written.
+func (d *Driver) ifMatch(ctx context.Context, etag azcore.ETag, cached bool,
+	look func(context.Context) (azcore.ETag, bool, error),
+	write func(context.Context, azcore.ETag) error,
+	gone func(error) error, forget func()) error {
+	cached = cached && etag != ""
+	for range casRounds {
+		if !cached {
+			fresh, stop, err := look(ctx)
+			if stop {
+				return err
+			}
+			if fresh == "" {
+				return errNoETag // an empty If-Match would be no condition at all
+			}
+			etag = fresh
+		}
+		err := d.send(ctx, func(ctx context.Context) error { return write(ctx, etag) })
+		switch statusOf(err) {
+		case 0:
+			if err != nil {
+				forget()
+			}
+			return err
+		case 412:
+			cached = false // look again
+		case 404:
+			forget()
+			return gone(err)
+		default:
+			forget()
+			return failure(err)
+		}
+	}
+	return errContended
+}
+
+// GetReceipt implements driver.Driver with one point read.
+func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
+	r, _, err := d.readReceipt(ctx, id)
+	return r, err
+}
+
+func (d *Driver) readReceipt(ctx context.Context, id string) (*driver.Receipt, azcore.ETag, error) {
+	rid := receiptID(id)
+	resp, err := d.c.ReadItem(ctx, key(rid), rid, &azcosmos.ItemOptions{SessionToken: d.session(rid)})
+	if statusOf(err) == 404 {
+		d.receipts.drop(id)
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	d.remember(rid, resp.SessionToken)
+	r, err := decodeReceipt(resp.Value, id)
+	if err != nil {
+		return nil, "", err
+	}
+	etag := etagOf(resp)
+	d.receipts.put(id, state{version: r.Version, completed: r.Completed, etag: etag})
+	return r, etag, nil
+}
+
+// ReserveReceipt implements driver.Driver with one CreateItem; 409
+// Conflict is driver.ErrPrecondition.
+func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
+	body, err := encodeReceipt(r, time.Now())
+	if err != nil {
+		return err
+	}
+	etag, err := d.createItem(ctx, receiptID(r.ID), body)
+	if err != nil {
+		d.receipts.drop(r.ID)
+		return err
+	}
+	d.receipts.put(r.ID, state{version: r.Version, completed: r.Completed, etag: etag})
+	return nil
+}
+
+// CompleteReceipt implements driver.Driver: one ReplaceItem with If-Match
+// on the ETag cached when the receipt was reserved or read; otherwise (or
+// after a 412) a read decides.
+func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
+	body, err := encodeReceipt(r, time.Now())
+	if err != nil {
+		return err
+	}
+	rid := receiptID(r.ID)
+	return d.receiptCAS(ctx, r.ID, r.Version, true, func(ctx context.Context, etag azcore.ETag) error {
+		resp, err := d.c.ReplaceItem(ctx, key(rid), rid, body, &azcosmos.ItemOptions{IfMatchEtag: &etag})
+		if err == nil {
+			d.remember(rid, resp.SessionToken)
+			d.receipts.put(r.ID, state{version: r.Version, completed: true, etag: resp.ETag})
+		}
+		return err
+	})
+}
+
+// DropReceipt implements driver.Driver like CompleteReceipt, with
+// DeleteItem.
+func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
+	rid := receiptID(id)
+	return d.receiptCAS(ctx, id, version, false, func(ctx context.Context, etag azcore.ETag) error {
+		resp, err := d.c.DeleteItem(ctx, key(rid), rid, &azcosmos.ItemOptions{IfMatchEtag: &etag})
+		if err == nil {
+			d.remember(rid, resp.SessionToken)
+			d.receipts.drop(id)
+		}
+		return err
+	})
+}
+
+// receiptCAS runs write (a request with If-Match) on receipt id only if it
+// is pending with version. For a completion (complete set), a receipt
+// already completed with version is success and a missing one a failed
+// condition; for a drop, a missing receipt is success.
+func (d *Driver) receiptCAS(ctx context.Context, id, version string, complete bool, write func(context.Context, azcore.ETag) error) error {
+	st, cached := d.receipts.get(id)
+	look := func(ctx context.Context) (azcore.ETag, bool, error) {
+		r, etag, err := d.readReceipt(ctx, id)
+		switch {
+		case err != nil:
+			return "", true, err
+		case r == nil && complete:
+			return "", true, errAbsent
+		case r == nil:
+			return "", true, nil
+		case r.Version != version:
+			return "", true, errReceiptState
+		case r.Completed && complete:
+			return "", true, nil
+		case r.Completed:
+			return "", true, errReceiptState
+		}
+		return etag, false, nil
+	}
+	gone := func(err error) error {
+		if complete {
+			return precondition(err)
+		}
+		return nil
+	}
+	return d.ifMatch(ctx, st.etag, cached && !st.completed && st.version == version, look, write, gone, func() { d.receipts.drop(id) })
+}
