@@ -2,6 +2,8 @@ package contract
 
 import (
 	"strings"
+
+	"github.com/agentmem/agentmem/core/driver"
 	"testing"
 	"unicode/utf8"
 
@@ -188,5 +190,30 @@ var searchCases = []Case{
 		res = search(t, e.Store, store.SearchRequest{Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 30, MaxChars: 10000, MaxFileChars: 100})
 		eq(t, "matches in first 30", len(res.Matches), 10)
 		eq(t, "truncated", res.Truncated, true)
+	}},
+	{"search_batched_reads", func(t *testing.T, e *Env) {
+		// Search through the driver's batched read alone (no native scope
+		// read), so BatchGetter is proven on every backend that has it.
+		if !driver.CapabilitiesOf(e.Driver).BatchGet {
+			return // primitives mode, or a backend without BatchGetter: covered by search_* above
+		}
+		seedTenants(t, e.Store)
+		v := read(t, e.Store, "tenant-a/main/other.md", 1).Version
+		if _, err := e.Store.Delete(ctx(t), store.DeleteRequest{Path: "tenant-a/main/other.md", Expected: v, Operation: op("del-other", "fp")}); err != nil {
+			t.Fatal(err)
+		}
+		i := NewInterceptor(e.Driver)
+		i.caps = driver.Capabilities{BatchGet: true}
+		c := NewCounter(i)
+		s := store.New(shared(c), testOptions())
+		res := search(t, s, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
+		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md", "tenant-a/main/beta.md"})
+		eq(t, "scanned", res.Scanned, 2)
+		eq(t, "batched reads", c.Counts()["GetFiles"], 1)
+		eq(t, "single reads", c.Counts()["GetFile"], 0)
+		rows, err := i.GetFiles(ctx(t), []string{"tenant-a/main/beta.md", "missing.md", "tenant-a/main/alpha.md"})
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("GetFiles = %d rows, %v", len(rows), err)
+		}
 	}},
 }

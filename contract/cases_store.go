@@ -257,6 +257,7 @@ var storeCases = []Case{
 			"nul key":   {"a\x00": "v"},
 			"nul value": {"k": "v\x00"},
 			"too long":  {"k": strings.Repeat("é", store.MaxMetadataChars)},
+			"bad utf-8": {"k": "\xff"},
 		} {
 			_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: "m.md", Content: "x", Metadata: meta})
 			mustErr(t, err, store.ErrInvalidMetadata, name)
@@ -290,6 +291,16 @@ var storeCases = []Case{
 			t.Fatalf("racing CAS: first %v, second %v", err1, err2)
 		}
 		eq(t, "winner", read(t, other, "race.md", 10).Content, "one")
+	}},
+	{"invalid_content", func(t *testing.T, e *Env) {
+		_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: "bad.md", Content: "ok \xff\xfe not"})
+		mustErr(t, err, store.ErrInvalidContent, "invalid UTF-8")
+		if read(t, e.Store, "bad.md", 1) != nil {
+			t.Fatal("refused write landed")
+		}
+		nul := "NUL \x00 and controls \x01\x7f are text"
+		create(t, e.Store, "ok.md", nul)
+		eq(t, "round trip", read(t, e.Store, "ok.md", 100).Content, nul)
 	}},
 	{"context_canceled", func(t *testing.T, e *Env) {
 		c, cancel := context.WithCancel(ctx(t))

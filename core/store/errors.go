@@ -22,6 +22,9 @@ var (
 	ErrInvalidBound = errors.New("agentmem: bound must be positive")
 	// ErrInvalidMetadata reports metadata with NUL or over 4,096 chars.
 	ErrInvalidMetadata = errors.New("agentmem: invalid write metadata")
+	// ErrInvalidContent reports content that is not valid UTF-8; every
+	// backend stores text.
+	ErrInvalidContent = errors.New("agentmem: content must be valid UTF-8")
 	// ErrInvalidOperation reports an operation with an empty or oversized
 	// id or fingerprint.
 	ErrInvalidOperation = errors.New("agentmem: invalid operation")

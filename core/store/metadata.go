@@ -23,6 +23,9 @@ func normalizeMetadata(m map[string]string) (map[string]string, error) {
 		if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
 			return nil, fmt.Errorf("%w: keys and values must not contain NUL", ErrInvalidMetadata)
 		}
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, fmt.Errorf("%w: keys and values must be valid UTF-8", ErrInvalidMetadata)
+		}
 	}
 	if n := utf8.RuneCountInString(canon.EncodeText(m)); n > MaxMetadataChars {
 		return nil, fmt.Errorf("%w: %d chars as JSON, limit %d", ErrInvalidMetadata, n, MaxMetadataChars)

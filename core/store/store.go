@@ -178,13 +178,16 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 // ("" = absent). With r.Operation it is exactly-once: a known operation
 // returns its original result with Replayed set and writes nothing.
 //
-// Errors: ErrInvalidPath, ErrInvalidMetadata, ErrInvalidOperation,
+// Errors: ErrInvalidPath, ErrInvalidContent, ErrInvalidMetadata, ErrInvalidOperation,
 // ErrOperationConflict (checked before the version), ErrConflict,
 // ErrTooLarge, or the backend's error (the outcome is then settled by a
 // later replay or mutation of the path).
 func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {
 	if err := ValidatePath(r.Path); err != nil {
 		return Mutation{}, err
+	}
+	if !utf8.ValidString(r.Content) {
+		return Mutation{}, ErrInvalidContent
 	}
 	meta, err := normalizeMetadata(r.Metadata)
 	if err != nil {
