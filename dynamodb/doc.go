@@ -1,2 +1,65 @@
-// Package dynamodb is the Amazon DynamoDB driver for agentmem.
+// Package dynamodb is the Amazon DynamoDB driver for agentmem: one table
+// holds the files and the operation receipts, and every compare-and-swap
+// is a DynamoDB condition expression.
+//
+//	import (
+//		awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+//		"github.com/agentmem/agentmem/dynamodb"
+//	)
+//
+//	d, err := dynamodb.New(ctx, awsdynamodb.NewFromConfig(cfg), "agent-memory", nil)
+//	if err != nil { … }
+//	s := store.New(d, nil)
+//
+// New creates the table when it is missing (on-demand capacity), waits
+// until it is ACTIVE and enables time to live on [TTLAttribute]; set
+// [Options.DisableCreateTable] to manage the table yourself.
+//
+// # Layout
+//
+// Key schema pk (HASH) + sk (RANGE), both strings. A file's sort key is its
+// path; its partition key is the first [Options.PartitionDepth] directory
+// segments of the path ("kamal/main/MEMORY.md" → "kamal/"; top-level files
+// → "/"). Listing or searching one scope is therefore a Query on one
+// partition with begins_with on the sort key, whose cost does not grow with
+// the table. A receipt is its own item, pk "#op#<id>" (hashed when too
+// long), sk "#". Receipts and tombstones carry [TTLAttribute]. The module
+// README explains the choice.
+//
+// # Errors
+//
+// A failed condition is reported as driver.ErrPrecondition, classified by
+// the SDK's error types (ConditionalCheckFailedException, and the reasons
+// of a TransactionCanceledException), never by message. When the SDK
+// retried a request (a lost reply, a dropped connection) and the condition
+// then failed, the item DynamoDB returns with the failure
+// (ReturnValuesOnConditionCheckFailure ALL_OLD) decides: it shows our unique
+// version → success; otherwise [ErrOutcomeUnknown], never ErrPrecondition,
+// since the first attempt may have applied. A row larger than DynamoDB's
+// 400 KB item limit (attribute names plus values), or a path longer than
+// the 1,024-byte sort-key limit, is driver.ErrTooLarge, checked before
+// anything is sent. Other SDK errors, context errors included, are returned
+// as they are, so errors.As finds the SDK's types.
+//
+// # Consistency
+//
+// Every read is strongly consistent (GetItem, Query, Scan and BatchGetItem
+// with ConsistentRead). Every primitive is one conditional single-item
+// request. The atomic mutation is one TransactWriteItems of the file change
+// and the completed receipt; the SDK's client request token makes its
+// retries idempotent. Listing a prefix that names fewer than PartitionDepth
+// directories ("" or "tenant") cannot be a Query: it scans the whole table
+// (consistently) and keeps the smallest paths, so its cost grows with the
+// table; agents never list such prefixes, operators may.
+//
+// Expired receipts and tombstones are removed by DynamoDB's time to live,
+// typically within a few days after [TTLAttribute] (Unix seconds, rounded
+// up); until then a receipt still answers replays.
+//
+// # Capabilities
+//
+// [driver.Mutator] (TransactWriteItems), [driver.BatchGetter]
+// (BatchGetItem, 100 keys per request, unprocessed keys retried) and
+// [driver.ScopeReader] (one Query returning the files directly in a scope
+// with their content). Not [driver.Pruner]: time to live does that work.
 package dynamodb

@@ -1,0 +1,273 @@
+package dynamodb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// Mutate implements driver.Mutator in one request. With a receipt it is a
+// TransactWriteItems of the file change (conditional on the expected
+// version, or on absence) and a Put of the completed receipt conditional
+// on attribute_not_exists; the cancellation reasons say which condition
+// failed. A client request token makes the SDK's retries of the
+// transaction idempotent. Without a receipt it is one conditional PutItem or
+// DeleteItem (or one consistent GetItem for a delete that expects no
+// file).
+func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	f := driver.File{Path: p.Path, Content: p.Content, Version: p.Version, Metadata: p.Metadata}
+	if p.Receipt != nil {
+		f.OperationID = p.Receipt.ID
+	}
+	if !keyFits(p.Path) {
+		return d.mutateLongPath(ctx, p)
+	}
+	if p.Receipt == nil {
+		return driver.MutateResult{}, d.mutatePlain(ctx, p, f)
+	}
+	change, err := d.fileChange(p, f)
+	receipt := receiptItem(*p.Receipt)
+	if n := itemSize(receipt); err == nil && n > maxItemBytes {
+		err = fmt.Errorf("%w: receipt of %d bytes", driver.ErrTooLarge, n)
+	}
+	if err != nil {
+		// Nothing can be sent; a known operation still answers first.
+		if r, gerr := d.GetReceipt(ctx, p.Receipt.ID); gerr == nil && r != nil {
+			return driver.MutateResult{Existing: r}, nil
+		}
+		return driver.MutateResult{}, err
+	}
+	in := &awsdynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		change,
+		{Put: &types.Put{
+			TableName:                           &d.table,
+			Item:                                receipt,
+			ConditionExpression:                 aws.String(condAbsent),
+			ExpressionAttributeNames:            exprNames(condAbsent),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}},
+	}}
+	// Each call gets a fresh client request token, which makes the SDK's
+	// retries of that call idempotent; a cancelled transaction wrote
+	// nothing, so sending it again under a new token is safe.
+	err = retryConflicts(ctx, func() error {
+		in.ClientRequestToken = aws.String(requestToken())
+		_, err := d.c.TransactWriteItems(ctx, in)
+		return err
+	})
+	if err == nil {
+		return driver.MutateResult{}, nil
+	}
+	reasons, ok := cancellation(err)
+	if !ok || len(reasons) != 2 {
+		return driver.MutateResult{}, err
+	}
+	// A cancelled transaction wrote nothing. The receipt is checked first.
+	if aws.ToString(reasons[1].Code) == reasonConditionFailed {
+		existing := decodeReceipt(reasons[1].Item)
+		if existing == nil { // the emulator or service left the item out
+			if existing, err = d.GetReceipt(ctx, p.Receipt.ID); err != nil {
+				return driver.MutateResult{}, err
+			}
+		}
+		if existing == nil {
+			return driver.MutateResult{}, errorf("operation %q: receipt vanished after its condition failed", p.Receipt.ID)
+		}
+		return driver.MutateResult{Existing: existing}, nil
+	}
+	if aws.ToString(reasons[0].Code) == reasonConditionFailed {
+		return driver.MutateResult{}, fmt.Errorf("%w: %w", driver.ErrPrecondition, err)
+	}
+	return driver.MutateResult{}, err // a conflict with another transaction, throttling, …
+}
+
+// requestToken returns a fresh TransactWriteItems client request token.
+func requestToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// mutateLongPath applies p to a path too long for a sort key, where no
+// row can exist: the receipt answers first, then the version rules.
+func (d *Driver) mutateLongPath(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	if p.Receipt != nil {
+		r, err := d.GetReceipt(ctx, p.Receipt.ID)
+		if err != nil || r != nil {
+			return driver.MutateResult{Existing: r}, err
+		}
+	}
+	switch {
+	case p.Expected != "":
+		return driver.MutateResult{}, fmt.Errorf("no row at a path this long: %w", driver.ErrPrecondition)
+	case p.Kind == driver.KindWrite:
+		return driver.MutateResult{}, fmt.Errorf("%w: path of %d bytes, DynamoDB sort keys allow %d", driver.ErrTooLarge, len(p.Path), maxSortKeyBytes)
+	case p.Receipt == nil:
+		return driver.MutateResult{}, nil // a delete of an absent path
+	}
+	err := d.put(ctx, receiptItem(*p.Receipt), condAbsent, nil, nil)
+	if item, ok := conditionFailed(err); ok && len(item) > 0 {
+		return driver.MutateResult{Existing: decodeReceipt(item)}, nil
+	}
+	return driver.MutateResult{}, err
+}
+
+// fileChange returns the transaction item that applies p to the file row.
+func (d *Driver) fileChange(p driver.MutateParams, f driver.File) (types.TransactWriteItem, error) {
+	key := d.l.fileKey(p.Path)
+	switch {
+	case p.Kind == driver.KindWrite:
+		item := d.l.fileItem(f)
+		if n := itemSize(item); n > maxItemBytes {
+			return types.TransactWriteItem{}, fmt.Errorf("%w: item of %d bytes, DynamoDB allows %d", driver.ErrTooLarge, n, maxItemBytes)
+		}
+		put := &types.Put{TableName: &d.table, Item: item, ConditionExpression: aws.String(condAbsent), ExpressionAttributeNames: exprNames(condAbsent)}
+		if p.Expected != "" {
+			put.ConditionExpression = aws.String(condVersion)
+			put.ExpressionAttributeNames = exprNames(condVersion)
+			put.ExpressionAttributeValues = map[string]types.AttributeValue{":v": str(p.Expected)}
+		}
+		return types.TransactWriteItem{Put: put}, nil
+	case p.Expected == "":
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			TableName: &d.table, Key: key, ConditionExpression: aws.String(condAbsent), ExpressionAttributeNames: exprNames(condAbsent),
+		}}, nil
+	default:
+		return types.TransactWriteItem{Delete: &types.Delete{
+			TableName: &d.table, Key: key, ConditionExpression: aws.String(condVersion), ExpressionAttributeNames: exprNames(condVersion),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": str(p.Expected)},
+		}}, nil
+	}
+}
+
+// mutatePlain applies a mutation without a receipt in one request.
+func (d *Driver) mutatePlain(ctx context.Context, p driver.MutateParams, f driver.File) error {
+	switch {
+	case p.Kind == driver.KindWrite && p.Expected == "":
+		return d.put(ctx, d.l.fileItem(f), condAbsent, nil, versionIs(f.Version))
+	case p.Kind == driver.KindWrite:
+		return d.put(ctx, d.l.fileItem(f), condVersion, map[string]types.AttributeValue{":v": str(p.Expected)}, versionIs(f.Version))
+	case p.Expected == "":
+		cur, err := d.GetFile(ctx, p.Path)
+		if err != nil {
+			return err
+		}
+		if cur != nil {
+			return fmt.Errorf("a row exists at %q: %w", p.Path, driver.ErrPrecondition)
+		}
+		return nil
+	default:
+		return d.del(ctx, d.l.fileKey(p.Path), condVersion, map[string]types.AttributeValue{":v": str(p.Expected)})
+	}
+}
+
+// batchGetMax is BatchGetItem's limit of keys per request.
+const batchGetMax = 100
+
+// GetFiles implements driver.BatchGetter with consistent BatchGetItem
+// requests of up to 100 keys, retrying unprocessed keys with backoff.
+func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
+	seen := make(map[string]bool, len(paths))
+	var keys []map[string]types.AttributeValue
+	for _, p := range paths {
+		if !seen[p] && keyFits(p) {
+			seen[p] = true
+			keys = append(keys, d.l.fileKey(p))
+		}
+	}
+	out := make([]*driver.File, 0, len(keys))
+	for len(keys) > 0 {
+		n := min(len(keys), batchGetMax)
+		chunk := keys[:n]
+		keys = keys[n:]
+		backoff := 20 * time.Millisecond
+		for len(chunk) > 0 {
+			res, err := d.c.BatchGetItem(ctx, &awsdynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+				d.table: {Keys: chunk, ConsistentRead: aws.Bool(true)},
+			}})
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range res.Responses[d.table] {
+				f, err := decodeFile(it)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, f)
+			}
+			chunk = res.UnprocessedKeys[d.table].Keys
+			if len(chunk) > 0 {
+				if err := sleep(ctx, backoff); err != nil {
+					return nil, err
+				}
+				backoff = min(2*backoff, time.Second)
+			}
+		}
+	}
+	return out, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ReadScope implements driver.ScopeReader: one Query on the scope's
+// partition, its key range limited to the scope, filtered to the files
+// directly in it (no tombstones), paged when a page reaches 1 MB.
+func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	if !keyFits(p.Prefix) {
+		return nil, nil
+	}
+	key := keyPartitionQuery
+	filter := "attribute_not_exists(#tomb)"
+	values := map[string]types.AttributeValue{":pk": str(d.l.dirPartition(p.Prefix))}
+	if p.Prefix != "" {
+		key = keyPrefixQuery
+		values[":prefix"] = str(p.Prefix)
+		filter += " AND #dir = :prefix"
+	}
+	in := &awsdynamodb.QueryInput{
+		TableName:                 &d.table,
+		KeyConditionExpression:    &key,
+		FilterExpression:          &filter,
+		ProjectionExpression:      aws.String("#sk, #c"),
+		ExpressionAttributeNames:  exprNames(key, filter, "#sk, #c"),
+		ExpressionAttributeValues: values,
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(int32(min(p.Limit, 1<<30))),
+	}
+	var out []driver.ScopeFile
+	for len(out) < p.Limit {
+		page, err := d.c.Query(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			if len(out) == p.Limit {
+				break
+			}
+			content, cut := driver.CutRunes(getS(it, attrContent), p.MaxChars)
+			out = append(out, driver.ScopeFile{Path: getS(it, attrSK), Content: content, Truncated: cut})
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	return out, nil
+}
