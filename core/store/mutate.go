@@ -33,6 +33,11 @@ func (c change) conflict(err error) error {
 
 func isPrecondition(err error) bool { return errors.Is(err, driver.ErrPrecondition) }
 
+// refused reports a driver error that guarantees nothing was written.
+func refused(err error) bool {
+	return errors.Is(err, driver.ErrTooLarge) || errors.Is(err, driver.ErrPathEscape) || errors.Is(err, driver.ErrReservedPath)
+}
+
 // maxReserveRounds bounds how often a mutation re-contends for its
 // operation's receipt when concurrent attempts keep dropping it.
 const maxReserveRounds = 8
@@ -194,6 +199,10 @@ func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 	if isPrecondition(err) {
 		s.drop(ctx, rec)
 		return Mutation{}, c.conflict(err)
+	}
+	if refused(err) {
+		s.drop(ctx, rec)
+		return Mutation{}, err
 	}
 	// Unknown outcome (a lost reply or a failed request). The identical
 	// conditional change is safe to repeat: if the first landed, this one
