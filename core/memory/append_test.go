@@ -1,0 +1,121 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// Eight jobs append concurrently, each one retried (a second delivery of
+// the same job runs at the same time): every line lands exactly once.
+func TestAppendConcurrentJobsLandOnce(t *testing.T) {
+	for _, name := range []string{"atomic", "primitives"} {
+		t.Run(name, func(t *testing.T) {
+			var s *store.Store
+			if name == "atomic" {
+				s = store.New(memstore.New(), nil)
+			} else {
+				s = store.New(newTestDriver(), nil)
+			}
+			m := mustNew(t, s, nil)
+			const path = "kamal/main/pruned.md"
+			var wg sync.WaitGroup
+			for job := range 8 {
+				for range 2 {
+					wg.Go(func() {
+						_, err := Append(t.Context(), s, path, fmt.Sprintf("- pruned %d\n\n", job),
+							&AppendOptions{OperationID: fmt.Sprintf("prune/%d", job)})
+						if err != nil {
+							t.Errorf("job %d: %v", job, err)
+						}
+					})
+				}
+			}
+			// The model writes the same file meanwhile.
+			wg.Go(func() {
+				if _, err := m.Call(t.Context(), inv("kamal"), "write_memory", mustJSON(t, map[string]any{"content": "- from the model", "file": "pruned"})); err != nil {
+					t.Error(err)
+				}
+			})
+			wg.Wait()
+			got := content(t, s, path)
+			for job := range 8 {
+				if strings.Count(got, fmt.Sprintf("- pruned %d\n", job)) != 1 {
+					t.Fatalf("job %d not exactly once:\n%s", job, got)
+				}
+			}
+			if strings.Count(got, "- from the model\n") != 1 || strings.Count(got, "\n") != 9 {
+				t.Fatalf("content:\n%s", got)
+			}
+			// The file is listed in the snapshot and searchable.
+			if b := snapshot(t, m, "kamal"); !strings.Contains(b, "- pruned.md") {
+				t.Fatalf("snapshot %q", b)
+			}
+			r := call(t, m, inv("kamal"), "search_memory", map[string]any{"query": "pruned"}).(*SearchResult)
+			if len(r.Matches) != 1 || r.Matches[0].File != "pruned.md" {
+				t.Fatalf("search %+v", r)
+			}
+		})
+	}
+}
+
+func TestAppend(t *testing.T) {
+	s := store.New(memstore.New(), nil)
+	ctx := t.Context()
+	const path = "ana/main/notes.md"
+	first, err := Append(ctx, s, path, "- a", &AppendOptions{OperationID: "job-1"})
+	if err != nil || first.Replayed || first.Existed {
+		t.Fatalf("first %+v %v", first, err)
+	}
+	again, err := Append(ctx, s, path, "- a", &AppendOptions{OperationID: "job-1"})
+	if err != nil || !again.Replayed || again.Version != first.Version {
+		t.Fatalf("replay %+v %v", again, err)
+	}
+	if _, err := Append(ctx, s, path, "- other", &AppendOptions{OperationID: "job-1"}); !errors.Is(err, store.ErrOperationConflict) {
+		t.Fatalf("reused id: %v", err)
+	}
+	if _, err := Append(ctx, s, path, "- b  \n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, s, path); got != "- a\n- b\n" {
+		t.Fatalf("content %q", got)
+	}
+	if mu, err := Append(ctx, s, path, " \n ", nil); err != nil || mu != (store.Mutation{}) {
+		t.Fatalf("blank: %+v %v", mu, err)
+	}
+	if _, err := Append(ctx, s, path, "- this is too long", &AppendOptions{MaxMemorySize: 10}); !errors.Is(err, store.ErrTooLarge) {
+		t.Fatalf("too large: %v", err)
+	}
+	if _, err := Append(ctx, s, path, "- c", &AppendOptions{MaxMemorySize: 3}); !errors.Is(err, store.ErrTooLarge) {
+		t.Fatalf("already too large: %v", err)
+	}
+	if got := content(t, s, path); got != "- a\n- b\n" {
+		t.Fatalf("refused appends changed the file: %q", got)
+	}
+	if _, err := Append(ctx, s, "../x", "y", nil); !errors.Is(err, store.ErrInvalidPath) {
+		t.Fatalf("bad path: %v", err)
+	}
+	if _, err := Append(ctx, s, path, "- m", &AppendOptions{Metadata: map[string]string{"updated_by": "pruner"}}); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := s.Read(ctx, path, 100); f.Metadata["updated_by"] != "pruner" {
+		t.Fatalf("metadata %v", f.Metadata)
+	}
+
+	d := newTestDriver()
+	cs := store.New(d, nil)
+	put(t, cs, path, "- existing\n") // conflicts then hit ReplaceFile, once per attempt
+	d.conflicts = MaxAttempts
+	if _, err := Append(ctx, cs, path, "x", nil); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("16 conflicts: %v", err)
+	}
+	d.conflicts = MaxAttempts - 1
+	if _, err := Append(ctx, cs, path, "x", &AppendOptions{OperationID: "retry"}); err != nil {
+		t.Fatalf("15 conflicts: %v", err)
+	}
+}

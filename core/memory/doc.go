@@ -1,0 +1,54 @@
+// Package memory is the notebook capability an agent framework mounts: four
+// tools the model curates its memory with (write_memory, read_memory,
+// delete_memory, search_memory), a bounded snapshot of MEMORY.md injected
+// beside each model request, trusted usage guidance for the instructions,
+// and [Append] for background jobs that add notes on their own.
+//
+// A [Memory] is framework-neutral. An adapter (such as the ADK one in
+// github.com/agentmem/agentmem/adk) turns [Memory.Tools] into the
+// framework's tool declarations, routes every tool call to [Memory.Call],
+// puts [Memory.Instructions] into the system instructions and
+// [Memory.Snapshot] beside the latest user prompt. Swapping the
+// [store.Store] underneath never changes agent code.
+//
+// Each namespace (usually one end user) gets its own notebook at
+// <namespace>/<agent name>/<file>. The namespace is resolved by application
+// code ([Options.Namespace], [Options.NamespaceFunc] or
+// [Invocation.Namespace]); it is never a tool argument, so the model cannot
+// reach another namespace.
+//
+// # Errors
+//
+// Mistakes the model can fix (a bad file name, an ambiguous old_text, a
+// file over the size limit, a query that is too long, a file that kept
+// changing during a write) are not Go errors: [Memory.Call] returns them
+// as a [*ToolError] result the model reads and can act on.
+//
+// Go errors are reserved for what the model cannot fix: [ErrMissingID]
+// (no stable run or tool-call id), [store.ErrOperationConflict] (a tool
+// call id reused with other arguments), [ErrScope] (a backend returned a
+// path outside the resolved scope), [store.ErrInvalidPath] (an invalid
+// namespace), [ErrUnknownTool], resolver failures, and backend or context
+// errors. Before showing such an error to a model, pass it through
+// [Redact]: store errors may name paths and namespaces.
+//
+// # Consistency
+//
+// Writes and deletes are compare-and-swap with up to [MaxAttempts]
+// attempts, every attempt carrying the same [store.Operation]: its id is a
+// hash of (scope, run id, tool-call id) and its fingerprint a hash of
+// (kind, path, model arguments). A replayed tool call (same ids, same
+// arguments) therefore returns its original result with "replayed": true
+// and writes nothing, on every backend. [Append] follows the same rules
+// for background jobs and coexists with the model's own writes.
+//
+// Every injected snapshot is read fresh from the store, so a write made by
+// a tool (or by another process) shows in the next model request.
+//
+// # Capabilities
+//
+// Memory needs nothing beyond [store.Store]: search uses the store's
+// bounded lexical search (native or fallback), and write metadata works on
+// every backend. Telemetry is optional ([Options.Tracer]); spans never
+// carry memory content, namespaces or file names.
+package memory

@@ -1,0 +1,503 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/internal/canon"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// MaxAttempts is how many compare-and-swap attempts a write or delete makes
+// (one try and 15 retries), all with the same operation.
+const MaxAttempts = 16
+
+// Limits of search_memory queries, checked before the store is asked.
+const (
+	MaxQueryChars = 1000
+	MaxQueryTerms = 32
+)
+
+// WriteResult is the result of write_memory. It never holds content.
+type WriteResult struct {
+	// File is the normalised file name.
+	File string `json:"file"`
+	// Version is the file's new version.
+	Version string `json:"version"`
+	// Replayed reports that this call was a replay of one already applied.
+	Replayed bool `json:"replayed"`
+	// Status is "created", "appended" or "updated".
+	Status string `json:"status"`
+}
+
+// DeleteResult is the result of delete_memory. It never holds content.
+type DeleteResult struct {
+	// File is the normalised file name.
+	File string `json:"file"`
+	// Version is always null.
+	Version *string `json:"version"`
+	// Replayed reports that this call was a replay of one already applied.
+	Replayed bool `json:"replayed"`
+	// Status is "deleted", or "not_found" when there was nothing to delete.
+	Status string `json:"status"`
+}
+
+// SearchResult is the result of search_memory.
+type SearchResult struct {
+	Matches []SearchMatch `json:"matches"`
+	// Scanned is how many files were scored.
+	Scanned int `json:"scanned"`
+	// Truncated reports that something was left out (more files, longer
+	// files, more matches or a longer text than the limits allow).
+	Truncated bool `json:"truncated"`
+}
+
+// SearchMatch is one search hit.
+type SearchMatch struct {
+	// File is the scope-relative file name.
+	File    string  `json:"file"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
+}
+
+// TruncatedMarker follows the content read_memory returns for a file
+// longer than MaxMemorySize.
+const TruncatedMarker = "\n\n[Truncated: this file is longer than the memory size limit; " +
+	"shorten it in the backing store before editing it with write_memory.]"
+
+var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`)
+
+// normalizeName turns the model's file argument into a file name: trimmed,
+// ".md" appended when missing, 1-80 characters of [A-Za-z0-9._-] starting
+// with a letter or digit, no "..".
+func normalizeName(raw string) (string, *ToolError) {
+	name := strings.TrimFunc(raw, isSpace)
+	if name != "" && !strings.HasSuffix(name, ".md") {
+		name += ".md"
+	}
+	if !validName(name) {
+		return "", toolErr(fmt.Sprintf("%q is not a valid memory filename: use a short name of letters, "+
+			"digits, dots, dashes and underscores, without slashes, such as %q.", raw, "travel.md"))
+	}
+	return name, nil
+}
+
+func validName(name string) bool {
+	return fileNameRE.MatchString(name) && !strings.Contains(name, "..")
+}
+
+func isSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
+
+func isBlank(s string) bool { return strings.TrimFunc(s, isSpace) == "" }
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// operation returns the idempotency key of one tool call.
+func operation(sc scope, inv Invocation, kind, path string, args map[string]any) (*store.Operation, error) {
+	if inv.ToolCallID == "" {
+		return nil, fmt.Errorf("%w: stable tool_call_id missing", ErrMissingID)
+	}
+	if inv.RunID == "" {
+		return nil, fmt.Errorf("%w: stable run_id missing", ErrMissingID)
+	}
+	return &store.Operation{
+		ID:          canon.Hash(map[string]any{"scope": sc.path, "run_id": inv.RunID, "tool_call_id": inv.ToolCallID}),
+		Fingerprint: canon.Hash(map[string]any{"kind": kind, "path": path, "model_args": args}),
+	}, nil
+}
+
+// backoff waits a little before CAS attempt i+1, so that concurrent
+// writers spread out.
+func backoff(ctx context.Context, i int) error {
+	d := time.Duration(rand.IntN(250*(i%8+1))) * time.Microsecond
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// readFile reads path, returning nil when it does not exist.
+func (m *Memory) readFile(ctx context.Context, path string, maxChars int) (*store.File, error) {
+	f, err := m.s.Read(ctx, path, maxChars)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return f, err
+}
+
+// mutationError maps a store error from a mutation to a tool result the
+// model can act on, or passes it on.
+func mutationError(name string, err error) (any, error) {
+	switch {
+	case errors.Is(err, store.ErrPathEscape):
+		return toolErr(fmt.Sprintf("Memory file %q resolves outside the store directory; use another file name.", name)), nil
+	case errors.Is(err, store.ErrTooLarge):
+		return toolErr(fmt.Sprintf("Memory file %q is too large for the memory backend. Split the content into "+
+			"separate memory files.", name)), nil
+	}
+	return nil, err
+}
+
+func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldText *string) (any, error) {
+	rawFile := MainFile
+	if file != nil {
+		rawFile = *file
+	}
+	name, te := normalizeName(rawFile)
+	if te != nil {
+		return te, nil
+	}
+	if oldText == nil && isBlank(*content) {
+		return toolErr("Nothing to write: content is empty. Pass the text to remember, or old_text to edit."), nil
+	}
+	sc, err := m.resolve(ctx, inv.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	path := sc.file(name)
+	var old any
+	if oldText != nil {
+		old = *oldText
+	}
+	op, err := operation(sc, inv, "write", path, map[string]any{"content": *content, "file": rawFile, "old_text": old})
+	if err != nil {
+		return nil, err
+	}
+	ctx, sp := m.startSpan(ctx, "memory.write", sc)
+	res, outcome, err := m.doWrite(ctx, sp, path, name, *content, oldText, op)
+	sp.end(outcome, res, err)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content string, oldText *string, op *store.Operation) (any, string, error) {
+	if prev, err := m.s.GetOperation(ctx, *op); err != nil {
+		return nil, "", err
+	} else if prev != nil {
+		status := "created"
+		switch {
+		case oldText != nil:
+			status = "updated"
+		case prev.Existed:
+			status = "appended"
+		}
+		sp.set("memory.replayed", true)
+		return &WriteResult{File: name, Version: prev.Version, Replayed: true, Status: status}, "replayed", nil
+	}
+	meta, err := m.writeMetadata(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := m.limits.MaxMemorySize
+	for attempt := 1; ; attempt++ {
+		cur, err := m.readFile(ctx, path, limit)
+		if err != nil {
+			res, err := mutationError(name, err)
+			return res, "", err
+		}
+		if cur != nil && cur.Truncated {
+			return toolErr(fmt.Sprintf("Memory file %q is larger than %d characters, so only partial content "+
+				"could be read; nothing was written. It must be shortened in the backing store first.", name, limit)), "", nil
+		}
+		var next, status string
+		if oldText == nil {
+			if cur != nil && !isBlank(cur.Content) {
+				next = strings.TrimRightFunc(cur.Content, isSpace) + "\n" + strings.TrimRightFunc(content, isSpace) + "\n"
+				status = "appended"
+			} else {
+				next = strings.TrimRightFunc(content, isSpace) + "\n"
+				status = "created"
+			}
+		} else {
+			if cur == nil {
+				return toolErr(fmt.Sprintf("There is no memory file %q to edit. Omit old_text to create it.", name)), "", nil
+			}
+			switch n := countNonOverlapping(cur.Content, *oldText); {
+			case n == 0:
+				return toolErr(fmt.Sprintf("old_text was not found in %q. Call %s(%q) and copy the exact passage.",
+					name, m.names.read, name)), "", nil
+			case n > 1:
+				return toolErr(fmt.Sprintf("old_text appears %d times in %q; it must match exactly once. "+
+					"Include more surrounding text.", n, name)), "", nil
+			}
+			next = strings.Replace(cur.Content, *oldText, content, 1)
+			status = "updated"
+		}
+		if n := runes(next); n > limit {
+			return toolErr(fmt.Sprintf("Memory file %q would be %d characters, over the limit of %d. "+
+				"Split the content into separate memory files.", name, n, limit)), "", nil
+		}
+		expected := ""
+		if cur != nil {
+			expected = cur.Version
+		}
+		mu, err := m.s.Write(ctx, store.WriteRequest{Path: path, Content: next, Expected: expected, Operation: op, Metadata: meta})
+		switch {
+		case err == nil:
+			sp.set("memory.chars", runes(next))
+			sp.set("memory.replayed", mu.Replayed)
+			outcome := "ok"
+			if mu.Replayed {
+				outcome = "replayed"
+			}
+			return &WriteResult{File: name, Version: mu.Version, Replayed: mu.Replayed, Status: status}, outcome, nil
+		case !errors.Is(err, store.ErrConflict):
+			res, err := mutationError(name, err)
+			return res, "", err
+		case attempt == MaxAttempts:
+			return toolErr(fmt.Sprintf("Memory file %q changed repeatedly while it was being written; nothing "+
+				"was written. Try the write again.", name)), "", nil
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return nil, "", err
+		}
+	}
+}
+
+func (m *Memory) writeMetadata(ctx context.Context) (map[string]string, error) {
+	if m.metaFunc != nil {
+		return m.metaFunc(ctx)
+	}
+	return m.meta, nil
+}
+
+// countNonOverlapping counts non-overlapping occurrences of sub, left to
+// right; an empty sub counts as 0.
+func countNonOverlapping(s, sub string) int {
+	if sub == "" {
+		return 0
+	}
+	return strings.Count(s, sub)
+}
+
+func (m *Memory) read(ctx context.Context, inv Invocation, file string) (any, error) {
+	name, te := normalizeName(file)
+	if te != nil {
+		return te, nil
+	}
+	sc, err := m.resolve(ctx, inv.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	ctx, sp := m.startSpan(ctx, "memory.read", sc)
+	var res any
+	f, err := m.readFile(ctx, sc.file(name), m.limits.MaxMemorySize)
+	switch {
+	case err != nil:
+		res, err = mutationError(name, err)
+	case f == nil:
+		res = toolErr(fmt.Sprintf("There is no memory file %q. Use %s to find files.", name, m.names.search))
+	default:
+		sp.set("memory.chars", runes(f.Content))
+		content := f.Content
+		if f.Truncated {
+			content += TruncatedMarker
+		}
+		res = content
+	}
+	sp.end("ok", res, err)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (m *Memory) delete(ctx context.Context, inv Invocation, file string) (any, error) {
+	name, te := normalizeName(file)
+	if te != nil {
+		return te, nil
+	}
+	if name == MainFile {
+		return toolErr(fmt.Sprintf("%s is the main notebook and cannot be deleted; correct or remove its text "+
+			"with %s instead.", MainFile, m.names.write)), nil
+	}
+	sc, err := m.resolve(ctx, inv.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	path := sc.file(name)
+	op, err := operation(sc, inv, "delete", path, map[string]any{"file": file})
+	if err != nil {
+		return nil, err
+	}
+	ctx, sp := m.startSpan(ctx, "memory.delete", sc)
+	res, outcome, err := m.doDelete(ctx, sp, path, name, op)
+	sp.end(outcome, res, err)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (m *Memory) doDelete(ctx context.Context, sp *span, path, name string, op *store.Operation) (any, string, error) {
+	result := func(mu store.Mutation) (any, string, error) {
+		status := "not_found"
+		if mu.Existed {
+			status = "deleted"
+		}
+		sp.set("memory.replayed", mu.Replayed)
+		outcome := status
+		if mu.Replayed {
+			outcome = "replayed"
+		}
+		return &DeleteResult{File: name, Replayed: mu.Replayed, Status: status}, outcome, nil
+	}
+	if prev, err := m.s.GetOperation(ctx, *op); err != nil {
+		return nil, "", err
+	} else if prev != nil {
+		return result(*prev)
+	}
+	for attempt := 1; ; attempt++ {
+		cur, err := m.readFile(ctx, path, 1)
+		if err != nil {
+			res, err := mutationError(name, err)
+			return res, "", err
+		}
+		expected := ""
+		if cur != nil {
+			expected = cur.Version
+		}
+		mu, err := m.s.Delete(ctx, store.DeleteRequest{Path: path, Expected: expected, Operation: op})
+		switch {
+		case err == nil:
+			return result(mu)
+		case !errors.Is(err, store.ErrConflict):
+			res, err := mutationError(name, err)
+			return res, "", err
+		case attempt == MaxAttempts:
+			return toolErr(fmt.Sprintf("Memory file %q changed repeatedly while it was being deleted; nothing "+
+				"was deleted. Try the delete again.", name)), "", nil
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return nil, "", err
+		}
+	}
+}
+
+// normalizeQuery applies the query rules before any store call: at most
+// 1,000 characters (before trimming), not blank, at most 32 unique terms
+// (case-insensitive; the first spelling wins), re-joined by single spaces.
+func normalizeQuery(q string) (string, *ToolError) {
+	if runes(q) > MaxQueryChars {
+		return "", toolErr(fmt.Sprintf("The query must be at most %d characters.", MaxQueryChars))
+	}
+	terms := store.Fields(q)
+	if len(terms) == 0 {
+		return "", toolErr("Pass a non-empty query.")
+	}
+	seen := map[string]bool{}
+	var kept []string
+	for _, t := range terms {
+		low := strings.ToLower(t)
+		if seen[low] {
+			continue
+		}
+		if len(kept) == MaxQueryTerms {
+			return "", toolErr(fmt.Sprintf("The query must have at most %d unique terms.", MaxQueryTerms))
+		}
+		seen[low] = true
+		kept = append(kept, t)
+	}
+	return strings.Join(kept, " "), nil
+}
+
+func (m *Memory) search(ctx context.Context, inv Invocation, query string) (any, error) {
+	q, te := normalizeQuery(query)
+	if te != nil {
+		return te, nil
+	}
+	sc, err := m.resolve(ctx, inv.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	ctx, sp := m.startSpan(ctx, "memory.search", sc)
+	res, err := m.doSearch(ctx, sp, sc, q)
+	sp.end("ok", res, err)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (any, error) {
+	l := m.limits
+	prefix := sc.path + "/"
+	r, err := m.s.Search(ctx, store.SearchRequest{
+		Prefix: prefix, Query: q, Limit: l.MaxSearchResults, MaxFiles: l.MaxSearchFiles,
+		MaxChars: l.MaxSearchResultChars, MaxFileChars: l.MaxMemorySize,
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrPathEscape) {
+			return toolErr("A memory file resolves outside the store directory; search skipped it."), nil
+		}
+		return nil, err
+	}
+	out, chars, err := boundSearch(r, prefix, l)
+	if err != nil {
+		return nil, err
+	}
+	sp.set("memory.matches", len(out.Matches))
+	sp.set("memory.scanned", out.Scanned)
+	sp.set("memory.chars", chars)
+	sp.set("memory.truncated", out.Truncated)
+	return out, nil
+}
+
+// boundSearch re-bounds a store's search result whatever the backend
+// returned: at most MaxSearchResults matches, names plus snippets within
+// MaxSearchResultChars, scanned at most MaxSearchFiles. A path outside the
+// scope or nested below it is ErrScope. It also returns the snippet chars.
+func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, int, error) {
+	out := &SearchResult{Matches: []SearchMatch{}, Truncated: r.Truncated || len(r.Matches) > l.MaxSearchResults}
+	remaining, chars := l.MaxSearchResultChars, 0
+	for _, mt := range r.Matches[:min(len(r.Matches), l.MaxSearchResults)] {
+		name, ok := strings.CutPrefix(mt.Path, prefix)
+		if !ok {
+			return nil, 0, fmt.Errorf("%w: outside the requested scope", ErrScope)
+		}
+		if !validName(name) {
+			return nil, 0, fmt.Errorf("%w: nested result", ErrScope)
+		}
+		remaining -= runes(name)
+		if remaining < 0 {
+			out.Truncated = true
+			break
+		}
+		snip, cut := cutRunes(mt.Snippet, remaining)
+		out.Truncated = out.Truncated || cut
+		remaining -= runes(snip)
+		chars += runes(snip)
+		out.Matches = append(out.Matches, SearchMatch{File: name, Snippet: snip, Score: mt.Score})
+	}
+	out.Scanned = min(max(r.Scanned, 0), l.MaxSearchFiles)
+	out.Truncated = out.Truncated || r.Scanned > l.MaxSearchFiles
+	return out, chars, nil
+}
+
+// cutRunes returns the first n runes of s and whether anything was cut.
+func cutRunes(s string, n int) (string, bool) {
+	if n <= 0 {
+		return "", s != ""
+	}
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos], true
+		}
+		i++
+	}
+	return s, false
+}
