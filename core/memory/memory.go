@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/agentmem/agentmem/core/internal/canon"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -246,13 +244,8 @@ func backendName(s *store.Store) string {
 // checkMetadata applies the store's metadata rules up front, so a bad fixed
 // map fails at construction rather than on the model's first write.
 func checkMetadata(m map[string]string) error {
-	for k, v := range m {
-		if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
-			return fmt.Errorf("memory: WriteMetadata: %w: NUL character", store.ErrInvalidMetadata)
-		}
-	}
-	if len(m) > 0 && utf8.RuneCountInString(canon.EncodeText(m)) > store.MaxMetadataChars {
-		return fmt.Errorf("memory: WriteMetadata: %w: over %d characters as JSON", store.ErrInvalidMetadata, store.MaxMetadataChars)
+	if err := store.ValidateMetadata(m); err != nil {
+		return fmt.Errorf("memory: WriteMetadata: %w", err)
 	}
 	return nil
 }

@@ -13,6 +13,14 @@ import (
 // keys, no whitespace, non-ASCII kept as is), counted in runes.
 const MaxMetadataChars = 4096
 
+// ValidateMetadata reports whether m is acceptable write metadata: no NUL,
+// valid UTF-8, at most MaxMetadataChars runes as canonical JSON. The error
+// wraps ErrInvalidMetadata.
+func ValidateMetadata(m map[string]string) error {
+	_, err := normalizeMetadata(m)
+	return err
+}
+
 // normalizeMetadata validates m and returns a private copy, or nil for an
 // empty map.
 func normalizeMetadata(m map[string]string) (map[string]string, error) {
