@@ -1,2 +1,57 @@
-// Package firestore is the Google Cloud Firestore driver for agentmem.
+// Package firestore is the Google Cloud Firestore driver for agentmem: the
+// nine [driver.Driver] primitives, an atomic [driver.Mutator] (one
+// read-write transaction), batched reads ([driver.BatchGetter]) and a native
+// scope read ([driver.ScopeReader]), all in one collection and with no index
+// to set up.
+//
+//	client, err := gcfirestore.NewClient(ctx, "my-project") // cloud.google.com/go/firestore
+//	d, err := firestore.New(ctx, client, "agentmem", nil)
+//	s := store.New(d, nil)
+//
+// # Layout
+//
+// One collection holds two kinds of documents. A file row has the ID
+// "f~" + its path with every "/" replaced by "~" (paths never contain "~",
+// so the ID decodes back to the path) and the fields path, content,
+// version, operationId, metadata (JSON), and for tombstones tombstone and
+// expiresAt. A receipt has the ID "r~" + hex SHA-256 of the operation id
+// (operation ids may hold "/" and run to 2 KB) and the fields id,
+// fingerprint, kind, target, expected, version, existed, completed,
+// createdAt, expiresAt. Receipts carry no path field, so the range query on
+// path that lists a scope can never return them. See README.md for why this
+// needs no composite index and how to enable the TTL policy on expiresAt.
+//
+// # Errors
+//
+// A failed condition is [driver.ErrPrecondition], decided by gRPC code
+// (ALREADY_EXISTS, FAILED_PRECONDITION, NOT_FOUND) and then confirmed by
+// re-reading the document: the Go client re-sends a Commit that failed with
+// UNAVAILABLE, so a condition failure may answer a retry of a write that had
+// already landed. Where the re-read shows the driver's own write (its unique
+// version, or its receipt), the call succeeds; where it cannot tell (a
+// conditional delete whose document is gone) it returns an error that is
+// not ErrPrecondition. Transaction contention that outlasts
+// [Options.MaxAttempts] is returned as the client's ABORTED error, never as
+// ErrPrecondition. A file row over Firestore's 1 MiB document limit, or a
+// path longer than 1,498 bytes (the document ID and indexed-string limit),
+// is [driver.ErrTooLarge]. Context errors are wrapped so that errors.Is
+// finds them.
+//
+// # Consistency
+//
+// Firestore reads and single-field queries are strongly consistent.
+// Replace, delete and the receipt updates read the document and write it
+// with an update-time precondition (two RPCs, no locks). [Driver.Mutate]
+// reads the file and the receipt and writes both in one read-write
+// transaction (BeginTransaction, BatchGetDocuments, Commit); if the client
+// re-runs the transaction after ABORTED, the function recognises its own
+// earlier commit by the new version or by an attempt token stored in the
+// receipt.
+//
+// # Capabilities
+//
+// [driver.Mutator], [driver.BatchGetter] (BatchGetDocuments) and
+// [driver.ScopeReader] (one RunQuery per page). No [driver.Pruner]:
+// receipts and tombstones expire through a Firestore TTL policy on the
+// expiresAt field, which the operator enables once (see README.md).
 package firestore
