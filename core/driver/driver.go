@@ -31,6 +31,12 @@
 //     receipts.
 //   - Context errors are returned unwrapped or wrapped so that errors.Is
 //     finds them.
+//   - When an SDK re-sends a conditional write on its own (after a dropped
+//     connection), a failed condition on the re-send may be the driver's own
+//     first attempt. The driver then looks at the row: its own version there
+//     means success; otherwise, if it cannot tell, it returns an
+//     unknown-outcome error rather than ErrPrecondition (a plain delete may
+//     thus surface as a backend error instead of a conflict).
 package driver
 
 import (
