@@ -1,2 +1,46 @@
-// Package postgres is the PostgreSQL driver for agentmem.
+// Package postgres is the PostgreSQL driver for agentmem, over a pgx/v5
+// connection pool.
+//
+//	d, err := postgres.Open(ctx, "postgres://user@host/db", nil) // owns its pool
+//	// or postgres.New(ctx, pool, &postgres.Options{Table: "agent_memory"})
+//	s := store.New(d, nil)
+//	defer s.Close()
+//
+// Files live in one table (default "agent_memory"), receipts in
+// "<table>_receipts", and the atomic mutation is the PL/pgSQL function
+// "<table>_mutate"; all three are created on first use (see the module
+// README for the schema). Paths use COLLATE "C", so listings are in
+// code-point order like every other backend, and metadata is a JSONB column
+// applications can query.
+//
+// # Errors
+//
+// A table name that is not 1–52 characters of [A-Za-z0-9_] starting with a
+// letter or underscore fails with [ErrInvalidTable] before anything
+// connects. A failed condition is reported as driver.ErrPrecondition: zero
+// rows from a conditional statement, or the SQLSTATE [CodePrecondition]
+// raised by the mutation function (which rolls the whole statement back).
+// Every other server or network error is returned as is (a
+// *pgconn.PgError in the chain for errors.As); the store treats it as an
+// unknown outcome and settles it through receipts. Context errors stay
+// visible to errors.Is.
+//
+// # Consistency
+//
+// Every primitive is one statement, hence atomic. [Driver.Mutate] is one
+// round trip: the receipt insert, the version check, the change and the
+// completed receipt run inside one function call, which is one implicit
+// transaction; concurrent attempts of one operation wait on the receipt's
+// unique index, and compare-and-swap updates re-check the version on the
+// latest row (READ COMMITTED, PostgreSQL's default; stricter isolation
+// turns races into serialization errors, which the store reports). The
+// schema is created once per process and table, under
+// pg_advisory_xact_lock, so processes starting together are safe.
+//
+// # Capabilities
+//
+// [driver.Mutator] (one round trip per mutation), [driver.BatchGetter]
+// (path = ANY($1)), [driver.ScopeReader] (one index range scan that cuts
+// content with left()) and [driver.Pruner] (expired receipts and
+// tombstones). [Driver.PruneReceipts] removes receipts by age.
 package postgres

@@ -1,2 +1,45 @@
-// Package sqlite is the SQLite driver for agentmem (pure Go, no cgo).
+// Package sqlite is the SQLite driver for agentmem: one file on disk, pure
+// Go (no cgo), safe for several goroutines and several processes at once.
+// It is the embedded durable default.
+//
+//	d, err := sqlite.Open(ctx, "memory.db", nil)
+//	s := store.New(d, nil)
+//	defer s.Close()
+//
+// The engine is github.com/ncruces/go-sqlite3 (SQLite translated to Go
+// from its Wasm build), through database/sql; the module README says why.
+// Files live in one table (default "agent_memory") and receipts in
+// "<table>_receipts"; paths use SQLite's BINARY collation, which orders
+// UTF-8 text by code point, and metadata is JSON text an application can
+// query with json_extract. Timestamps are Unix milliseconds.
+//
+// # Errors
+//
+// A table name that is not 1–52 characters of [A-Za-z0-9_] starting with a
+// letter or underscore fails with [ErrInvalidTable]; an empty path or
+// ":memory:" fails with [ErrInvalidPath]. A conditional statement that
+// changes no row is driver.ErrPrecondition, and the transaction around it
+// is rolled back; a value over SQLite's length limit (SQLITE_TOOBIG, 1 GB
+// by default) is driver.ErrTooLarge, nothing written. Every other error (SQLITE_BUSY after the busy timeout,
+// I/O errors, a failed COMMIT) is returned as is, a *sqlite3.Error in the
+// chain; the store treats it as an unknown outcome and settles it through
+// receipts. Context errors stay visible to errors.Is.
+//
+// # Consistency
+//
+// The database runs in WAL mode, so readers never block the writer, with
+// synchronous=FULL: a mutation that returned is on disk. Every change runs
+// in one transaction taken with BEGIN IMMEDIATE (the write lock first, then
+// the reads it depends on), so a compare-and-swap is serialised against
+// every other connection and process; a waiting writer retries for
+// Options.BusyTimeout. Within one process, writers also queue on a
+// semaphore before asking SQLite, which saves the busy-retry sleeps.
+//
+// # Capabilities
+//
+// [driver.Mutator] (receipt check, version check, change and completed
+// receipt in one transaction), [driver.BatchGetter] (path IN (…)),
+// [driver.ScopeReader] (one range scan of the primary key, content cut by
+// substr) and [driver.Pruner] (expired receipts and tombstones).
+// [Driver.PruneReceipts] removes receipts by age.
 package sqlite

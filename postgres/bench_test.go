@@ -1,0 +1,110 @@
+package postgres
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/contract"
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// BenchmarkIdempotentWrite measures the notebook tool's write: read the
+// file, then write it with an operation over the version read. Only the
+// write is counted and timed. Reported:
+//
+//	roundtrips/op  statements + prepares per write, from a pgx tracer
+//	               (full: one call of the mutation function)
+//	write-µs       mean latency of the write
+//	raw-µs         mean latency of a plain single-row UPDATE on the same pool
+//	x-raw-update   write-µs / raw-µs, measured interleaved in the same run
+func BenchmarkIdempotentWrite(b *testing.B) {
+	url := testURL(b)
+	for _, mode := range []string{"full", "primitives"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx := b.Context()
+			tr := &counter{}
+			pool := newPool(b, url, tr, 1)
+			table := uniqueTable(b, url)
+			d, err := New(ctx, pool, &Options{Table: table})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var dd driver.Driver = d
+			if mode == "primitives" {
+				dd = contract.Primitives(d)
+			}
+			s := store.New(dd, nil)
+			raw := quote(table + "_raw")
+			if _, err := pool.Exec(ctx, `CREATE TABLE `+raw+` (path text COLLATE "C" PRIMARY KEY, content text NOT NULL);
+				INSERT INTO `+raw+` VALUES ('u/main/MEMORY.md', '')`); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { uniqueTableDrop(b, url, table+"_raw") })
+			const path = "u/main/MEMORY.md"
+			if _, err := s.Write(ctx, store.WriteRequest{Path: path, Content: "- a fact\n"}); err != nil {
+				b.Fatal(err)
+			}
+			var write, rawUpdate time.Duration
+			i := 0
+			tr.pause(true)
+			tr.take()
+			for b.Loop() {
+				i++
+				f, err := s.Read(ctx, path, 65536)
+				if err != nil {
+					b.Fatal(err)
+				}
+				content := fmt.Sprintf("- fact %d\n", i)
+				tr.pause(false)
+				t0 := time.Now()
+				if _, err := s.Write(ctx, store.WriteRequest{Path: path, Content: content, Expected: f.Version,
+					Operation: &store.Operation{ID: fmt.Sprint("op-", i), Fingerprint: "fp"}}); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				tr.pause(true)
+				if _, err := pool.Exec(ctx, `UPDATE `+raw+` SET content = $1 WHERE path = $2`, content, path); err != nil {
+					b.Fatal(err)
+				}
+				write += t1.Sub(t0)
+				rawUpdate += time.Since(t1)
+			}
+			q, p, _ := tr.take()
+			n := float64(i)
+			b.ReportMetric(float64(q+p)/n, "roundtrips/op")
+			b.ReportMetric(float64(write.Microseconds())/n, "write-µs")
+			b.ReportMetric(float64(rawUpdate.Microseconds())/n, "raw-µs")
+			b.ReportMetric(float64(write)/float64(rawUpdate), "x-raw-update")
+		})
+	}
+}
+
+// BenchmarkSearch searches a scope of 200 files among 2,000: one ReadScope
+// statement.
+func BenchmarkSearch(b *testing.B) {
+	url := testURL(b)
+	ctx := b.Context()
+	tr := &counter{}
+	pool := newPool(b, url, tr, 1)
+	table := uniqueTable(b, url)
+	d, err := New(ctx, pool, &Options{Table: table})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO `+quote(table)+` (path, content, version)
+		SELECT 'u' || (i % 10) || '/main/f' || i || '.md', 'note ' || i || ' about flights and trains', 'v' || i
+		FROM generate_series(1, 2000) AS i`); err != nil {
+		b.Fatal(err)
+	}
+	s := store.New(d, nil)
+	tr.take()
+	for b.Loop() {
+		if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u3/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q, p, _ := tr.take()
+	b.ReportMetric(float64(q+p)/float64(b.N), "roundtrips/op")
+}

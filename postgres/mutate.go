@@ -1,0 +1,125 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/jackc/pgx/v5"
+)
+
+// Mutate implements driver.Mutator in one round trip: one call of the
+// function "<table>_mutate" (see the schema), which inserts the completed
+// receipt, checks the version and applies the change in one implicit
+// transaction. It returns the existing receipt when the operation is
+// known, and driver.ErrPrecondition (SQLSTATE [CodePrecondition], nothing
+// written) when the version differs.
+func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	meta, err := metadataArg(p.Metadata)
+	if err != nil {
+		return driver.MutateResult{}, err
+	}
+	text, raw := contentArgs(p.Content)
+	args := []any{string(p.Kind), p.Path, text, raw, meta, p.Expected, p.Version}
+	if r := p.Receipt; r != nil {
+		args = append(args, r.ID, r.Fingerprint, string(r.Kind), r.Path, r.Expected, r.Version, r.Existed, r.Completed, r.CreatedAt, r.ExpiresAt)
+	} else {
+		args = append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+	}
+	rows, err := d.pool.Query(ctx, d.sql.mutate, args...)
+	if err != nil {
+		return driver.MutateResult{}, d.mutateError(ctx, err)
+	}
+	existing, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.Receipt, error) { return scanReceipt(row) })
+	if err != nil {
+		return driver.MutateResult{}, d.mutateError(ctx, err)
+	}
+	if len(existing) > 0 {
+		return driver.MutateResult{Existing: existing[0]}, nil
+	}
+	return driver.MutateResult{}, nil
+}
+
+func (d *Driver) mutateError(ctx context.Context, err error) error {
+	if isPrecondition(err) {
+		return fmt.Errorf("%w: %w", driver.ErrPrecondition, err)
+	}
+	return fail(ctx, err)
+}
+
+// GetFiles implements driver.BatchGetter: one query, path = ANY($1).
+func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
+	rows, err := d.pool.Query(ctx, d.sql.getFiles, paths)
+	if err != nil {
+		return nil, fail(ctx, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.File, error) { return scanFile(row) })
+	if err != nil {
+		return nil, fail(ctx, err)
+	}
+	return out, nil
+}
+
+// ReadScope implements driver.ScopeReader: one range scan of the primary
+// key over [prefix, end), keeping files with no "/" after the prefix, each
+// cut by left() to MaxChars+1 characters; the extra character, if any,
+// tells that the file is longer.
+func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	chars := min(p.MaxChars, math.MaxInt32/4-1) + 1
+	q, args := d.sql.readAll, []any{p.Prefix, chars, clampInt32(p.Limit), 4 * chars}
+	if end, ok := prefixEnd(p.Prefix); ok {
+		q, args = d.sql.readScope, append(args, end)
+	}
+	rows, err := d.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fail(ctx, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (driver.ScopeFile, error) {
+		var f driver.ScopeFile
+		var text *string
+		var raw []byte
+		if err := row.Scan(&f.Path, &text, &raw); err != nil {
+			return f, err
+		}
+		if text != nil {
+			f.Content = *text
+		} else {
+			f.Content = string(raw) // whole characters up to the bound, see the SQL
+		}
+		f.Content, f.Truncated = driver.CutRunes(f.Content, p.MaxChars)
+		return f, nil
+	})
+	if err != nil {
+		return nil, fail(ctx, err)
+	}
+	return out, nil
+}
+
+// PruneExpired implements driver.Pruner: one statement deleting the
+// receipts and the tombstones whose expires_at is before now.
+func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	if err := d.pool.QueryRow(ctx, d.sql.prune, now).Scan(&n); err != nil {
+		return 0, fail(ctx, err)
+	}
+	return int(n), nil
+}
+
+// PruneReceipts deletes the receipts created more than olderThan ago
+// (pending or completed; by the local clock) and returns how many it
+// removed. A replay of a pruned operation applies it anew, so keep
+// olderThan well above the longest retry window of your agents. It fails
+// when olderThan is not positive.
+func (d *Driver) PruneReceipts(ctx context.Context, olderThan time.Duration) (int, error) {
+	if olderThan <= 0 {
+		return 0, errors.New("postgres: PruneReceipts needs a positive age")
+	}
+	tag, err := d.pool.Exec(ctx, d.sql.pruneReceipts, time.Now().Add(-olderThan))
+	if err != nil {
+		return 0, fail(ctx, err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -1,0 +1,234 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// schemaVersion is stored as the comment of the mutation function; a
+// process that finds it skips the DDL (and its locks) entirely. Bump it
+// whenever the DDL below changes: the next process to start then replaces
+// the function under the advisory lock. (A changed argument list makes a
+// new overload instead: the DDL must then drop the old signature.)
+const schemaVersion = "agentmem schema 1"
+
+// mutateArgs is the mutation function's signature.
+const mutateArgs = `p_kind text, p_path text, p_content text, p_content_bytes bytea, p_metadata jsonb, p_expected text, p_version text,
+	r_id text, r_fingerprint text, r_kind text, r_path text, r_expected text, r_version text,
+	r_existed boolean, r_completed boolean, r_created_at timestamptz, r_expires_at timestamptz`
+
+const mutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, text, text, text, text, boolean, boolean, timestamptz, timestamptz`
+
+// ddl returns the schema script. {T}, {R}, {F} stand for the quoted names
+// of the files table, the receipts table and the mutation function.
+//
+// The files table keeps tombstones (rows standing for a deleted file on the
+// primitive path) with their expiry; the partial index lets a prune find
+// the expired ones without scanning files. Receipts are their own rows.
+// PostgreSQL text cannot hold NUL: content that contains one is kept whole
+// in content_bytes (UTF-8), and content then shows each NUL as U+FFFD for
+// people and SQL; readers prefer content_bytes when it is set.
+//
+// The mutation function is the driver's one-round-trip atomic mutation.
+// The receipt is inserted first, so concurrent attempts of one operation
+// queue on its unique index; a known receipt is returned as the function's
+// single row and nothing is written. Then the version check and the
+// change: a failed check raises SQLSTATE ZM412, which aborts the statement
+// and so also removes the receipt just inserted. Zero rows back means the
+// mutation applied.
+const ddl = `
+CREATE TABLE IF NOT EXISTS {T} (
+	path         text COLLATE "C" PRIMARY KEY,
+	content      text NOT NULL,
+	content_bytes bytea,
+	version      text NOT NULL,
+	operation_id text,
+	metadata     jsonb,
+	tombstone    boolean NOT NULL DEFAULT false,
+	expires_at   timestamptz
+);
+CREATE INDEX IF NOT EXISTS {TI} ON {T} (expires_at) WHERE tombstone;
+CREATE TABLE IF NOT EXISTS {R} (
+	id          text PRIMARY KEY,
+	fingerprint text NOT NULL,
+	kind        text NOT NULL,
+	path        text COLLATE "C" NOT NULL,
+	expected    text NOT NULL,
+	version     text NOT NULL,
+	existed     boolean NOT NULL,
+	completed   boolean NOT NULL,
+	created_at  timestamptz NOT NULL,
+	expires_at  timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {RI} ON {R} (expires_at);
+CREATE OR REPLACE FUNCTION {F}({ARGS})
+RETURNS SETOF {R} LANGUAGE plpgsql AS $fn$
+BEGIN
+	IF r_id IS NOT NULL THEN
+		LOOP
+			INSERT INTO {R} (id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at)
+			VALUES (r_id, r_fingerprint, r_kind, r_path, r_expected, r_version, r_existed, r_completed, r_created_at, r_expires_at)
+			ON CONFLICT (id) DO NOTHING;
+			EXIT WHEN FOUND;
+			RETURN QUERY SELECT * FROM {R} WHERE id = r_id;
+			IF FOUND THEN
+				RETURN;
+			END IF;
+			-- Pruned in between: try again.
+		END LOOP;
+	END IF;
+	IF p_kind = 'delete' AND p_expected = '' THEN
+		IF EXISTS (SELECT FROM {T} WHERE path = p_path) THEN
+			RAISE EXCEPTION 'agentmem: % exists', p_path USING ERRCODE = 'ZM412';
+		END IF;
+		RETURN;
+	ELSIF p_kind = 'delete' THEN
+		DELETE FROM {T} WHERE path = p_path AND version = p_expected;
+	ELSIF p_expected = '' THEN
+		INSERT INTO {T} (path, content, content_bytes, version, operation_id, metadata)
+		VALUES (p_path, p_content, p_content_bytes, p_version, r_id, p_metadata)
+		ON CONFLICT (path) DO NOTHING;
+	ELSE
+		UPDATE {T} SET content = p_content, content_bytes = p_content_bytes, version = p_version, operation_id = r_id,
+			metadata = p_metadata, tombstone = false, expires_at = NULL
+		WHERE path = p_path AND version = p_expected;
+	END IF;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'agentmem: % is not at version %', p_path, p_expected USING ERRCODE = 'ZM412';
+	END IF;
+END
+$fn$;
+COMMENT ON FUNCTION {F}({TYPES}) IS '{VERSION}';
+`
+
+// CodePrecondition is the SQLSTATE the mutation function raises when the
+// version check fails. Class ZM is not used by PostgreSQL.
+const CodePrecondition = "ZM412"
+
+// quote quotes a validated identifier.
+func quote(name string) string { return `"` + name + `"` }
+
+// statements holds every SQL text of one table, built once.
+type statements struct {
+	table                                string
+	schemaCheck, schema                  string
+	getFile, listFiles, listAll          string
+	createFile, replaceFile, deleteFile  string
+	getReceipt, reserveReceipt           string
+	completeReceipt, completedReceipt    string
+	dropReceipt, receiptExists           string
+	mutate, getFiles, readScope, readAll string
+	prune, pruneReceipts                 string
+}
+
+const fileCols = `path, content, content_bytes, version, COALESCE(operation_id, ''), metadata::text, tombstone, expires_at`
+const receiptCols = `id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at`
+
+func newStatements(table string) statements {
+	t, r, f := quote(table), quote(table+"_receipts"), quote(table+"_mutate")
+	script := strings.NewReplacer(
+		"{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"),
+		"{T}", t, "{R}", r, "{F}", f, "{ARGS}", mutateArgs, "{TYPES}", mutateTypes, "{VERSION}", schemaVersion,
+	).Replace(ddl)
+	// The lock key is a number derived from the table name; a collision
+	// only serialises two schema creations.
+	h := fnv.New64a()
+	h.Write([]byte("agentmem:" + table))
+	lock := fmt.Sprintf("SELECT pg_advisory_xact_lock(%d);", int64(h.Sum64()))
+	// Scope reads: the range [prefix, end) on the primary key, files
+	// directly in the scope only, content cut to $2 = MaxChars+1 characters
+	// (the extra one tells truncation without reading the length), or
+	// content_bytes cut to $4 = 4×$2 bytes, which hold at least $2
+	// characters.
+	scope := `SELECT path, CASE WHEN content_bytes IS NULL THEN left(content, $2::int) END,
+		substring(content_bytes FROM 1 FOR $4::int) FROM ` + t + `
+		WHERE path >= $1::text %s AND NOT tombstone AND strpos(substr(path, char_length($1::text) + 1), '/') = 0
+		ORDER BY path LIMIT $3::int`
+	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int`
+	return statements{
+		table:       table,
+		schemaCheck: `SELECT COALESCE(obj_description(to_regproc($1::text), 'pg_proc'), '')`,
+		schema:      lock + script,
+		getFile:     `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = $1::text`,
+		listFiles:   fmt.Sprintf(list, `AND path < $4::text`),
+		listAll:     fmt.Sprintf(list, ``),
+		createFile: `INSERT INTO ` + t + ` (path, content, version, operation_id, metadata, tombstone, expires_at, content_bytes)
+			VALUES ($1::text, $2::text, $3::text, NULLIF($4::text, ''), $5::text::jsonb, $6::boolean, $7::timestamptz, $8::bytea)
+			ON CONFLICT (path) DO NOTHING`,
+		replaceFile: `UPDATE ` + t + ` SET content = $2::text, version = $3::text, operation_id = NULLIF($4::text, ''),
+			metadata = $5::text::jsonb, tombstone = $6::boolean, expires_at = $7::timestamptz, content_bytes = $9::bytea
+			WHERE path = $1::text AND version = $8::text`,
+		deleteFile: `DELETE FROM ` + t + ` WHERE path = $1::text AND version = $2::text`,
+		getReceipt: `SELECT ` + receiptCols + ` FROM ` + r + ` WHERE id = $1::text`,
+		reserveReceipt: `INSERT INTO ` + r + ` (` + receiptCols + `)
+			VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::boolean, false, $8::timestamptz, $9::timestamptz)
+			ON CONFLICT (id) DO NOTHING`,
+		completeReceipt: `UPDATE ` + r + ` SET fingerprint = $3::text, kind = $4::text, path = $5::text, expected = $6::text,
+			existed = $7::boolean, completed = true, created_at = $8::timestamptz, expires_at = $9::timestamptz
+			WHERE id = $1::text AND version = $2::text AND NOT completed`,
+		completedReceipt: `SELECT EXISTS (SELECT FROM ` + r + ` WHERE id = $1::text AND version = $2::text AND completed)`,
+		dropReceipt:      `DELETE FROM ` + r + ` WHERE id = $1::text AND version = $2::text AND NOT completed`,
+		receiptExists:    `SELECT EXISTS (SELECT FROM ` + r + ` WHERE id = $1::text)`,
+		mutate: `SELECT ` + receiptCols + ` FROM ` + f + `($1::text, $2::text, $3::text, $4::bytea, $5::text::jsonb, $6::text, $7::text,
+			$8::text, $9::text, $10::text, $11::text, $12::text, $13::text, $14::boolean, $15::boolean, $16::timestamptz, $17::timestamptz)`,
+		getFiles:  `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = ANY($1::text[])`,
+		readScope: fmt.Sprintf(scope, `AND path < $5::text`),
+		readAll:   fmt.Sprintf(scope, ``),
+		prune: `WITH r AS (DELETE FROM ` + r + ` WHERE expires_at < $1::timestamptz RETURNING 1),
+			f AS (DELETE FROM ` + t + ` WHERE tombstone AND expires_at < $1::timestamptz RETURNING 1)
+			SELECT (SELECT count(*) FROM r) + (SELECT count(*) FROM f)`,
+		pruneReceipts: `DELETE FROM ` + r + ` WHERE created_at < $1::timestamptz`,
+	}
+}
+
+// schemaOnce records that one process created (or found) the schema of one
+// table in one database.
+type schemaOnce struct {
+	mu   sync.Mutex
+	done bool
+}
+
+var schemas sync.Map // schema key → *schemaOnce
+
+// ensureSchema makes sure the schema of table exists, once per process for
+// each database, role and table.
+func ensureSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
+	c := pool.Config().ConnConfig
+	key := fmt.Sprintf("%s@%s:%d/%s/%s", c.User, c.Host, c.Port, c.Database, table)
+	v, _ := schemas.LoadOrStore(key, &schemaOnce{})
+	once := v.(*schemaOnce)
+	once.mu.Lock()
+	defer once.mu.Unlock()
+	if once.done {
+		return nil
+	}
+	if err := createSchema(ctx, pool, newStatements(table)); err != nil {
+		return err
+	}
+	once.done = true
+	return nil
+}
+
+// createSchema creates the schema unless the function already carries the
+// current schema version. The DDL runs as one multi-statement simple query,
+// which PostgreSQL executes as one transaction, after taking the table's
+// advisory lock: processes starting together queue on the lock and the
+// IF NOT EXISTS clauses make every later run a no-op.
+func createSchema(ctx context.Context, pool *pgxpool.Pool, s statements) error {
+	var found string
+	if err := pool.QueryRow(ctx, s.schemaCheck, quote(s.table+"_mutate")).Scan(&found); err != nil {
+		return fmt.Errorf("postgres: checking the schema of %s: %w", s.table, err)
+	}
+	if found == schemaVersion {
+		return nil
+	}
+	if _, err := pool.Exec(ctx, s.schema); err != nil {
+		return fmt.Errorf("postgres: creating the schema of %s: %w", s.table, err)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/ncruces/go-sqlite3"
+	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
+)
+
+// DefaultTable is the table name used when Options.Table is empty.
+const DefaultTable = "agent_memory"
+
+// DefaultBusyTimeout is how long a writer waits for another connection's
+// write lock by default.
+const DefaultBusyTimeout = 30 * time.Second
+
+// ErrInvalidTable reports a table name that is not 1–52 characters of
+// [A-Za-z0-9_] starting with a letter or an underscore (the rule the
+// PostgreSQL driver uses too, so one name works on both).
+var ErrInvalidTable = errors.New("sqlite: invalid table name")
+
+// ErrInvalidPath reports an empty database path or ":memory:" (each pooled
+// connection would get a database of its own; use core/memstore instead).
+var ErrInvalidPath = errors.New("sqlite: invalid database path")
+
+var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
+
+// Options configures a Driver. nil or the zero value means defaults.
+type Options struct {
+	// Table names the files table (default [DefaultTable]); receipts go to
+	// "<Table>_receipts". Names are quoted, so they are case-sensitive.
+	Table string
+	// BusyTimeout is how long a write waits for the lock another
+	// connection or process holds (default [DefaultBusyTimeout]).
+	BusyTimeout time.Duration
+}
+
+// Driver is the SQLite driver. It is safe for concurrent use.
+type Driver struct {
+	db     *sql.DB
+	path   string
+	opts   Options
+	sql    statements
+	writer chan struct{} // one in-process writer at a time
+}
+
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Mutator     = (*Driver)(nil)
+	_ driver.BatchGetter = (*Driver)(nil)
+	_ driver.ScopeReader = (*Driver)(nil)
+	_ driver.Pruner      = (*Driver)(nil)
+)
+
+// Open opens (creating if needed) the database file at path, in WAL mode,
+// and creates the schema if needed. The directory must exist. It fails
+// with [ErrInvalidTable] or [ErrInvalidPath] before touching the file.
+func Open(ctx context.Context, path string, opts *Options) (*Driver, error) {
+	return open(ctx, path, opts, nil)
+}
+
+// open is Open with a hook run on every new connection (tests install
+// statement counters with it).
+func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Conn) error) (*Driver, error) {
+	o := Options{Table: DefaultTable, BusyTimeout: DefaultBusyTimeout}
+	if opts != nil {
+		if opts.Table != "" {
+			o.Table = opts.Table
+		}
+		if opts.BusyTimeout > 0 {
+			o.BusyTimeout = opts.BusyTimeout
+		}
+	}
+	if !tablePattern.MatchString(o.Table) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, o.Table)
+	}
+	if path == "" || path == ":memory:" {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidPath, path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlitedriver.Open(dsn(abs, o.BusyTimeout), init)
+	if err != nil {
+		return nil, err
+	}
+	// Each connection is a SQLite instance of its own; writers queue on
+	// the semaphore before taking one, so a few serve any load.
+	conns := max(4, runtime.GOMAXPROCS(0))
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	d := &Driver{db: db, path: abs, opts: o, sql: newStatements(o.Table), writer: make(chan struct{}, 1)}
+	if err := d.enableWAL(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := d.createSchema(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// dsn is the URI of the database file with the settings every connection
+// gets: the busy timeout first, full fsync on commit, BEGIN IMMEDIATE for
+// transactions. WAL is a property of the file, set once by enableWAL.
+func dsn(path string, busy time.Duration) string {
+	escaped := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+	if !strings.HasPrefix(escaped, "/") {
+		escaped = "/" + escaped // a Windows drive letter
+	}
+	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(full)&_txlock=immediate",
+		escaped, busy.Milliseconds())
+}
+
+// enableWAL switches the file to WAL mode (a no-op once it is). The switch
+// needs the file to itself and SQLite reports SQLITE_BUSY at once, without
+// its busy handler, when other processes open the new file at the same
+// moment, so it is retried here for up to the busy timeout.
+func (d *Driver) enableWAL(ctx context.Context) error {
+	deadline := time.Now().Add(d.opts.BusyTimeout)
+	for {
+		var mode string
+		err := d.db.QueryRowContext(ctx, `PRAGMA journal_mode=wal`).Scan(&mode)
+		switch {
+		case err == nil && mode == "wal":
+			return nil
+		case err == nil:
+			return fmt.Errorf("sqlite: %s stays in journal mode %q, not WAL", d.path, mode)
+		case !errors.Is(err, sqlite3.BUSY) || time.Now().After(deadline):
+			return fmt.Errorf("sqlite: enabling WAL in %s: %w", d.path, fail(ctx, err))
+		}
+		t := time.NewTimer(time.Duration(1+rand.IntN(5)) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Path returns the absolute path of the database file.
+func (d *Driver) Path() string { return d.path }
+
+// Table returns the name of the files table.
+func (d *Driver) Table() string { return d.opts.Table }
+
+// DB returns the database/sql handle the driver uses, for an application's
+// own queries (the schema is in the module README).
+func (d *Driver) DB() *sql.DB { return d.db }
+
+// Close implements driver.Driver: it closes the database.
+func (d *Driver) Close() error { return d.db.Close() }
+
+// lockWriter waits for this process's writer slot; release frees it.
+func (d *Driver) lockWriter(ctx context.Context) (release func(), err error) {
+	select {
+	case d.writer <- struct{}{}:
+		return func() { <-d.writer }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// inTx runs fn in one BEGIN IMMEDIATE transaction and commits it when fn
+// returns nil; otherwise it rolls back and returns fn's error.
+func (d *Driver) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	release, err := d.lockWriter(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(ctx, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return fail(ctx, tx.Commit())
+}
+
+// fail keeps a context error visible to errors.Is when SQLite reports the
+// interruption in its own words.
+func fail(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
+}
+
+// applied maps a conditional statement's result to the driver contract:
+// no row changed is driver.ErrPrecondition, and a value over SQLite's
+// length limit (SQLITE_TOOBIG, refused before anything is written) is
+// driver.ErrTooLarge.
+func applied(ctx context.Context, res sql.Result, err error) error {
+	if errors.Is(err, sqlite3.TOOBIG) {
+		return fmt.Errorf("%w: %w", driver.ErrTooLarge, err)
+	}
+	if err != nil {
+		return fail(ctx, err)
+	}
+	n, err := res.RowsAffected()
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return driver.ErrPrecondition
+	}
+	return nil
+}
