@@ -93,7 +93,7 @@ var receiptCases = []Case{
 		}
 	}},
 	{"invalid_operation", func(t *testing.T, e *Env) {
-		for _, o := range []*store.Operation{op("", "fp"), op("id", ""), op(string(make([]rune, 513)), "fp")} {
+		for _, o := range []*store.Operation{op("", "fp"), op("id", ""), op(strings.Repeat("x", 513), "fp"), op("a\x00b", "fp"), op("id", "\xff")} {
 			_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: "a.md", Content: "x", Operation: o})
 			mustErr(t, err, store.ErrInvalidOperation, "write")
 			_, err = e.Store.Delete(ctx(t), store.DeleteRequest{Path: "a.md", Operation: o})

@@ -8,7 +8,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/jackc/pgx/v5"
@@ -116,30 +115,11 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 	return f, nil
 }
 
-// prefixEnd returns the least string greater than every string that starts
-// with prefix in code-point order (= UTF-8 byte order), and false when
-// there is none (an empty prefix). The same helper serves the PostgreSQL
-// and SQLite drivers; it belongs in core/driver.
-func prefixEnd(prefix string) (string, bool) {
-	for prefix != "" {
-		r, n := utf8.DecodeLastRuneInString(prefix)
-		prefix = prefix[:len(prefix)-n]
-		if r == utf8.MaxRune || (r == utf8.RuneError && n == 1) {
-			continue
-		}
-		if r++; r == 0xD800 {
-			r = 0xE000 // past the surrogates
-		}
-		return prefix + string(r), true
-	}
-	return "", false
-}
-
 // ListFiles implements driver.Driver: one range scan of the primary key,
 // tombstones flagged.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	q, args := d.sql.listAll, []any{p.Prefix, p.After, clampInt32(p.Limit)}
-	if end, ok := prefixEnd(p.Prefix); ok {
+	if end, ok := driver.PrefixEnd(p.Prefix); ok {
 		q, args = d.sql.listFiles, append(args, end)
 	}
 	rows, err := d.pool.Query(ctx, q, args...)

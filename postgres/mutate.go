@@ -70,7 +70,7 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	chars := min(p.MaxChars, math.MaxInt32/4-1) + 1
 	q, args := d.sql.readAll, []any{p.Prefix, chars, clampInt32(p.Limit), 4 * chars}
-	if end, ok := prefixEnd(p.Prefix); ok {
+	if end, ok := driver.PrefixEnd(p.Prefix); ok {
 		q, args = d.sql.readScope, append(args, end)
 	}
 	rows, err := d.pool.Query(ctx, q, args...)

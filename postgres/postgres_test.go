@@ -159,7 +159,7 @@ func TestScopeQueriesUseTheIndex(t *testing.T) {
 	if _, err := pool.Exec(t.Context(), `ANALYZE `+quote(table)); err != nil {
 		t.Fatal(err)
 	}
-	end, _ := prefixEnd("tenant7/main/")
+	end, _ := driver.PrefixEnd("tenant7/main/")
 	for _, q := range []struct {
 		name string
 		sql  string
@@ -351,17 +351,6 @@ func TestCharacterCounting(t *testing.T) {
 	got, err := d.ListFiles(ctx, driver.ListParams{Prefix: "s/é", Limit: 10})
 	if err != nil || len(got) != 1 || got[0].Path != "s/é.md" {
 		t.Fatalf("ListFiles(s/é) = %+v, %v", got, err)
-	}
-}
-
-func TestPrefixEnd(t *testing.T) {
-	for in, want := range map[string]string{
-		"a/": "a0", "tenant": "tenanu", "é": "ê", "a\U0010FFFF": "b", "\U0010FFFF": "", "": "", "a\uD7FF": "a\uE000",
-	} {
-		got, ok := prefixEnd(in)
-		if got != want || ok != (want != "") {
-			t.Errorf("prefixEnd(%q) = %q, %v; want %q", in, got, ok, want)
-		}
 	}
 }
 

@@ -15,6 +15,7 @@ require (
 )
 
 replace (
+	github.com/agentmem/agentmem/adk => ../adk
 	github.com/agentmem/agentmem/contract => ../contract
 	github.com/agentmem/agentmem/core => ../core
 )

@@ -369,7 +369,7 @@ func TestOneTransactionPerIdempotentWrite(t *testing.T) {
 
 func TestScopeQueriesUseTheIndex(t *testing.T) {
 	d := openTest(t, filepath.Join(t.TempDir(), "m.db"), nil)
-	end, _ := prefixEnd("t/main/")
+	end, _ := driver.PrefixEnd("t/main/")
 	for _, q := range []struct {
 		name string
 		sql  string
@@ -449,17 +449,6 @@ func TestCharacterCounting(t *testing.T) {
 	}
 	if f, err := d.GetFile(ctx, "z/nul.md"); err != nil || f.Content != "a\x00bc" {
 		t.Fatalf("GetFile(NUL) = %+v, %v", f, err)
-	}
-}
-
-func TestPrefixEnd(t *testing.T) {
-	for in, want := range map[string]string{
-		"a/": "a0", "tenant": "tenanu", "é": "ê", "a\U0010FFFF": "b", "\U0010FFFF": "", "": "", "a\uD7FF": "a\uE000",
-	} {
-		got, ok := prefixEnd(in)
-		if got != want || ok != (want != "") {
-			t.Errorf("prefixEnd(%q) = %q, %v; want %q", in, got, ok, want)
-		}
 	}
 }
 

@@ -43,6 +43,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrPrecondition reports that a conditional primitive was not applied
@@ -331,4 +332,23 @@ func CutRunes(s string, n int) (string, bool) {
 		i++
 	}
 	return s, false
+}
+
+// PrefixEnd returns the least string greater than every string that starts
+// with prefix in code-point order (= UTF-8 byte order), and false when there
+// is none (an empty prefix). Drivers use it for range scans:
+// prefix <= path < PrefixEnd(prefix).
+func PrefixEnd(prefix string) (string, bool) {
+	for prefix != "" {
+		r, n := utf8.DecodeLastRuneInString(prefix)
+		prefix = prefix[:len(prefix)-n]
+		if r == utf8.MaxRune || (r == utf8.RuneError && n == 1) {
+			continue
+		}
+		if r++; r == 0xD800 {
+			r = 0xE000 // past the surrogates
+		}
+		return prefix + string(r), true
+	}
+	return "", false
 }

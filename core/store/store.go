@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -46,7 +47,7 @@ type Store struct {
 	now       func() time.Time
 
 	mu        sync.Mutex
-	completed map[string]struct{} // receipts this store saw completed
+	completed map[string]struct{} // versions whose receipts this store saw settled
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -253,8 +254,8 @@ func validateOperation(op *Operation) error {
 		return nil
 	}
 	for name, v := range map[string]string{"id": op.ID, "fingerprint": op.Fingerprint} {
-		if v == "" || utf8.RuneCountInString(v) > MaxOperationIDChars || !utf8.ValidString(v) {
-			return fmt.Errorf("%w: %s must be 1-%d chars of valid UTF-8", ErrInvalidOperation, name, MaxOperationIDChars)
+		if v == "" || utf8.RuneCountInString(v) > MaxOperationIDChars || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return fmt.Errorf("%w: %s must be 1-%d chars of valid UTF-8 without NUL", ErrInvalidOperation, name, MaxOperationIDChars)
 		}
 	}
 	return nil
