@@ -5,6 +5,7 @@ go 1.26.5
 require (
 	github.com/agentmem/agentmem/adk v0.0.0
 	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/sqlite v0.0.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
 )
@@ -25,6 +26,7 @@ require (
 	github.com/googleapis/enterprise-certificate-proxy v0.3.19 // indirect
 	github.com/googleapis/gax-go/v2 v2.23.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/ncruces/go-sqlite3 v0.37.0
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.68.0 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect
@@ -45,5 +47,7 @@ require (
 
 replace (
 	github.com/agentmem/agentmem/adk => ../adk
+	github.com/agentmem/agentmem/contract => ../contract
 	github.com/agentmem/agentmem/core => ../core
+	github.com/agentmem/agentmem/sqlite => ../sqlite
 )

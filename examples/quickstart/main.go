@@ -8,7 +8,7 @@
 // Run 1: kamal says "I moved to Hanoi and hate early flights" and the model
 // saves it with write_memory. Run 2, a new session: "Book me something to
 // Bangkok", and the model's request already carries the memory block. It
-// prints what the model saw and the MEMORY.md left on disk. Run it twice:
+// prints what the model saw and the MEMORY.md it left. Run it twice:
 // the second time the model already knows.
 package main
 
@@ -20,7 +20,6 @@ import (
 	"iter"
 	"log"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -35,8 +34,9 @@ import (
 
 	agentmemadk "github.com/agentmem/agentmem/adk"
 	"github.com/agentmem/agentmem/adk/adktest"
-	"github.com/agentmem/agentmem/core/filestore"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/sqlite"
 )
 
 const (
@@ -46,17 +46,19 @@ const (
 )
 
 func main() {
-	dir := flag.String("dir", ".agent-memory", "directory of the memory files")
+	db := flag.String("db", ".agent-memory.db", "SQLite database file of the memory")
 	scripted := flag.Bool("scripted", false, "use the scripted model even when GEMINI_API_KEY or GOOGLE_API_KEY is set")
 	flag.Parse()
 	ctx := context.Background()
 
-	// The store is the only line to change for another backend (SQLite,
-	// PostgreSQL, DynamoDB, Firestore, Cosmos DB).
-	s, err := filestore.Open(*dir, nil)
+	// The driver is the only line to change for another backend
+	// (filestore.New(dir), postgres.Open, dynamodb.New, firestore.New,
+	// cosmosdb.New).
+	d, err := sqlite.Open(ctx, *db, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
+	s := store.New(d, nil)
 	defer s.Close()
 
 	mem, err := memory.New(s, nil) // namespace = the ADK user id
@@ -78,7 +80,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("agentmem quickstart: files in %s, model %s\n", *dir, name)
+	fmt.Printf("agentmem quickstart: memory in %s (SQLite), model %s\n", *db, name)
 
 	for i, prompt := range []string{remember, book} {
 		fmt.Printf("\n── run %d · user %s · new session ──\n", i+1, user)
@@ -99,7 +101,7 @@ func main() {
 		fmt.Printf("%s: %s\n%s\n", user, prompt, strings.Join(lines, "\n"))
 	}
 
-	path := filepath.Join(*dir, user, "main", memory.MainFile)
+	path := user + "/main/" + memory.MainFile
 	f, err := s.Read(ctx, user+"/main/"+memory.MainFile, memory.DefaultMaxMemorySize)
 	if err != nil {
 		log.Fatal(err)
