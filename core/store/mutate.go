@@ -160,15 +160,30 @@ func (s *Store) mutatePlain(ctx context.Context, c change) (Mutation, error) {
 }
 
 // mutateTracked applies a change with an operation over the nine
-// primitives: reserve a pending receipt whose version is the one the change
-// writes, apply the conditional change, complete the receipt.
+// primitives: fix the row the change is conditioned on, reserve a pending
+// receipt whose version is the one the change writes, apply the conditional
+// change, complete the receipt.
+//
+// Every conditional write of an attempt names a version that existed before
+// its reservation (a create replaces a tombstone, put there first when the
+// path is empty). A settlement that finds the reservation pending either
+// fences that row or finds it moved on; versions never repeat, so the
+// attempt can then never land, however late its request arrives.
 func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 	if err := s.settleVersion(ctx, c.expected); err != nil {
 		return Mutation{}, err
 	}
-	now := s.now()
-	rec := s.receipt(c, now, newVersion(now, c.op.ID), false)
+	var rec driver.Receipt
+	var prep error // a refusal of the create's tombstone, reported after the receipt check
+	cond := c.expected
 	for round := 0; ; round++ {
+		if c.kind == driver.KindWrite && c.expected == "" {
+			if cond, prep = s.prepareCreate(ctx, c.path); prep != nil && !refused(prep) {
+				return Mutation{}, prep
+			}
+		}
+		now := s.now() // the lease starts at the reservation
+		rec = s.receipt(c, now, newVersion(now, c.op.ID), false)
 		ex, err := s.reserve(ctx, rec)
 		if err != nil {
 			return Mutation{}, err
@@ -192,12 +207,18 @@ func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 		}
 	}
 
-	err := s.apply(ctx, c, rec)
+	if prep != nil {
+		s.drop(ctx, rec)
+		return Mutation{}, prep
+	}
+	err := s.apply(ctx, c, rec, cond)
 	if err == nil {
 		return s.finish(ctx, c, rec), nil
 	}
 	if isPrecondition(err) {
-		s.drop(ctx, rec)
+		if s.drop(ctx, rec) {
+			return s.result(c, rec), nil
+		}
 		return Mutation{}, c.conflict(err)
 	}
 	if refused(err) {
@@ -207,7 +228,7 @@ func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 	// Unknown outcome (a lost reply or a failed request). The identical
 	// conditional change is safe to repeat: if the first landed, this one
 	// fails on its condition and the row shows our version.
-	err2 := s.apply(ctx, c, rec)
+	err2 := s.apply(ctx, c, rec, cond)
 	if err2 == nil {
 		return s.finish(ctx, c, rec), nil
 	}
@@ -219,10 +240,45 @@ func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 		if f != nil && f.Version == rec.Version {
 			return s.finish(ctx, c, rec), nil
 		}
-		s.drop(ctx, rec)
+		// A writer that overwrote our row completed our receipt first.
+		if s.drop(ctx, rec) {
+			return s.result(c, rec), nil
+		}
 		return Mutation{}, c.conflict(err2)
 	}
 	return Mutation{}, err // the receipt stays pending; a replay settles it
+}
+
+// prepareCreate returns the version of the tombstone a tracked create
+// replaces, putting one there when the path is empty (and settling the
+// operation an existing tombstone records), or "" when a file exists there.
+func (s *Store) prepareCreate(ctx context.Context, path string) (string, error) {
+	var err error
+	for range 4 {
+		now := s.now()
+		t := driver.File{Path: path, Version: newVersion(now, ""), Tombstone: true, ExpiresAt: now.Add(s.retention)}
+		if err = s.d.CreateFile(ctx, t); err == nil {
+			return t.Version, nil
+		}
+		if refused(err) {
+			return "", err
+		}
+		f, gerr := s.d.GetFile(ctx, path)
+		if gerr != nil {
+			return "", gerr
+		}
+		switch {
+		case f == nil:
+			continue // removed meanwhile, or our tombstone did not land
+		case !f.Tombstone:
+			return "", nil
+		}
+		if err := s.settleVersion(ctx, f.Version); err != nil {
+			return "", err
+		}
+		return f.Version, nil
+	}
+	return "", err
 }
 
 // reserve stores rec as a pending receipt. It returns nil when rec is
@@ -253,15 +309,17 @@ func (s *Store) reserve(ctx context.Context, rec driver.Receipt) (*driver.Receip
 }
 
 // apply makes the conditional change of a tracked mutation: the row written
-// carries rec.Version and the operation id.
-func (s *Store) apply(ctx context.Context, c change, rec driver.Receipt) error {
+// carries rec.Version and the operation id. cond is the version the row
+// must have: c.expected, or for a create the tombstone it replaces ("" when
+// a file is there).
+func (s *Store) apply(ctx context.Context, c change, rec driver.Receipt, cond string) error {
 	switch {
 	case c.kind == driver.KindWrite:
-		f := driver.File{Path: c.path, Content: c.content, Version: rec.Version, OperationID: rec.ID, Metadata: c.meta}
-		if c.expected == "" {
-			return s.createOver(ctx, f)
+		if cond == "" {
+			return fmt.Errorf("file exists: %w", driver.ErrPrecondition)
 		}
-		return s.d.ReplaceFile(ctx, f, c.expected)
+		f := driver.File{Path: c.path, Content: c.content, Version: rec.Version, OperationID: rec.ID, Metadata: c.meta}
+		return s.d.ReplaceFile(ctx, f, cond)
 	case c.expected == "":
 		return s.checkAbsent(ctx, c.path)
 	default:
@@ -276,17 +334,21 @@ func (s *Store) apply(ctx context.Context, c change, rec driver.Receipt) error {
 // result is true either way; a pending receipt is settled later).
 func (s *Store) finish(ctx context.Context, c change, rec driver.Receipt) Mutation {
 	rec.Completed = true
-	err := s.d.CompleteReceipt(ctx, rec)
-	if err != nil && !isPrecondition(err) && ctx.Err() == nil {
-		err = s.d.CompleteReceipt(ctx, rec)
-	}
+	err := s.bookkeep(ctx, func(ctx context.Context) error { return s.d.CompleteReceipt(ctx, rec) })
 	if err == nil {
-		s.markCompleted(rec.ID)
+		s.markCompleted(rec.Version)
 		if c.kind == driver.KindDelete && c.expected != "" {
 			// The receipt now answers for the delete; the tombstone can go.
+			ctx, cancel := s.cleanup(ctx)
 			_ = s.d.DeleteFile(ctx, c.path, rec.Version)
+			cancel()
 		}
 	}
+	return s.result(c, rec)
+}
+
+// result is what a tracked change that landed returns.
+func (s *Store) result(c change, rec driver.Receipt) Mutation {
 	m := Mutation{Existed: rec.Existed}
 	if c.kind == driver.KindWrite {
 		m.Version = rec.Version
@@ -294,12 +356,50 @@ func (s *Store) finish(ctx context.Context, c change, rec driver.Receipt) Mutati
 	return m
 }
 
-// drop removes our pending receipt after a change that did not land. A
-// failure leaves it pending, to be settled by a later replay.
-func (s *Store) drop(ctx context.Context, rec driver.Receipt) {
-	if err := s.d.DropReceipt(ctx, rec.ID, rec.Version); err != nil && !isPrecondition(err) && ctx.Err() == nil {
-		_ = s.d.DropReceipt(ctx, rec.ID, rec.Version)
+// drop removes our pending receipt after a change that did not land, or
+// may not have. It reports whether the receipt turned out completed with
+// our version: the change did land, and a writer that overwrote the row
+// settled it first. A failure leaves the receipt pending, to be settled by
+// a later replay.
+func (s *Store) drop(ctx context.Context, rec driver.Receipt) bool {
+	err := s.bookkeep(ctx, func(ctx context.Context) error { return s.d.DropReceipt(ctx, rec.ID, rec.Version) })
+	if !isPrecondition(err) {
+		return false
 	}
+	ctx, cancel := s.cleanup(ctx)
+	defer cancel()
+	r, gerr := s.d.GetReceipt(ctx, rec.ID)
+	landed := gerr == nil && r != nil && r.Completed && r.Version == rec.Version
+	if landed {
+		s.markCompleted(rec.Version)
+	}
+	return landed
+}
+
+// bookkeep runs a receipt call that ends an attempt, once more if it failed
+// for another reason than its condition.
+func (s *Store) bookkeep(ctx context.Context, call func(context.Context) error) error {
+	var err error
+	for range 2 {
+		c, cancel := s.cleanup(ctx)
+		err = call(c)
+		cancel()
+		if err == nil || isPrecondition(err) {
+			break
+		}
+	}
+	return err
+}
+
+// cleanup returns the context for the bookkeeping that ends an attempt: the
+// caller's while it lasts; once the caller has given up, a detached one
+// bounded by the pending timeout, since a receipt left pending would stall
+// the next replay that long.
+func (s *Store) cleanup(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), s.pending)
 }
 
 // checkAbsent is the condition of a delete that expects no file.
@@ -347,7 +447,7 @@ func (s *Store) createOver(ctx context.Context, f driver.File) error {
 // is overwritten, since the row is the only evidence that it landed.
 func (s *Store) settleVersion(ctx context.Context, v string) error {
 	id := versionOperation(v)
-	if id == "" || s.isCompleted(id) {
+	if id == "" || s.isCompleted(v) {
 		return nil
 	}
 	r, err := s.d.GetReceipt(ctx, id)
@@ -361,7 +461,7 @@ func (s *Store) settleVersion(ctx context.Context, v string) error {
 			return err
 		}
 	}
-	s.markCompleted(id)
+	s.markCompleted(v)
 	return nil
 }
 
@@ -392,12 +492,12 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (*driv
 				if !isPrecondition(err) {
 					return nil, err
 				}
-				if r, err = s.d.GetReceipt(ctx, r.ID); err != nil || r == nil || r.Completed {
+				if r, wait, err = s.reread(ctx, r); err != nil || r == nil || r.Completed {
 					return r, err
 				}
 				continue
 			}
-			s.markCompleted(r.ID)
+			s.markCompleted(r.Version)
 			return &done, nil
 		}
 		if mayLand(r, f) {
@@ -412,13 +512,24 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (*driv
 			if !isPrecondition(err) {
 				return nil, err
 			}
-			if r, err = s.d.GetReceipt(ctx, r.ID); err != nil || r == nil || r.Completed {
+			if r, wait, err = s.reread(ctx, r); err != nil || r == nil || r.Completed {
 				return r, err
 			}
 			continue
 		}
 		return nil, nil
 	}
+}
+
+// reread reads receipt r again after it changed under a settlement. A new
+// attempt's reservation gets its own lease: wait reports whether it differs
+// from r.
+func (s *Store) reread(ctx context.Context, r *driver.Receipt) (*driver.Receipt, bool, error) {
+	r2, err := s.d.GetReceipt(ctx, r.ID)
+	if err != nil || r2 == nil {
+		return nil, false, err
+	}
+	return r2, r2.Version != r.Version, nil
 }
 
 // await polls a pending receipt until it is completed, dropped, or older
@@ -478,18 +589,21 @@ func (s *Store) fence(ctx context.Context, path string, f *driver.File) error {
 
 const completedCacheSize = 4096
 
-func (s *Store) markCompleted(id string) {
+// markCompleted remembers that the receipt of the attempt that wrote
+// version v is settled. Keyed by version, not operation: an expired
+// operation may be applied anew under a fresh receipt.
+func (s *Store) markCompleted(v string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.completed == nil || len(s.completed) >= completedCacheSize {
 		s.completed = make(map[string]struct{})
 	}
-	s.completed[id] = struct{}{}
+	s.completed[v] = struct{}{}
 }
 
-func (s *Store) isCompleted(id string) bool {
+func (s *Store) isCompleted(v string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.completed[id]
+	_, ok := s.completed[v]
 	return ok
 }
