@@ -132,7 +132,7 @@ func retryConflicts(ctx context.Context, f func() error) error {
 		if i == maxConflictRetries || !conflicted(err) {
 			return err
 		}
-		if err := sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
+		if err := driver.Sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
 			return err
 		}
 		backoff = min(2*backoff, time.Second)

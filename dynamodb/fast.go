@@ -205,7 +205,7 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 			}
 			chunk = res.UnprocessedKeys[d.table].Keys
 			if len(chunk) > 0 {
-				if err := sleep(ctx, backoff); err != nil {
+				if err := driver.Sleep(ctx, backoff); err != nil {
 					return nil, err
 				}
 				backoff = min(2*backoff, time.Second)
@@ -213,17 +213,6 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 		}
 	}
 	return out, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // ReadScope implements driver.ScopeReader: one Query on the scope's

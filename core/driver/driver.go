@@ -318,9 +318,13 @@ func CapabilitiesOf(d Driver) Capabilities {
 	return c
 }
 
-// CutRunes returns the first n runes of s (n >= 0) and whether s was
-// longer. Drivers use it for ScopeReader bounds; it never splits a rune.
+// CutRunes returns the first n runes of s and whether s was longer (n <= 0
+// keeps nothing). Drivers use it for ScopeReader bounds; it never splits a
+// rune.
 func CutRunes(s string, n int) (string, bool) {
+	if n <= 0 {
+		return "", s != ""
+	}
 	if len(s) <= n { // bytes ≥ runes
 		return s, false
 	}
@@ -351,4 +355,17 @@ func PrefixEnd(prefix string) (string, bool) {
 		return prefix + string(r), true
 	}
 	return "", false
+}
+
+// Sleep waits for d, or until ctx is done (returning its error). Drivers and
+// the store use it for retry backoff.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentmem/agentmem/core/driver"
 )
 
 // The delimiters of the injected block.
@@ -101,7 +103,7 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (
 		return "", nil
 	}
 	v := m.newView(escapeTags(content), files, "", mainTrunc, filesTrunc)
-	body, _ := cutRunes(v.fit(max(1, budget/CharsPerToken)*CharsPerToken), budget)
+	body, _ := driver.CutRunes(v.fit(max(1, budget/CharsPerToken)*CharsPerToken), budget)
 	block := BlockOpen + body + BlockClose
 	sp.set("memory.injected_chars", runes(block))
 	return block, nil
@@ -289,14 +291,14 @@ func (v *view) fit(budget int) string {
 		v.dropped = 0
 	}
 	if over := v.length() - budget; over > 0 && v.guidance != "" {
-		v.guidance, _ = cutRunes(v.guidance, max(0, runes(v.guidance)-over))
+		v.guidance, _ = driver.CutRunes(v.guidance, max(0, runes(v.guidance)-over))
 	}
 	if v.length() > budget {
 		if v.omitted > 0 || v.filesTrunc {
-			s, _ := cutRunes(v.omittedMarker(), budget)
+			s, _ := driver.CutRunes(v.omittedMarker(), budget)
 			return s
 		}
-		s, _ := cutRunes(v.String(), budget)
+		s, _ := driver.CutRunes(v.String(), budget)
 		return s
 	}
 	return v.String()

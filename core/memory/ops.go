@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/canon"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -116,15 +117,7 @@ func operation(sc scope, inv Invocation, kind, path string, args map[string]any)
 // backoff waits a little before CAS attempt i+1, so that concurrent
 // writers spread out.
 func backoff(ctx context.Context, i int) error {
-	d := time.Duration(rand.IntN(250*(i%8+1))) * time.Microsecond
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return driver.Sleep(ctx, time.Duration(rand.IntN(250*(i%8+1)))*time.Microsecond)
 }
 
 // readFile reads path, returning nil when it does not exist.
@@ -476,7 +469,7 @@ func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, 
 			out.Truncated = true
 			break
 		}
-		snip, cut := cutRunes(mt.Snippet, remaining)
+		snip, cut := driver.CutRunes(mt.Snippet, remaining)
 		out.Truncated = out.Truncated || cut
 		remaining -= runes(snip)
 		chars += runes(snip)
@@ -485,19 +478,4 @@ func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, 
 	out.Scanned = min(max(r.Scanned, 0), l.MaxSearchFiles)
 	out.Truncated = out.Truncated || r.Scanned > l.MaxSearchFiles
 	return out, chars, nil
-}
-
-// cutRunes returns the first n runes of s and whether anything was cut.
-func cutRunes(s string, n int) (string, bool) {
-	if n <= 0 {
-		return "", s != ""
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos], true
-		}
-		i++
-	}
-	return s, false
 }

@@ -541,12 +541,8 @@ func (s *Store) await(ctx context.Context, r *driver.Receipt) (*driver.Receipt, 
 		if left <= 0 {
 			return r, nil
 		}
-		t := time.NewTimer(min(backoff, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := driver.Sleep(ctx, min(backoff, left)); err != nil {
+			return nil, err
 		}
 		backoff = min(2*backoff, 100*time.Millisecond)
 		r2, err := s.d.GetReceipt(ctx, r.ID)
