@@ -12,7 +12,9 @@
 //
 // Every primitive runs under an advisory lock (flock) on the sidecar's lock
 // file, exclusive for changes and shared for reads, so several goroutines
-// and several processes may use one directory safely. Content is replaced
+// and several processes may use one directory safely. On platforms without
+// flock (Windows, Solaris) the lock is process-wide only: use one process
+// per directory there. Content is replaced
 // atomically (a temporary file in the same directory, then rename). A
 // file's record keeps the previous state too, so a crash between writing
 // the record and renaming the content is read as "not landed".
@@ -123,21 +125,12 @@ func (d *Driver) lock(exclusive bool) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	unlock, err := lockFile(f, exclusive)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { f.Close() }, nil // closing releases the lock
+	return func() { unlock(); f.Close() }, nil
 }
 
 func reserved(path string) error {
