@@ -37,6 +37,28 @@
 //     means success; otherwise, if it cannot tell, it returns an
 //     unknown-outcome error rather than ErrPrecondition (a plain delete may
 //     thus surface as a backend error instead of a conflict).
+//
+// # Errors
+//
+// [ErrPrecondition] is the only "nothing was written, the condition did not
+// hold" answer. [ErrTooLarge], [ErrPathEscape] and [ErrReservedPath] also
+// promise that nothing was written; the store passes them on as
+// store.ErrTooLarge, store.ErrPathEscape and store.ErrReservedPath. Every
+// other error means "unknown outcome".
+//
+// # Consistency
+//
+// Each primitive is atomic on its own; nothing spans two primitives. The
+// store never relies on more: its receipt algorithm tolerates a crash or a
+// lost reply between any two calls. A [Mutator] is atomic across the
+// receipt and the file.
+//
+// # Capabilities
+//
+// [Mutator], [BatchGetter], [ScopeReader] and [Pruner] are optional, each
+// with one call site in the store and a documented fallback. Wrappers that
+// implement all of them on behalf of another driver say which are real with
+// [CapabilityReporter]; [CapabilitiesOf] reports what the store will use.
 package driver
 
 import (

@@ -8,6 +8,14 @@
 // content hash and metadata, one JSON file per operation receipt, and a
 // lock file.
 //
+// # Errors
+//
+// Besides driver.ErrPrecondition for failed conditions: store.ErrPathEscape
+// for a target whose real location is outside the directory,
+// store.ErrReservedPath for the sidecar's name, and the operating system's
+// errors (errors.As finds *fs.PathError) for I/O failures; a corrupt sidecar
+// record is an error naming its file, never silently ignored.
+//
 // # Consistency
 //
 // Every primitive runs under an advisory lock (flock) on the sidecar's lock

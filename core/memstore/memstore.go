@@ -2,6 +2,11 @@
 // [driver.Driver] and every optional interface, for tests, examples and
 // short-lived processes.
 //
+// # Errors
+//
+// The driver reports driver.ErrPrecondition for failed conditions and an
+// error for any call after Close; nothing else fails.
+//
 // # Consistency
 //
 // One mutex serialises every call, so each primitive and [Driver.Mutate]

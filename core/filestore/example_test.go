@@ -1,0 +1,34 @@
+package filestore_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/agentmem/agentmem/core/filestore"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+func Example() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "agentmem-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	s, err := filestore.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n"}); err != nil {
+		log.Fatal(err)
+	}
+	// The memory is a plain Markdown file a person can open.
+	b, _ := os.ReadFile(filepath.Join(dir, "kamal", "main", "MEMORY.md"))
+	fmt.Printf("%q\n", b)
+	// Output: "- lives in Hanoi\n"
+}
