@@ -23,7 +23,13 @@ READY_TIMEOUT="${EMULATORS_READY_TIMEOUT:-60}"
 
 ALL_BACKENDS=(postgres dynamodb firestore cosmos)
 
-PG_BIN="/usr/lib/postgresql/15/bin"
+# PostgreSQL 15 (Debian 12's); another installed major version serves too.
+PG_BIN="${AGENTMEM_PG_BIN:-/usr/lib/postgresql/15/bin}"
+if [[ -z "${AGENTMEM_PG_BIN:-}" && ! -x "$PG_BIN/initdb" ]]; then
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [[ -x "$d/initdb" ]]; then PG_BIN="$d"; break; fi
+  done
+fi
 DDB_NPM="amplify-dynamodb-simulator@2.9.30"
 FIRESTORE_DIR="/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator"
 FIRESTORE_JAR="$FIRESTORE_DIR/cloud-firestore-emulator.jar"
