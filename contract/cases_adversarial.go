@@ -103,7 +103,7 @@ func advCrashBeforeApply(t *testing.T, e *Env, opts *store.Options) *store.Store
 // reservation lands (or, on the atomic path, just before its mutation).
 func advCrashAfterReserve(t *testing.T, e *Env) *store.Store {
 	var dead atomic.Bool
-	return e.NewStore(t, testOptions(), advHooks(func(call string) error {
+	return e.NewStore(t, e.Options(), advHooks(func(call string) error {
 		if dead.Load() || call == "Mutate" {
 			dead.Store(true)
 			return ErrInjected
@@ -180,14 +180,14 @@ func advStallContent(g *advGate) func(driver.Driver) driver.Driver {
 // lease has run out. The attempt's result arrives on the channel.
 func advStalledCreate(t *testing.T, e *Env, path string, o *store.Operation) (*advGate, <-chan advResult) {
 	g := newAdvGate(t)
-	slow := e.NewStore(t, testOptions(), advStallContent(g))
+	slow := e.NewStore(t, e.Options(), advStallContent(g))
 	done := make(chan advResult, 1)
 	go func() {
 		m, err := slow.Write(ctx(t), store.WriteRequest{Path: path, Content: opLine + "\n", Operation: o})
 		done <- advResult{m, err}
 	}()
 	<-g.entered
-	time.Sleep(60 * time.Millisecond) // past the suite's pending timeout
+	e.expireLeases() // past the suite's pending timeout
 	return g, done
 }
 
@@ -224,7 +224,7 @@ var adversarialCases = []Case{
 		// must not land over the fence, or a replay applies it again.
 		path := "fc.md"
 		v := create(t, e.Store, path, "seed\n")
-		keep := e.NewStore(t, testOptions(), advHooks(func(call string) error {
+		keep := e.NewStore(t, e.Options(), advHooks(func(call string) error {
 			if call == "DeleteFile" {
 				return ErrInjected // the delete's tombstone stays (primitive path)
 			}
@@ -235,7 +235,7 @@ var adversarialCases = []Case{
 		}
 		o := op("fc-op", "fp")
 		g, done := advStalledCreate(t, e, path, o)
-		other := e.NewStore(t, testOptions(), nil)
+		other := e.NewStore(t, e.Options(), nil)
 		if got, err := other.GetOperation(ctx(t), *o); err != nil || got != nil {
 			t.Fatalf("GetOperation while stalled = %+v, %v", got, err)
 		}
@@ -262,7 +262,7 @@ var adversarialCases = []Case{
 		path := "sc.md"
 		o := op("sc-op", "fp")
 		g, done := advStalledCreate(t, e, path, o)
-		other := e.NewStore(t, testOptions(), nil)
+		other := e.NewStore(t, e.Options(), nil)
 		if _, err := AppendOnce(ctx(t), other, path, opLine, o, 16); err != nil {
 			t.Fatalf("replay: %v", err)
 		}
@@ -295,10 +295,10 @@ var adversarialCases = []Case{
 				path := fmt.Sprintf("lr-%v.md", del)
 				v := create(t, e.Store, path, "seed\n")
 				o := op("lr-op-"+path, "fp")
-				other := e.NewStore(t, testOptions(), nil)
+				other := e.NewStore(t, e.Options(), nil)
 				applies, wrote := 0, false
 				var werr error
-				s := e.NewStore(t, testOptions(), advHooks(func(call string) error {
+				s := e.NewStore(t, e.Options(), advHooks(func(call string) error {
 					if isApply(call) && applies == 1 && !wrote {
 						wrote = true
 						_, werr = AppendOnce(ctx(t), other, path, writerLine, nil, 16)
@@ -526,7 +526,7 @@ var adversarialCases = []Case{
 		if _, err := advCrashAfterReserve(t, e).Write(ctx(t), store.WriteRequest{Path: "t/s/0.md", Content: "needle", Operation: o}); !errors.Is(err, ErrInjected) {
 			t.Fatalf("dead create: %v", err)
 		}
-		time.Sleep(60 * time.Millisecond)
+		e.expireLeases()
 		if got, err := e.Store.GetOperation(ctx(t), *o); err != nil || got != nil {
 			t.Fatalf("GetOperation = %+v, %v", got, err)
 		}
@@ -553,7 +553,7 @@ var adversarialCases = []Case{
 				v := create(t, e.Store, path, "seed\n")
 				o := op("cr-op-"+path, "fp")
 				var dead atomic.Bool
-				s := e.NewStore(t, testOptions(), advHooks(func(call string) error {
+				s := e.NewStore(t, e.Options(), advHooks(func(call string) error {
 					if dead.Load() || (!landed && isApply(call)) {
 						dead.Store(true)
 						return ErrInjected
@@ -568,12 +568,12 @@ var adversarialCases = []Case{
 				}))
 				_, err := s.Write(ctx(t), store.WriteRequest{Path: path, Content: "seed\n" + opLine + "\n", Expected: v, Operation: o})
 				mustErr(t, err, ErrInjected, "dead attempt")
-				time.Sleep(60 * time.Millisecond)
+				e.expireLeases()
 				const n = 8
 				out := make(chan advResult, n)
 				for range n {
 					go func() {
-						m, err := AppendOnce(ctx(t), e.NewStore(t, testOptions(), nil), path, opLine, o, 64)
+						m, err := AppendOnce(ctx(t), e.NewStore(t, e.Options(), nil), path, opLine, o, 64)
 						out <- advResult{m, err}
 					}()
 				}
@@ -620,7 +620,7 @@ var adversarialCases = []Case{
 		} else {
 			mustErr(t, err, context.DeadlineExceeded, "GetOperation while the attempt is live")
 		}
-		time.Sleep(60 * time.Millisecond)
+		e.expireLeases()
 		if _, err := AppendOnce(ctx(t), e.Store, path, opLine, o, 16); err != nil {
 			t.Fatalf("replay: %v", err)
 		}

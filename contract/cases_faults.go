@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -44,7 +43,7 @@ func (sc faultScenario) calls(t *testing.T, e *Env) int {
 		create(t, e.Store, path, "seed\n")
 	}
 	c := NewCounter(e.Driver)
-	if _, err := sc.run(t, e, store.New(c, testOptions()), path, op("count-"+sc.name, "fp")); err != nil {
+	if _, err := sc.run(t, e, store.New(c, e.Options()), path, op("count-"+sc.name, "fp")); err != nil {
 		t.Fatal(err)
 	}
 	return c.Total()
@@ -57,7 +56,7 @@ func (sc faultScenario) check(t *testing.T, e *Env, mode FaultMode, k int, write
 		create(t, e.Store, path, "seed\n")
 	}
 	f := NewFaults(e.Driver)
-	faulty := store.New(f, testOptions())
+	faulty := store.New(f, e.Options())
 	f.Inject(k, mode)
 	m1, err1 := sc.run(t, e, faulty, path, o)
 	if err1 != nil && !errors.Is(err1, ErrInjected) {
@@ -69,9 +68,9 @@ func (sc faultScenario) check(t *testing.T, e *Env, mode FaultMode, k int, write
 		}
 	}
 	if mode == Crash || mode == CrashAfter {
-		time.Sleep(60 * time.Millisecond) // let the dead attempt's lease run out
+		e.expireLeases() // let the dead attempt's lease run out
 	}
-	replayer := e.NewStore(t, testOptions(), nil)
+	replayer := e.NewStore(t, e.Options(), nil)
 	m2, err := sc.run(t, e, replayer, path, o)
 	if err != nil {
 		t.Fatalf("replay: %v (faulty run: %+v, %v; calls %v)", err, m1, err1, f.Calls())

@@ -213,7 +213,7 @@ var receiptCases = []Case{
 		// operations on the same path, and its replay must see the truth.
 		v := create(t, e.Store, "p.md", "base")
 		f := NewFaults(e.Driver)
-		crashed := store.New(f, testOptions())
+		crashed := store.New(f, e.Options())
 		mode := CrashAfter // the reservation lands, then the process dies
 		if e.Store.Capabilities().AtomicMutation {
 			mode = Crash // an atomic mutation cannot leave a pending receipt
@@ -227,7 +227,7 @@ var receiptCases = []Case{
 		if _, err := e.Store.Delete(ctx(t), store.DeleteRequest{Path: "p.md", Expected: m.Version, Operation: op("op-other", "fp")}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(60 * time.Millisecond) // past the suite's pending timeout
+		e.expireLeases() // past the suite's pending timeout
 		_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: "p.md", Content: "lost", Expected: v, Operation: o})
 		mustErr(t, err, store.ErrConflict, "replay of the crashed write")
 		if g, err := e.Store.GetOperation(ctx(t), *o); err != nil || g != nil {
@@ -255,15 +255,15 @@ var receiptCases = []Case{
 			}
 			return nil
 		}
-		slow := store.New(i, testOptions())
+		slow := store.New(i, e.Options())
 		done := make(chan error, 1)
 		go func() {
 			_, err := slow.Write(ctx(t), store.WriteRequest{Path: path, Content: "seed\n" + opLine + "\n", Expected: v, Operation: o})
 			done <- err
 		}()
 		<-entered
-		time.Sleep(60 * time.Millisecond) // the stalled attempt's lease runs out
-		other := e.NewStore(t, testOptions(), nil)
+		e.expireLeases() // the stalled attempt's lease runs out
+		other := e.NewStore(t, e.Options(), nil)
 		g, err := other.GetOperation(ctx(t), *o)
 		if err != nil || (g != nil && e.Mode == modePrimitives) {
 			t.Fatalf("GetOperation while stalled = %+v, %v", g, err)

@@ -205,7 +205,7 @@ var searchCases = []Case{
 		i := NewInterceptor(e.Driver)
 		i.caps = driver.Capabilities{BatchGet: true}
 		c := NewCounter(i)
-		s := store.New(shared(c), testOptions())
+		s := store.New(shared(c), e.Options())
 		res := search(t, s, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
 		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md", "tenant-a/main/beta.md"})
 		eq(t, "scanned", res.Scanned, 2)

@@ -14,6 +14,7 @@ package contract
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,7 +64,9 @@ type Env struct {
 	Raw driver.Driver
 	// Mode is "full" or "primitives".
 	Mode string
-	h    *Harness
+	// Clock is the time every store of the Env sees.
+	Clock *Clock
+	h     *Harness
 }
 
 // NewStore returns another store over the same driver, configured by opts,
@@ -85,7 +88,7 @@ func (e *Env) Reopen(t *testing.T) *store.Store {
 	if e.Mode == modePrimitives {
 		d = Primitives(d)
 	}
-	return store.New(shared(d), testOptions())
+	return store.New(shared(d), e.Options())
 }
 
 // shared wraps d so that closing the wrapper leaves d open.
@@ -100,11 +103,31 @@ const (
 	modePrimitives = "primitives"
 )
 
-// testOptions are the store options the suite uses: a short pending
-// timeout so crash cases settle quickly.
-func testOptions() *store.Options {
-	return &store.Options{PendingTimeout: 50 * time.Millisecond}
+// PendingTimeout is the lease the suite's stores give a live attempt. It is
+// long, so that a slow backend under load never sees a live attempt
+// settled; cases that need a dead attempt's lease to run out move the
+// Env's clock instead of sleeping.
+const PendingTimeout = 10 * time.Second
+
+// Clock is the time the stores of one Env see: the real time plus an offset
+// that a case can move forward.
+type Clock struct{ offset atomic.Int64 }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// Options returns the store options of the Env's stores: its clock and the
+// suite's PendingTimeout.
+func (e *Env) Options() *store.Options {
+	return &store.Options{PendingTimeout: PendingTimeout, Now: e.Clock.Now}
 }
+
+// expireLeases moves the Env's clock past every lease taken so far, as if
+// the attempts holding them had died long ago.
+func (e *Env) expireLeases() { e.Clock.Advance(2 * PendingTimeout) }
 
 // Run runs the whole suite against h as subtests <h.Name>/<mode>/<case>.
 func Run(t *testing.T, h Harness) {
@@ -138,9 +161,10 @@ func newEnv(t *testing.T, h *Harness, mode string) *Env {
 	if mode == modePrimitives {
 		d = Primitives(raw)
 	}
-	s := store.New(d, testOptions())
-	t.Cleanup(func() { _ = s.Close() })
-	return &Env{Store: s, Driver: d, Raw: raw, Mode: mode, h: h}
+	e := &Env{Driver: d, Raw: raw, Mode: mode, Clock: &Clock{}, h: h}
+	e.Store = store.New(d, e.Options())
+	t.Cleanup(func() { _ = e.Store.Close() })
+	return e
 }
 
 // ctx returns the test's context.
