@@ -195,11 +195,11 @@ type schemaOnce struct {
 
 var schemas sync.Map // schema key → *schemaOnce
 
-// ensureSchema makes sure the schema of table exists, once per process for
-// each database, role and table.
+// ensureSchema makes sure the schema of table exists, once per pool and
+// table (a new pool checks again, so a schema dropped meanwhile — as tests
+// do — is created anew rather than trusted from memory).
 func ensureSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
-	c := pool.Config().ConnConfig
-	key := fmt.Sprintf("%s@%s:%d/%s/%s", c.User, c.Host, c.Port, c.Database, table)
+	key := fmt.Sprintf("%p/%s", pool, table)
 	v, _ := schemas.LoadOrStore(key, &schemaOnce{})
 	once := v.(*schemaOnce)
 	once.mu.Lock()
