@@ -11,8 +11,11 @@
 //	})
 //
 // The namespace defaults to the ADK user id (the userID given to
-// runner.Run), so each user gets a notebook of their own; set
-// memory.Options.Namespace or NamespaceFunc to choose another. The run id of
+// runner.Run), escaped by [memory.EscapeNamespace] so that any id (an email,
+// "team/alice") is one valid path segment and no id can reach another's
+// files: each user gets a notebook of their own ("kamal@example.com" lives
+// under "kamal_40example.com/main/"). Set memory.Options.Namespace or
+// NamespaceFunc to choose another. The run id of
 // a tool call is the ADK invocation id and its tool-call id the function
 // call id, so a replayed call is never applied twice. Swapping the store
 // never changes this code.
@@ -123,7 +126,7 @@ func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 	if g := t.mem.Instructions(); g != "" {
 		addInstruction(req, g)
 	}
-	block, err := t.mem.Snapshot(ctx, ctx.UserID())
+	block, err := t.mem.Snapshot(ctx, memory.EscapeNamespace(ctx.UserID()))
 	if err != nil {
 		t.report(ctx, err)
 		return fmt.Errorf("agentmem: memory snapshot: %w", err)
@@ -221,7 +224,7 @@ func (m *memTool) Run(ctx agent.Context, args any) (map[string]any, error) {
 	if err != nil {
 		return map[string]any{"error": "Invalid arguments: pass a JSON object with string values."}, nil
 	}
-	in := memory.Invocation{Namespace: ctx.UserID(), RunID: ctx.InvocationID(), ToolCallID: ctx.FunctionCallID()}
+	in := memory.Invocation{Namespace: memory.EscapeNamespace(ctx.UserID()), RunID: ctx.InvocationID(), ToolCallID: ctx.FunctionCallID()}
 	res, err := m.set.mem.Call(ctx, in, m.spec.Name, raw)
 	if err != nil {
 		m.set.report(ctx, err)

@@ -269,4 +269,31 @@ func TestNamespaceFromADKContext(t *testing.T) {
 	}
 }
 
+// Any ADK user id works as a namespace: it is escaped, never refused, and
+// an id with a "/" cannot reach another user's notebook.
+func TestUserIDsAreEscaped(t *testing.T) {
+	mem, s := newMemory(t, nil)
+	script := func(fact string) []adktest.Step {
+		return []adktest.Step{
+			adktest.Call("w", "write_memory", map[string]any{"content": fact, "file": nil, "old_text": nil}),
+			adktest.Text("ok"),
+		}
+	}
+	r := newRig(t, map[string][]adktest.Step{"Hi.": script("- email user"), "Hello.": script("- slash user")}, agentmemadk.NewToolset(mem, nil))
+	r.run(t, "kamal@example.com", "s1", "Hi.")
+	r.run(t, "kamal@example.com/../ana", "s2", "Hello.")
+	if f, err := s.Read(t.Context(), "kamal_40example.com/main/MEMORY.md", 100); err != nil || f.Content != "- email user\n" {
+		t.Fatalf("email user's notebook: %+v, %v", f, err)
+	}
+	if f, err := s.Read(t.Context(), "kamal_40example.com_2f._2e_2fana/main/MEMORY.md", 100); err != nil || f.Content != "- slash user\n" {
+		t.Fatalf("slash user's notebook: %+v, %v", f, err)
+	}
+	if paths, _ := s.ListPaths(t.Context(), "", 10); len(paths) != 2 {
+		t.Fatalf("paths %v", paths)
+	}
+	if b := adktest.MemoryBlocks(r.model.Requests()[1].LLMRequest); len(b) != 1 || !strings.Contains(b[0], "email user") {
+		t.Fatalf("blocks %q", b)
+	}
+}
+
 var _ model.LLM = (*adktest.Model)(nil)
