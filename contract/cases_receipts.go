@@ -2,11 +2,13 @@ package contract
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -278,6 +280,30 @@ var receiptCases = []Case{
 		content := read(t, other, path, 100).Content
 		if n := strings.Count(content, opLine+"\n"); n != 1 {
 			t.Fatalf("operation applied %d times: %q", n, content)
+		}
+	}},
+	{"contended_receipt_is_a_conflict", func(t *testing.T, e *Env) {
+		// Concurrent attempts keep reserving and dropping the receipt: the
+		// store must answer ErrConflict (re-read and retry), never leak the
+		// driver's own precondition error.
+		i := NewInterceptor(e.Driver)
+		i.Before = func(call string) error {
+			if call == "ReserveReceipt" {
+				return fmt.Errorf("reserved by another attempt: %w", driver.ErrPrecondition)
+			}
+			return nil
+		}
+		s := store.New(shared(i), e.Options())
+		_, err := s.Write(ctx(t), store.WriteRequest{Path: "c.md", Content: "x", Operation: op("contended", "fp")})
+		if s.Capabilities().AtomicMutation {
+			if err != nil {
+				t.Fatalf("atomic write: %v", err)
+			}
+			return
+		}
+		mustErr(t, err, store.ErrConflict, "write whose receipt keeps changing")
+		if read(t, e.Store, "c.md", 1) != nil {
+			t.Fatal("the contended write landed")
 		}
 	}},
 }

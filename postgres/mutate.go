@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Mutate implements driver.Mutator in one round trip: one call of the
@@ -29,11 +30,14 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	} else {
 		args = append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
 	}
-	rows, err := d.pool.Query(ctx, d.sql.mutate, args...)
-	if err != nil {
-		return driver.MutateResult{}, d.mutateError(ctx, err)
+	existing, err := d.mutate(ctx, args)
+	if schemaMissing(err) {
+		// The schema was dropped while this process ran (the function is
+		// gone, so nothing was executed): create it again and retry once.
+		if err = recreateSchema(ctx, d.pool, d.sql.table); err == nil {
+			existing, err = d.mutate(ctx, args)
+		}
 	}
-	existing, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.Receipt, error) { return scanReceipt(row) })
 	if err != nil {
 		return driver.MutateResult{}, d.mutateError(ctx, err)
 	}
@@ -41,6 +45,20 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		return driver.MutateResult{Existing: existing[0]}, nil
 	}
 	return driver.MutateResult{}, nil
+}
+
+func (d *Driver) mutate(ctx context.Context, args []any) ([]*driver.Receipt, error) {
+	rows, err := d.pool.Query(ctx, d.sql.mutate, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.Receipt, error) { return scanReceipt(row) })
+}
+
+// schemaMissing reports an undefined function or table: the schema is gone.
+func schemaMissing(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "42883" || pe.Code == "42P01")
 }
 
 func (d *Driver) mutateError(ctx context.Context, err error) error {

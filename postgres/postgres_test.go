@@ -476,3 +476,24 @@ func TestEveryQueryExecMode(t *testing.T) {
 		})
 	}
 }
+
+// A schema dropped while the process runs is created again by the next
+// mutation instead of failing every write until a restart.
+func TestSchemaDroppedWhileRunning(t *testing.T) {
+	url := testURL(t)
+	pool := newPool(t, url, nil, 0)
+	name := uniqueTable(t, url)
+	d, err := New(t.Context(), pool, &Options{Table: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(d, nil)
+	if _, err := s.Write(t.Context(), store.WriteRequest{Path: "a/b.md", Content: "x", Operation: &store.Operation{ID: "op1", Fingerprint: "fp"}}); err != nil {
+		t.Fatal(err)
+	}
+	uniqueTableDrop(t, url, name)
+	m, err := s.Write(t.Context(), store.WriteRequest{Path: "a/b.md", Content: "y", Operation: &store.Operation{ID: "op2", Fingerprint: "fp"}})
+	if err != nil || m.Existed {
+		t.Fatalf("write after the schema was dropped: %+v, %v", m, err)
+	}
+}

@@ -195,11 +195,11 @@ type schemaOnce struct {
 
 var schemas sync.Map // schema key → *schemaOnce
 
-// ensureSchema makes sure the schema of table exists, once per pool and
-// table (a new pool checks again, so a schema dropped meanwhile — as tests
-// do — is created anew rather than trusted from memory).
+// ensureSchema makes sure the schema of table exists, once per process for
+// each database, role and table. A schema dropped while the process runs is
+// noticed by the mutation (recreateSchema).
 func ensureSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
-	key := fmt.Sprintf("%p/%s", pool, table)
+	key := schemaKey(pool, table)
 	v, _ := schemas.LoadOrStore(key, &schemaOnce{})
 	once := v.(*schemaOnce)
 	once.mu.Lock()
@@ -212,6 +212,18 @@ func ensureSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	}
 	once.done = true
 	return nil
+}
+
+func schemaKey(pool *pgxpool.Pool, table string) string {
+	c := pool.Config().ConnConfig
+	return fmt.Sprintf("%s@%s:%d/%s/%s", c.User, c.Host, c.Port, c.Database, table)
+}
+
+// recreateSchema forgets that the schema of table exists and makes sure of
+// it again.
+func recreateSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
+	schemas.Delete(schemaKey(pool, table))
+	return ensureSchema(ctx, pool, table)
 }
 
 // createSchema creates the schema unless the function already carries the

@@ -31,6 +31,12 @@ func (c change) conflict(err error) error {
 	return fmt.Errorf("%w: memory path %q changed before it could be %s: %w", ErrConflict, c.path, c.verb(), err)
 }
 
+// contended reports an operation whose receipt or path kept changing under
+// concurrent attempts: a conflict, so the caller re-reads and retries.
+func (c change) contended() error {
+	return fmt.Errorf("%w: operation %q on %q is contended", ErrConflict, c.op.ID, c.path)
+}
+
 func isPrecondition(err error) bool { return errors.Is(err, driver.ErrPrecondition) }
 
 // refused reports a driver error that guarantees nothing was written.
@@ -119,7 +125,7 @@ func (s *Store) mutateAtomic(ctx context.Context, c change) (Mutation, error) {
 					continue
 				}
 				if done == nil {
-					return Mutation{}, fmt.Errorf("agentmem: operation %q stays contended", c.op.ID)
+					return Mutation{}, c.contended()
 				}
 				ex = done
 			}
@@ -203,7 +209,7 @@ func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 			return replay(ex), nil
 		}
 		if round >= maxReserveRounds {
-			return Mutation{}, fmt.Errorf("agentmem: operation %q stays contended", c.op.ID)
+			return Mutation{}, c.contended()
 		}
 	}
 
@@ -278,6 +284,9 @@ func (s *Store) prepareCreate(ctx context.Context, path string) (string, error) 
 		}
 		return f.Version, nil
 	}
+	if isPrecondition(err) {
+		return "", fmt.Errorf("%w: %q keeps changing: %w", ErrConflict, path, err)
+	}
 	return "", err
 }
 
@@ -286,7 +295,7 @@ func (s *Store) prepareCreate(ctx context.Context, path string) (string, error) 
 // already holds the id.
 func (s *Store) reserve(ctx context.Context, rec driver.Receipt) (*driver.Receipt, error) {
 	var err error
-	for range 3 {
+	for i := range 8 {
 		if err = s.d.ReserveReceipt(ctx, rec); err == nil {
 			return nil, nil
 		}
@@ -298,12 +307,20 @@ func (s *Store) reserve(ctx context.Context, rec driver.Receipt) (*driver.Receip
 			return nil, err
 		}
 		if r == nil {
-			continue // dropped meanwhile, or our reserve never landed
+			// Dropped meanwhile by a concurrent attempt, or our reserve never
+			// landed: try again, spreading out contending attempts.
+			if err := driver.Sleep(ctx, time.Duration(i*i)*time.Millisecond); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if r.Version == rec.Version && !r.Completed {
 			return nil, nil // ours landed; the reply was lost
 		}
 		return r, nil
+	}
+	if isPrecondition(err) {
+		return nil, fmt.Errorf("%w: operation %q: its receipt keeps changing: %w", ErrConflict, rec.ID, err)
 	}
 	return nil, err
 }
