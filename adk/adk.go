@@ -66,9 +66,12 @@ import (
 
 // Options configures a [Toolset]. Nil means defaults.
 type Options struct {
-	// OnError, when set, receives every Go error of a tool call or a
-	// snapshot with its full detail (for logging); the model only sees a
-	// redacted message.
+	// OnError, when set, receives every Go error of a tool call, and of a
+	// snapshot that fails the request (memory.Options.InjectionErrors set
+	// to memory.RaiseErrors, or a namespace resolver failure), with its
+	// full detail (for logging); the model only sees a redacted message.
+	// Snapshot errors ignored in the default mode reach the memory's
+	// Tracer (memory.Options.Tracer) instead.
 	OnError func(ctx context.Context, err error)
 }
 

@@ -427,8 +427,12 @@ var adversarialCases = []Case{
 		case r := <-cDone:
 			cDone <- r // nothing pending (atomic path)
 		}
+		var bSettled atomic.Bool // B's own change comes after it dropped the dead attempt
 		bDone := advWriteAsync(t, e, clk, path, w, o, func(call string) error {
-			if isApply(call) {
+			switch {
+			case call == "DropReceipt":
+				bSettled.Store(true)
+			case call == "Mutate" || (call == "ReplaceFile" && bSettled.Load()):
 				bGate.hold()
 			}
 			return nil
@@ -449,11 +453,13 @@ var adversarialCases = []Case{
 		path, o := "ls.md", op("ls-op", "fp")
 		clk, w := advDeadAttempt(t, e, path, o)
 		bGate := newAdvGate(t)
+		var bSettled atomic.Bool // B's own change comes after it dropped the dead attempt
 		bDone := advWriteAsync(t, e, clk, path, w, o, func(call string) error {
 			switch {
 			case call == "DropReceipt":
 				clk.Add(time.Hour) // settling the dead attempt takes long
-			case isApply(call):
+				bSettled.Store(true)
+			case call == "Mutate" || (call == "ReplaceFile" && bSettled.Load()):
 				bGate.hold()
 			}
 			return nil

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -282,6 +283,54 @@ var receiptCases = []Case{
 			t.Fatalf("operation applied %d times: %q", n, content)
 		}
 	}},
+	{"lagging_read_cannot_drop_live_attempt", func(t *testing.T, e *Env) {
+		// A settlement reads a stale row (a backend whose reads lag, as
+		// Cosmos DB's across sessions): it shows a version the stalled
+		// attempt can no longer land on, though the attempt still can. The
+		// settlement must not drop the attempt on that read alone.
+		path := "lag.md"
+		v0 := create(t, e.Store, path, "seed\n")
+		old, err := e.Driver.GetFile(ctx(t), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1 := write(t, e.Store, path, "seed\nmore\n", v0).Version
+		o := op("op-lag", "fp")
+		i := NewInterceptor(e.Driver)
+		entered, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		i.Before = func(call string) error {
+			if call == "ReplaceFile" || call == "Mutate" {
+				once.Do(func() { close(entered); <-release })
+			}
+			return nil
+		}
+		slow := store.New(i, e.Options())
+		done := make(chan error, 1)
+		go func() {
+			_, err := slow.Write(ctx(t), store.WriteRequest{Path: path, Content: "seed\nmore\n" + opLine + "\n", Expected: v1, Operation: o})
+			done <- err
+		}()
+		<-entered
+		e.expireLeases()
+		other := e.NewStore(t, e.Options(), func(d driver.Driver) driver.Driver {
+			return &laggingReads{Interceptor: NewInterceptor(d), stale: old}
+		})
+		if _, err := other.GetOperation(ctx(t), *o); err != nil {
+			t.Fatalf("GetOperation while stalled: %v", err)
+		}
+		close(release)
+		if err := <-done; err != nil && !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stalled attempt: %v", err)
+		}
+		if _, err := AppendOnce(ctx(t), e.Store, path, opLine, o, 16); err != nil {
+			t.Fatalf("replay: %v", err)
+		}
+		content := read(t, e.Store, path, 100).Content
+		if n := strings.Count(content, opLine+"\n"); n != 1 {
+			t.Fatalf("operation applied %d times: %q", n, content)
+		}
+	}},
 	{"contended_receipt_is_a_conflict", func(t *testing.T, e *Env) {
 		// Concurrent attempts keep reserving and dropping the receipt: the
 		// store must answer ErrConflict (re-read and retry), never leak the
@@ -306,4 +355,23 @@ var receiptCases = []Case{
 			t.Fatal("the contended write landed")
 		}
 	}},
+}
+
+// laggingReads answers the first read of stale.Path with stale, as a
+// replica that has not caught up would.
+type laggingReads struct {
+	*Interceptor
+	stale *driver.File
+	once  sync.Once
+}
+
+func (l *laggingReads) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	var stale *driver.File
+	if path == l.stale.Path {
+		l.once.Do(func() { stale = l.stale })
+	}
+	if stale != nil {
+		return stale, nil
+	}
+	return l.Interceptor.GetFile(ctx, path)
 }

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"testing"
@@ -215,5 +216,33 @@ var searchCases = []Case{
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("GetFiles = %d rows, %v", len(rows), err)
 		}
+	}},
+	{"search_lookahead_never_scored", func(t *testing.T, e *Env) {
+		// One file more than MaxFiles only says "truncated": it is never
+		// read, so it never matches, even when a scanned file vanishes.
+		for p, c := range map[string]string{"s/a.md": "x", "s/b.md": "x", "s/needle.md": "zzz"} {
+			create(t, e.Store, p, c)
+		}
+		i := NewInterceptor(e.Driver)
+		var once sync.Once
+		i.Before = func(call string) error {
+			if call == "GetFile" || call == "GetFiles" {
+				once.Do(func() {
+					v := read(t, e.Store, "s/a.md", 1).Version
+					if _, err := e.Store.Delete(ctx(t), store.DeleteRequest{Path: "s/a.md", Expected: v}); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			return nil
+		}
+		s := store.New(shared(i), e.Options())
+		res := search(t, s, store.SearchRequest{Prefix: "s/", Query: "needle x", Limit: 10, MaxFiles: 2, MaxChars: 1000, MaxFileChars: 100})
+		for _, m := range res.Matches {
+			if m.Path == "s/needle.md" {
+				t.Fatalf("the lookahead file was scored: %+v", res)
+			}
+		}
+		eq(t, "truncated", res.Truncated, true)
 	}},
 }

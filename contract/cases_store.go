@@ -192,7 +192,7 @@ var storeCases = []Case{
 		eqSlice(t, "all", list(t, e.Store, "s/", 100), want[10:])
 	}},
 	{"invalid_paths", func(t *testing.T, e *Env) {
-		bad := []string{"../escape.md", "/absolute.md", "a//b.md", "a/../../b.md", "a b.md", "", "a/", "a..b.md", strings.Repeat("x", 201), "é.md", "a\x00b", "a\\b.md"}
+		bad := []string{"../escape.md", "/absolute.md", "a//b.md", "a/../../b.md", "a b.md", "", "a/", "a..b.md", strings.Repeat("x", 201), "é.md", "a\x00b", "a\\b.md", ".", "t/./main.md"}
 		for _, p := range bad {
 			_, err := e.Store.Read(ctx(t), p, 10)
 			mustErr(t, err, store.ErrInvalidPath, "read "+p)

@@ -50,8 +50,10 @@ type Harness struct {
 
 // Case is one conformance case.
 type Case struct {
+	// Name is the subtest name (snake_case).
 	Name string
-	Run  func(t *testing.T, e *Env)
+	// Run runs the case on a fresh Env.
+	Run func(t *testing.T, e *Env)
 }
 
 // Env is what a case gets: a fresh store over a fresh driver.

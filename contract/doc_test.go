@@ -11,7 +11,8 @@ import (
 )
 
 // TestExportedNamesDocumented checks every module of the repository: each
-// exported name in non-test code has a doc comment.
+// exported name in non-test code, and each exported field of an exported
+// struct, has a doc comment (a field may share its group's comment).
 func TestExportedNamesDocumented(t *testing.T) {
 	root := ".."
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
@@ -44,6 +45,15 @@ func TestExportedNamesDocumented(t *testing.T) {
 					case *ast.TypeSpec:
 						if sp.Name.IsExported() && d.Doc == nil && sp.Doc == nil {
 							t.Errorf("%s: type %s has no doc comment", fset.Position(sp.Pos()), sp.Name)
+						}
+						if st, ok := sp.Type.(*ast.StructType); ok && sp.Name.IsExported() {
+							for _, fld := range st.Fields.List {
+								for _, n := range fld.Names {
+									if n.IsExported() && fld.Doc == nil && fld.Comment == nil {
+										t.Errorf("%s: field %s.%s has no doc comment", fset.Position(n.Pos()), sp.Name, n)
+									}
+								}
+							}
 						}
 					case *ast.ValueSpec:
 						for _, n := range sp.Names {

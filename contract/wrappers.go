@@ -179,6 +179,15 @@ func (i *Interceptor) Close() error {
 	return i.inner.Close()
 }
 
+var (
+	_ driver.Driver             = (*Counter)(nil)
+	_ driver.Mutator            = (*Counter)(nil)
+	_ driver.CapabilityReporter = (*Counter)(nil)
+	_ driver.Driver             = (*Faults)(nil)
+	_ driver.Mutator            = (*Faults)(nil)
+	_ driver.CapabilityReporter = (*Faults)(nil)
+)
+
 // Counter is a driver wrapper that counts calls per primitive; benchmarks
 // use it to report backend requests per operation.
 type Counter struct {

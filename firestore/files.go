@@ -95,18 +95,6 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 	}, deleteAt(ctx))
 }
 
-// successor returns the smallest string greater than every string that
-// starts with p, in UTF-8 byte order (Firestore's string order). Store
-// paths are ASCII, so incrementing the last byte is exact; for any other
-// last byte the bound is p + U+10FFFF, which every valid string with
-// prefix p except those continuing with U+10FFFF itself sorts below.
-func successor(p string) string {
-	if n := len(p); n > 0 && p[n-1] < 0x7f {
-		return p[:n-1] + string(p[n-1]+1)
-	}
-	return p + "\U0010FFFF"
-}
-
 // rangeQuery selects file rows with prefix whose path is ≥ from
 // (> from when exclusive), ordered by path. Only documents with a path
 // field match, so receipts never do; the single-field index on path that
@@ -117,8 +105,8 @@ func (d *Driver) rangeQuery(prefix, from string, exclusive bool) firestore.Query
 		op = ">"
 	}
 	q := d.coll.Where(fPath, op, from)
-	if prefix != "" {
-		q = q.Where(fPath, "<", successor(prefix))
+	if end, ok := driver.PrefixEnd(prefix); ok {
+		q = q.Where(fPath, "<", end)
 	}
 	return q.OrderBy(fPath, firestore.Asc)
 }
@@ -211,8 +199,8 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 			break
 		}
 		from, exclusive = last, true
-		if sub != "" {
-			from, exclusive = successor(sub), false
+		if end, ok := driver.PrefixEnd(sub); ok {
+			from, exclusive = end, false
 		}
 	}
 	return out, nil

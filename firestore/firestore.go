@@ -304,10 +304,7 @@ var errUnknown = errors.New("firestore: outcome unknown: the write may have been
 // fail wraps err for call, keeping a context error visible to errors.Is
 // (the client reports cancellation as a gRPC status).
 func fail(ctx context.Context, call string, err error) error {
-	if c := ctx.Err(); c != nil && !errors.Is(err, c) {
-		return fmt.Errorf("firestore: %s: %w: %w", call, c, err)
-	}
-	return fmt.Errorf("firestore: %s: %w", call, err)
+	return fmt.Errorf("firestore: %s: %w", call, driver.ContextError(ctx, err))
 }
 
 // create creates the document at ref. On a condition failure it asks mine

@@ -23,12 +23,7 @@ func isPrecondition(err error) bool {
 
 // fail keeps a context error visible to errors.Is when pgx reports the
 // interruption in its own words.
-func fail(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return err
-}
+func fail(ctx context.Context, err error) error { return driver.ContextError(ctx, err) }
 
 // applied maps a conditional statement's row count to the driver contract.
 func applied(ctx context.Context, tag pgconn.CommandTag, err error) error {

@@ -122,7 +122,7 @@ func TestSchemaSafeWhenProcessesStartTogether(t *testing.T) {
 	for i := range n {
 		pools[i] = &counter{}
 		pool := newPool(t, url, pools[i], 2)
-		wg.Go(func() { errs <- createSchema(t.Context(), pool, newStatements(table)) })
+		wg.Go(func() { errs <- createSchema(t.Context(), pool, newStatements(table), false) })
 	}
 	wg.Wait()
 	close(errs)
@@ -133,7 +133,7 @@ func TestSchemaSafeWhenProcessesStartTogether(t *testing.T) {
 	}
 	// Once the schema exists, a starting process only checks its version.
 	tr := &counter{}
-	if err := createSchema(t.Context(), newPool(t, url, tr, 1), newStatements(table)); err != nil {
+	if err := createSchema(t.Context(), newPool(t, url, tr, 1), newStatements(table), false); err != nil {
 		t.Fatal(err)
 	}
 	if q, _, sql := tr.take(); q != 1 || strings.Contains(sql[0], "CREATE") {
@@ -495,5 +495,17 @@ func TestSchemaDroppedWhileRunning(t *testing.T) {
 	m, err := s.Write(t.Context(), store.WriteRequest{Path: "a/b.md", Content: "y", Operation: &store.Operation{ID: "op2", Fingerprint: "fp"}})
 	if err != nil || m.Existed {
 		t.Fatalf("write after the schema was dropped: %+v, %v", m, err)
+	}
+	// Only the files table dropped: the function (and its version) survive.
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), "DROP TABLE "+quote(name)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = s.Write(t.Context(), store.WriteRequest{Path: "a/b.md", Content: "z", Operation: &store.Operation{ID: "op3", Fingerprint: "fp"}}); err != nil || m.Existed {
+		t.Fatalf("write after the files table was dropped: %+v, %v", m, err)
 	}
 }

@@ -207,7 +207,7 @@ func ensureSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	if once.done {
 		return nil
 	}
-	if err := createSchema(ctx, pool, newStatements(table)); err != nil {
+	if err := createSchema(ctx, pool, newStatements(table), false); err != nil {
 		return err
 	}
 	once.done = true
@@ -223,21 +223,28 @@ func schemaKey(pool *pgxpool.Pool, table string) string {
 // it again.
 func recreateSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	schemas.Delete(schemaKey(pool, table))
+	// Run the DDL whatever the function's version says: a table may be gone
+	// while the function survived.
+	if err := createSchema(ctx, pool, newStatements(table), true); err != nil {
+		return err
+	}
 	return ensureSchema(ctx, pool, table)
 }
 
-// createSchema creates the schema unless the function already carries the
-// current schema version. The DDL runs as one multi-statement simple query,
+// createSchema creates the schema unless (without force) the function
+// already carries the current schema version. The DDL runs as one multi-statement simple query,
 // which PostgreSQL executes as one transaction, after taking the table's
 // advisory lock: processes starting together queue on the lock and the
 // IF NOT EXISTS clauses make every later run a no-op.
-func createSchema(ctx context.Context, pool *pgxpool.Pool, s statements) error {
-	var found string
-	if err := pool.QueryRow(ctx, s.schemaCheck, quote(s.table+"_mutate")).Scan(&found); err != nil {
-		return fmt.Errorf("postgres: checking the schema of %s: %w", s.table, err)
-	}
-	if found == schemaVersion {
-		return nil
+func createSchema(ctx context.Context, pool *pgxpool.Pool, s statements, force bool) error {
+	if !force {
+		var found string
+		if err := pool.QueryRow(ctx, s.schemaCheck, quote(s.table+"_mutate")).Scan(&found); err != nil {
+			return fmt.Errorf("postgres: checking the schema of %s: %w", s.table, err)
+		}
+		if found == schemaVersion {
+			return nil
+		}
 	}
 	if _, err := pool.Exec(ctx, s.schema); err != nil {
 		return fmt.Errorf("postgres: creating the schema of %s: %w", s.table, err)

@@ -18,7 +18,7 @@ if ((${#emulators[@]})); then
   trap 'scripts/emulators.sh stop' EXIT
   scripts/emulators.sh start "${emulators[@]}"
   # shellcheck disable=SC1091
-  . .cache/run/emulators.env
+  . "${AGENTMEM_RUN_DIR:-.cache/run}/emulators.env"
 fi
 pkgs=()
 for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done

@@ -30,7 +30,7 @@ if ((${#emulators[@]})); then
   echo "== starting emulators: ${emulators[*]}"
   scripts/emulators.sh start "${emulators[@]}"
   # shellcheck disable=SC1091
-  . .cache/run/emulators.env
+  . "${AGENTMEM_RUN_DIR:-.cache/run}/emulators.env"
 fi
 
 echo "== go test"

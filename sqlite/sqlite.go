@@ -195,15 +195,7 @@ func (d *Driver) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // fail keeps a context error visible to errors.Is when SQLite reports the
 // interruption in its own words.
-func fail(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return err
-}
+func fail(ctx context.Context, err error) error { return driver.ContextError(ctx, err) }
 
 // applied maps a conditional statement's result to the driver contract:
 // no row changed is driver.ErrPrecondition, and a value over SQLite's

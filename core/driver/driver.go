@@ -64,6 +64,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 	"unicode/utf8"
 )
@@ -125,9 +126,11 @@ type Receipt struct {
 	ID string
 	// Fingerprint digests the operation's arguments.
 	Fingerprint string
-	// Kind, Path and Expected describe the intended mutation.
-	Kind     Kind
-	Path     string
+	// Kind is the kind of the intended mutation.
+	Kind Kind
+	// Path is the path it changes.
+	Path string
+	// Expected is the version it requires ("" = absent).
 	Expected string
 	// Version is the version the mutation writes: the new file version for
 	// a write, the tombstone version for a delete applied on the primitive
@@ -157,6 +160,7 @@ type ListParams struct {
 
 // Entry is one listed path.
 type Entry struct {
+	// Path is the full store path.
 	Path string
 	// Tombstone reports that the row is a tombstone (see [File.Tombstone]).
 	// Drivers may either omit tombstones or return them flagged.
@@ -214,11 +218,13 @@ type Driver interface {
 
 // MutateParams is one mutation for [Mutator].
 type MutateParams struct {
+	// Kind is write or delete.
 	Kind Kind
 	// Path is the target path.
 	Path string
-	// Content and Metadata are the new row (writes only).
-	Content  string
+	// Content is the new content (writes only).
+	Content string
+	// Metadata is the new metadata, nil for none (writes only).
 	Metadata map[string]string
 	// Expected is the required current version; "" means the path must be
 	// absent.
@@ -280,6 +286,7 @@ type ScopeParams struct {
 
 // ScopeFile is one file returned by [ScopeReader].
 type ScopeFile struct {
+	// Path is the full store path.
 	Path string
 	// Content is at most MaxChars runes of the file's prefix.
 	Content string
@@ -390,4 +397,18 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// ContextError returns err with ctx's error added to its chain when ctx is
+// done and err does not already say so (SDKs often report an interrupted
+// call in their own words), so that errors.Is(err, context.Canceled) holds.
+// It returns nil for a nil err.
+func ContextError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
 }

@@ -1,6 +1,9 @@
 package driver
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPrefixEnd(t *testing.T) {
 	for in, want := range map[string]string{
@@ -16,5 +19,28 @@ func TestPrefixEnd(t *testing.T) {
 func TestCutRunes(t *testing.T) {
 	if got, cut := CutRunes("héllo", 2); got != "hé" || !cut {
 		t.Fatalf("CutRunes = %q, %v", got, cut)
+	}
+}
+
+// TestPrefixEndBoundsThePrefix checks that [p, PrefixEnd(p)) holds exactly
+// the strings that start with p, in byte order, over path characters.
+func TestPrefixEndBoundsThePrefix(t *testing.T) {
+	alphabet := "-./09AZ_az"
+	var all []string
+	for _, a := range alphabet {
+		for _, b := range alphabet {
+			all = append(all, "t"+string(a), "t"+string(a)+string(b))
+		}
+	}
+	for _, p := range []string{"t", "t/", "t-", "tz", "t_", "t9"} {
+		end, ok := PrefixEnd(p)
+		if !ok {
+			t.Fatalf("PrefixEnd(%q) has no bound", p)
+		}
+		for _, s := range all {
+			if in := s >= p && s < end; in != strings.HasPrefix(s, p) {
+				t.Fatalf("prefix %q, bound %q: %q in range = %v", p, end, s, in)
+			}
+		}
 	}
 }

@@ -19,7 +19,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	s, err := filestore.Open(dir, nil)
+	s, err := filestore.Open(ctx, dir, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

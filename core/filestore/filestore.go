@@ -78,7 +78,10 @@ var (
 )
 
 // New opens (creating if needed) the directory dir as a file driver.
-func New(dir string) (*Driver, error) {
+func New(ctx context.Context, dir string) (*Driver, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, SidecarDir, "receipts"), 0o755); err != nil {
 		return nil, err
 	}
@@ -100,8 +103,8 @@ func New(dir string) (*Driver, error) {
 }
 
 // Open returns a store over the directory dir (see New).
-func Open(dir string, opts *store.Options) (*store.Store, error) {
-	d, err := New(dir)
+func Open(ctx context.Context, dir string, opts *store.Options) (*store.Store, error) {
+	d, err := New(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +130,12 @@ func hashOf(content []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// lock takes the sidecar lock and returns its release.
-func (d *Driver) lock(exclusive bool) (func(), error) {
+// lock takes the sidecar lock and returns its release. A done ctx fails
+// before anything is touched.
+func (d *Driver) lock(ctx context.Context, exclusive bool) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(filepath.Join(d.sidecar, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -281,7 +288,7 @@ func tombstone(path string, r *record) *driver.File {
 
 // GetFile implements driver.Driver.
 func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error) {
-	unlock, err := d.lock(false)
+	unlock, err := d.lock(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +327,7 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 
 // CreateFile implements driver.Driver.
 func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
-	unlock, err := d.lock(true)
+	unlock, err := d.lock(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -337,7 +344,7 @@ func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
 
 // ReplaceFile implements driver.Driver.
 func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
-	unlock, err := d.lock(true)
+	unlock, err := d.lock(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -355,7 +362,7 @@ func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string
 // DeleteFile implements driver.Driver. The content goes first, then the
 // record, so a crash in between reads as "deleted".
 func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
-	unlock, err := d.lock(true)
+	unlock, err := d.lock(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -382,7 +389,7 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 
 // ListFiles implements driver.Driver. Tombstones are not listed.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
-	unlock, err := d.lock(false)
+	unlock, err := d.lock(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +472,7 @@ func sharesPrefix(dir, prefix string) bool {
 
 // GetReceipt implements driver.Driver.
 func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
-	unlock, err := d.lock(false)
+	unlock, err := d.lock(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +491,7 @@ func (d *Driver) receipt(id string) (*driver.Receipt, error) {
 
 // ReserveReceipt implements driver.Driver.
 func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
-	unlock, err := d.lock(true)
+	unlock, err := d.lock(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -501,7 +508,7 @@ func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
 
 // CompleteReceipt implements driver.Driver.
 func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
-	unlock, err := d.lock(true)
+	unlock, err := d.lock(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -520,7 +527,7 @@ func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
 
 // DropReceipt implements driver.Driver.
 func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
-	unlock, err := d.lock(true)
+	unlock, err := d.lock(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -540,7 +547,7 @@ func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
 // PruneExpired implements driver.Pruner: it removes expired receipts and
 // tombstone records.
 func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
-	unlock, err := d.lock(true)
+	unlock, err := d.lock(ctx, true)
 	if err != nil {
 		return 0, err
 	}

@@ -17,7 +17,7 @@ import (
 
 func open(t *testing.T, dir string) *store.Store {
 	t.Helper()
-	s, err := Open(dir, nil)
+	s, err := Open(t.Context(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestExternalEdit(t *testing.T) {
 
 func TestInterruptedReplaceReadsAsNotLanded(t *testing.T) {
 	dir := t.TempDir()
-	d, err := New(dir)
+	d, err := New(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,14 @@ import (
 
 // EscapeNamespace maps any identifier (an email, a UUID, "team/alice") to a
 // namespace that is one valid path segment, injectively: two different ids
-// never share a notebook. Letters, digits, "-" and lone "." stay as they
-// are; every other byte, "_" itself and the second "." of a pair become
-// "_" plus two hex digits ("kamal@example.com" → "kamal_40example.com",
-// "user_1" → "user_5f1", "a/b" → "a_2fb"). An id whose escaped form would be
-// longer than a path segment (200 characters) becomes "_h" plus the SHA-256
-// of the id. The empty id stays empty (no namespace).
+// never share a notebook. Letters, digits, "-" and a "." that neither
+// starts the id nor follows another "." stay as they are; every other
+// byte, "_" itself and those dots become "_" plus two hex digits, so no
+// namespace is hidden, reserved or a lone "." ("kamal@example.com" →
+// "kamal_40example.com", "user_1" → "user_5f1", "a/b" → "a_2fb",
+// ".agentmem" → "_2eagentmem"). An id whose escaped form would be longer
+// than a path segment (200 characters) becomes "_h" plus the SHA-256 of
+// the id. The empty id stays empty (no namespace).
 //
 // Adapters use it for ids that come from outside (such as the ADK user id),
 // so that an id can neither be refused as an invalid path nor address
@@ -26,7 +28,7 @@ func EscapeNamespace(id string) string {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
 			b.WriteByte(c)
-		case c == '.' && (i == 0 || id[i-1] != '.'):
+		case c == '.' && i > 0 && id[i-1] != '.':
 			b.WriteByte(c)
 		default:
 			fmt.Fprintf(&b, "_%02x", c)

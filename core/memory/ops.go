@@ -52,6 +52,7 @@ type DeleteResult struct {
 
 // SearchResult is the result of search_memory.
 type SearchResult struct {
+	// Matches are the hits, best first.
 	Matches []SearchMatch `json:"matches"`
 	// Scanned is how many files were scored.
 	Scanned int `json:"scanned"`
@@ -63,9 +64,11 @@ type SearchResult struct {
 // SearchMatch is one search hit.
 type SearchMatch struct {
 	// File is the scope-relative file name.
-	File    string  `json:"file"`
-	Snippet string  `json:"snippet"`
-	Score   float64 `json:"score"`
+	File string `json:"file"`
+	// Snippet is a window of the file around the first hit.
+	Snippet string `json:"snippet"`
+	// Score is content hits plus twice the name hits.
+	Score float64 `json:"score"`
 }
 
 // TruncatedMarker follows the content read_memory returns for a file

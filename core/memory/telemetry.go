@@ -32,7 +32,9 @@ type Span interface {
 
 // Attribute is one span attribute.
 type Attribute struct {
-	Key   string
+	// Key is the attribute name, such as "memory.outcome".
+	Key string
+	// Value is a string, int, bool or float64; never memory content.
 	Value any
 }
 

@@ -490,6 +490,7 @@ func (s *Store) settleVersion(ctx context.Context, v string) error {
 // never land) and dropped. It returns the completed receipt, or nil when
 // the operation was dropped.
 func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (*driver.Receipt, error) {
+	round := 0
 	for {
 		if wait {
 			var err error
@@ -517,9 +518,20 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (*driv
 			s.markCompleted(r.Version)
 			return &done, nil
 		}
-		if mayLand(r, f) {
-			if err := s.fence(ctx, r.Path, f); err != nil {
+		if writes(r) {
+			// The attempt may still land on the row as read: fence it. If
+			// the row has moved on, confirm that with a write conditional on
+			// the state read, so a read that lagged (Cosmos DB across
+			// sessions) cannot make us drop an attempt that can still land.
+			act := s.fence
+			if !mayLand(r, f) {
+				act = s.confirm
+			}
+			if err := act(ctx, r.Path, f); err != nil {
 				if isPrecondition(err) {
+					if round++; round >= maxSettleRounds {
+						return nil, fmt.Errorf("%w: operation %q: %q keeps changing while it is settled", ErrConflict, r.ID, r.Path)
+					}
 					continue // the row changed meanwhile; look again
 				}
 				return nil, err
@@ -570,19 +582,35 @@ func (s *Store) await(ctx context.Context, r *driver.Receipt) (*driver.Receipt, 
 	}
 }
 
-// mayLand reports whether the attempt recorded by pending receipt r could
-// still apply to row f (nil = no row): the row is still in the state the
-// attempt's condition expects.
-func mayLand(r *driver.Receipt, f *driver.File) bool {
-	switch {
-	case r.Kind == driver.KindDelete && r.Expected == "":
-		return false // such a delete writes nothing
-	case r.Expected == "":
-		return f == nil || f.Tombstone
-	default:
-		return f != nil && f.Version == r.Expected
-	}
+// writes reports whether the attempt recorded by pending receipt r makes a
+// conditional write at all (a delete of a path expected absent does not).
+func writes(r *driver.Receipt) bool {
+	return r.Kind != driver.KindDelete || r.Expected != ""
 }
+
+// mayLand reports whether the attempt recorded by pending receipt r could
+// still apply to row f (nil = no row): the row is in the state the attempt's
+// condition expects.
+func mayLand(r *driver.Receipt, f *driver.File) bool {
+	if r.Expected == "" {
+		return f == nil || f.Tombstone // a create replaces a tombstone
+	}
+	return f != nil && f.Version == r.Expected
+}
+
+// confirm proves that the row at path is still f (nil = no row) with a write
+// conditional on it that changes nothing a reader sees: the same row again,
+// or a tombstone where there is none.
+func (s *Store) confirm(ctx context.Context, path string, f *driver.File) error {
+	if f == nil {
+		return s.fence(ctx, path, nil)
+	}
+	return s.d.ReplaceFile(ctx, *f, f.Version)
+}
+
+// maxSettleRounds bounds how often a settlement re-reads a row that keeps
+// changing under its fence.
+const maxSettleRounds = 16
 
 // fence gives the row at path a fresh version without changing what it
 // holds (or puts a tombstone where there is none), so that any conditional

@@ -12,7 +12,9 @@ import (
 const MaxSegmentChars = 200
 
 // ValidatePath reports whether p is a valid store path: "/"-separated
-// segments of 1–200 characters from [A-Za-z0-9_.-], none containing "..".
+// segments of 1–200 characters from [A-Za-z0-9_.-], none containing ".."
+// and none a lone "." (which the reference accepts, but which would name
+// its parent directory in a file store).
 // The error wraps ErrInvalidPath.
 func ValidatePath(p string) error {
 	if !validPath(p) {
@@ -47,8 +49,8 @@ func validSegment(s string) bool {
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxSegmentChars {
 		return false
 	}
-	if strings.Contains(s, "..") {
-		return false
+	if s == "." || strings.Contains(s, "..") {
+		return false // "." would alias its parent in a file store
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -51,8 +51,9 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, erro
 	return res, nil
 }
 
-// candidates returns up to MaxFiles+1 files directly under the prefix, each
-// cut to MaxFileChars, and whether any scored file was cut or vanished.
+// candidates returns up to MaxFiles files directly under the prefix, each
+// cut to MaxFileChars, and whether anything was left out: a file cut or
+// vanished, or more files than MaxFiles.
 func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, bool, error) {
 	want := r.MaxFiles + 1
 	truncated := false
@@ -62,15 +63,16 @@ func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, b
 			return nil, false, err
 		}
 		out := make([]candidate, 0, len(files))
-		for i, f := range files {
+		for _, f := range files {
 			if !directlyUnder(f.Path, r.Prefix) {
 				continue // a driver bug must not widen the scope
 			}
-			if i < r.MaxFiles && f.Truncated {
-				truncated = true
+			if len(out) == r.MaxFiles {
+				truncated = true // the lookahead: more files than MaxFiles
+				break
 			}
 			content, cut := cutRunes(f.Content, r.MaxFileChars)
-			truncated = truncated || (cut && i < r.MaxFiles)
+			truncated = truncated || cut || f.Truncated
 			out = append(out, candidate{path: f.Path, content: content})
 		}
 		return out, truncated, nil
@@ -96,7 +98,7 @@ func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, b
 		out = append(out, candidate{path: p, content: content})
 	}
 	if len(paths) > r.MaxFiles {
-		out = append(out, candidate{path: paths[r.MaxFiles]}) // lookahead: only its existence counts
+		truncated = true // the lookahead: more files than MaxFiles, never read nor scored
 	}
 	return out, truncated, nil
 }

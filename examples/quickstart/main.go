@@ -52,7 +52,7 @@ func main() {
 	ctx := context.Background()
 
 	// The driver is the only line to change for another backend
-	// (filestore.New(dir), postgres.Open, dynamodb.New, firestore.New,
+	// (filestore.New(ctx, dir), postgres.Open, dynamodb.New, firestore.New,
 	// cosmosdb.New).
 	d, err := sqlite.Open(ctx, *db, nil)
 	if err != nil {
