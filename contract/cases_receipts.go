@@ -249,22 +249,7 @@ var receiptCases = []Case{
 		path := "i.md"
 		v := create(t, e.Store, path, "seed\n")
 		o := op("op-inflight", "fp")
-		i := NewInterceptor(e.Driver)
-		entered, release := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		i.Before = func(call string) error {
-			if call == "ReplaceFile" || call == "Mutate" {
-				once.Do(func() { close(entered); <-release })
-			}
-			return nil
-		}
-		slow := store.New(i, e.Options())
-		done := make(chan error, 1)
-		go func() {
-			_, err := slow.Write(ctx(t), store.WriteRequest{Path: path, Content: "seed\n" + opLine + "\n", Expected: v, Operation: o})
-			done <- err
-		}()
-		<-entered
+		release, done := stallChange(t, e, store.WriteRequest{Path: path, Content: "seed\n" + opLine + "\n", Expected: v, Operation: o})
 		e.expireLeases() // the stalled attempt's lease runs out
 		other := e.NewStore(t, e.Options(), nil)
 		g, err := other.GetOperation(ctx(t), *o)
@@ -296,22 +281,7 @@ var receiptCases = []Case{
 		}
 		v1 := write(t, e.Store, path, "seed\nmore\n", v0).Version
 		o := op("op-lag", "fp")
-		i := NewInterceptor(e.Driver)
-		entered, release := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		i.Before = func(call string) error {
-			if call == "ReplaceFile" || call == "Mutate" {
-				once.Do(func() { close(entered); <-release })
-			}
-			return nil
-		}
-		slow := store.New(i, e.Options())
-		done := make(chan error, 1)
-		go func() {
-			_, err := slow.Write(ctx(t), store.WriteRequest{Path: path, Content: "seed\nmore\n" + opLine + "\n", Expected: v1, Operation: o})
-			done <- err
-		}()
-		<-entered
+		release, done := stallChange(t, e, store.WriteRequest{Path: path, Content: "seed\nmore\n" + opLine + "\n", Expected: v1, Operation: o})
 		e.expireLeases()
 		other := e.NewStore(t, e.Options(), func(d driver.Driver) driver.Driver {
 			return &laggingReads{Interceptor: NewInterceptor(d), stale: old}
@@ -374,4 +344,27 @@ func (l *laggingReads) GetFile(ctx context.Context, path string) (*driver.File, 
 		return stale, nil
 	}
 	return l.Interceptor.GetFile(ctx, path)
+}
+
+// stallChange starts w on its own store and returns once the write's
+// conditional change (ReplaceFile or Mutate) is about to reach the backend,
+// held there until release is closed; the write's error arrives on done.
+func stallChange(t *testing.T, e *Env, w store.WriteRequest) (release chan struct{}, done <-chan error) {
+	i := NewInterceptor(e.Driver)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	i.Before = func(call string) error {
+		if call == "ReplaceFile" || call == "Mutate" {
+			once.Do(func() { close(entered); <-release })
+		}
+		return nil
+	}
+	slow := store.New(i, e.Options())
+	out := make(chan error, 1)
+	go func() {
+		_, err := slow.Write(ctx(t), w)
+		out <- err
+	}()
+	<-entered
+	return release, out
 }
