@@ -245,4 +245,48 @@ var searchCases = []Case{
 		}
 		eq(t, "truncated", res.Truncated, true)
 	}},
+	{"scope_read_counts_runes", func(t *testing.T, e *Env) {
+		// A native scope read bounds each file in characters, never bytes,
+		// and never splits one; NUL is text like any other character.
+		sr, ok := e.Driver.(driver.ScopeReader)
+		if !ok || !driver.CapabilitiesOf(e.Driver).ScopeRead {
+			return // no native scope read: the store cuts contents itself (search_unicode_budget)
+		}
+		content := "héllo wörld 😀😀 日本語" // 18 runes, 32 bytes
+		for _, p := range []string{"s/a.md", "s/b.md", "s/n/nested.md", "s0.md"} {
+			create(t, e.Store, p, content)
+		}
+		create(t, e.Store, "z/nul.md", "a\x00é😀\x00b")
+		for _, c := range []struct {
+			prefix    string
+			max       int
+			want      string
+			truncated bool
+		}{
+			{"s/", 14, "héllo wörld 😀😀", true},
+			{"s/", 17, "héllo wörld 😀😀 日本", true},
+			{"s/", 18, content, false},
+			{"s/", 1 << 30, content, false},
+			{"z/", 1, "a", true},
+			{"z/", 3, "a\x00é", true},
+			{"z/", 6, "a\x00é😀\x00b", false},
+		} {
+			got, err := sr.ReadScope(ctx(t), driver.ScopeParams{Prefix: c.prefix, Limit: 10, MaxChars: c.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var paths []string
+			for _, f := range got {
+				paths = append(paths, f.Path)
+				if f.Content != c.want || f.Truncated != c.truncated {
+					t.Fatalf("MaxChars %d: %q truncated=%v, want %q %v", c.max, f.Content, f.Truncated, c.want, c.truncated)
+				}
+			}
+			want := []string{"s/a.md", "s/b.md"}
+			if c.prefix == "z/" {
+				want = []string{"z/nul.md"}
+			}
+			eqSlice(t, "ReadScope paths", paths, want)
+		}
+	}},
 }
