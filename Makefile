@@ -3,12 +3,14 @@
 #   make test TESTFLAGS=-v    the same, verbose
 #   make bench                benchmarks: backend requests per operation and latency ratios
 #   make quickstart           the README's first command
+#   make tidy                 one go directive, one version per dependency, every module tidy
+#   make release VERSION=vX.Y.Z   commit and tag a release locally (never pushes; RELEASING.md)
 
 SHELL := /bin/bash
 MODULES := $(shell go list -m -f '{{.Dir}}' 2>/dev/null)
 BENCHFLAGS ?= -benchtime=200x
 
-.PHONY: test bench vet fmt quickstart
+.PHONY: test bench vet fmt quickstart tidy release
 test:
 	scripts/test.sh
 
@@ -23,3 +25,9 @@ fmt:
 
 quickstart:
 	go run ./examples/quickstart
+
+tidy:
+	scripts/modules.sh tidy
+
+release:
+	scripts/release.sh $(VERSION)

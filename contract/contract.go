@@ -134,13 +134,21 @@ func (e *Env) expireLeases() { e.Clock.Advance(2 * PendingTimeout) }
 // Run runs the whole suite against h as subtests <h.Name>/<mode>/<case>.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
+	RunCases(t, h, append(Cases(), h.Cases...)...)
+}
+
+// RunCases runs only the given cases against h, in both modes, as subtests
+// <h.Name>/<mode>/<case>. Suites of their own (a framework adapter's
+// end-to-end run, say) use it to run on every backend's harness with the
+// suite's Env.
+func RunCases(t *testing.T, h Harness, cases ...Case) {
+	t.Helper()
 	if h.Writers == 0 {
 		h.Writers = 8
 	}
 	if h.Appends == 0 {
 		h.Appends = 25
 	}
-	cases := append(Cases(), h.Cases...)
 	t.Run(h.Name, func(t *testing.T) {
 		for _, mode := range []string{modeFull, modePrimitives} {
 			t.Run(mode, func(t *testing.T) {

@@ -1,3 +1,3 @@
 module github.com/agentmem/agentmem/core
 
-go 1.26
+go 1.26.5

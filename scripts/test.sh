@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: vet, unit tests with the race detector, and the contract
-# suite against every backend on real emulators started here (and stopped
-# again, by PID, whatever happens). `make test` calls this.
+# Runs every test: vet, the modules' shape (tidy with GOWORK=off, one go
+# directive, one version per dependency), unit tests with the race detector,
+# the contract suite against every backend on real emulators started here
+# (and stopped again, by PID, whatever happens), and a candidate release
+# installed from outside the repository. `make test` calls this.
 #
 #   TESTFLAGS   extra flags for go test (e.g. TESTFLAGS=-v)
 #   AGENTMEM_*  endpoints that win over starting an emulator (see emulators.sh)
@@ -24,6 +26,9 @@ done
 echo "== go vet"
 for m in "${MODULES[@]}"; do (cd "$m" && go vet ./...); done
 
+echo "== modules (GOWORK=off)"
+scripts/modules.sh check
+
 if ((${#emulators[@]})); then
   trap 'scripts/emulators.sh stop' EXIT
   trap 'exit 130' INT TERM
@@ -38,3 +43,6 @@ pkgs=()
 for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done
 # shellcheck disable=SC2086
 go test -race -count=1 -timeout 30m ${TESTFLAGS:-} "${pkgs[@]}"
+
+echo "== a candidate release, installed from outside the repository"
+scripts/consumer-check.sh

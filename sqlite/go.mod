@@ -1,6 +1,6 @@
 module github.com/agentmem/agentmem/sqlite
 
-go 1.26.0
+go 1.26.5
 
 require (
 	github.com/agentmem/agentmem/contract v0.0.0
@@ -15,7 +15,6 @@ require (
 )
 
 replace (
-	github.com/agentmem/agentmem/adk => ../adk
 	github.com/agentmem/agentmem/contract => ../contract
 	github.com/agentmem/agentmem/core => ../core
 )

@@ -1,4 +1,4 @@
-package contract
+package e2e_test
 
 import (
 	"encoding/json"
@@ -17,18 +17,21 @@ import (
 
 	agentmemadk "github.com/agentmem/agentmem/adk"
 	"github.com/agentmem/agentmem/adk/adktest"
+	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
-// e2eCases drive a real Google ADK runner, with a scripted model (no
-// network), against the store under test.
-var e2eCases = []Case{
-	{"adk_end_to_end", adkEndToEnd},
+// TestADKEndToEnd drives a real Google ADK runner, with a scripted model
+// (no network), against every backend in both of the suite's modes.
+func TestADKEndToEnd(t *testing.T) {
+	for _, h := range harnesses() {
+		contract.RunCases(t, h, contract.Case{Name: "adk_end_to_end", Run: adkEndToEnd})
+	}
 }
 
 const (
-	e2eApp      = "agentmem-contract"
+	e2eApp      = "agentmem-e2e"
 	e2eFact     = "- moved to Hanoi; hates early flights"
 	e2eRemember = "I moved to Hanoi and hate early flights"
 	e2eBook     = "Book me something to Bangkok"
@@ -41,7 +44,7 @@ const (
 // model's first request carries the injected block with the fact beside
 // the prompt; user ana sees none of it, neither injected nor through the
 // tools; a replay of run 1's tool call writes nothing.
-func adkEndToEnd(t *testing.T, e *Env) {
+func adkEndToEnd(t *testing.T, e *contract.Env) {
 	mem, err := memory.New(e.Store, nil)
 	if err != nil {
 		t.Fatal(err)
