@@ -102,7 +102,7 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (
 		sp.set("memory.injected_chars", 0)
 		return "", nil
 	}
-	v := m.newView(escapeTags(content), files, "", mainTrunc, filesTrunc)
+	v := m.newView(escapeTags(strings.Join(splitLines(content), "\n")), files, "", mainTrunc, filesTrunc)
 	body, _ := driver.CutRunes(v.fit(max(1, budget/CharsPerToken)*CharsPerToken), budget)
 	block := BlockOpen + body + BlockClose
 	sp.set("memory.injected_chars", runes(block))
@@ -136,11 +136,16 @@ func (m *Memory) listFiles(ctx context.Context, sc scope, limit int) ([]string, 
 }
 
 // memoryTag matches the "<" of a <memory> or </memory> tag in any case or
-// spacing.
-var memoryTag = regexp.MustCompile(`(?i)<[\s\p{Z}\x0b]*/?[\s\p{Z}\x0b]*memory\b`)
+// spacing: any run of spaces, separators (U+2028, U+2029 …), control
+// characters (every line break splitLines knows: \r, \v, \f, U+001C-U+001E,
+// U+0085) and invisible format characters (U+200B, U+FEFF …) counts as
+// spacing, since a reader (or a line splitter) may drop or turn each into
+// a break.
+var memoryTag = regexp.MustCompile(`(?i)<[\s\p{Z}\p{Cc}\p{Cf}]*/?[\s\p{Z}\p{Cc}\p{Cf}]*memory\b`)
 
 // escapeTags neutralises stored memory tags so stored text cannot end (or
-// fake) the block: their "<" becomes "&lt;".
+// fake) the block: their "<" becomes "&lt;". The snapshot escapes text
+// whose line breaks are already normalised to "\n", the form it renders.
 func escapeTags(s string) string {
 	return memoryTag.ReplaceAllStringFunc(s, func(tag string) string { return "&lt;" + tag[1:] })
 }

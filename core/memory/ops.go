@@ -180,9 +180,9 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 }
 
 func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content string, oldText *string, op *store.Operation) (any, string, error) {
-	if prev, err := m.s.GetOperation(ctx, *op); err != nil {
-		return nil, "", err
-	} else if prev != nil {
+	// A replay returns the original result, built from the operation's
+	// receipt (never from a read, which may postdate the original).
+	replayed := func(prev store.Mutation) (any, string, error) {
 		status := "created"
 		switch {
 		case oldText != nil:
@@ -192,6 +192,21 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 		}
 		sp.set("memory.replayed", true)
 		return &WriteResult{File: name, Version: prev.Version, Replayed: true, Status: status}, "replayed", nil
+	}
+	// refuse reports a mistake found in what was read, unless the original
+	// call landed after the receipt check and before the read.
+	refuse := func(msg string) (any, string, error) {
+		if prev, err := m.s.GetOperation(ctx, *op); err != nil {
+			return nil, "", err
+		} else if prev != nil {
+			return replayed(*prev)
+		}
+		return toolErr(msg), "", nil
+	}
+	if prev, err := m.s.GetOperation(ctx, *op); err != nil {
+		return nil, "", err
+	} else if prev != nil {
+		return replayed(*prev)
 	}
 	meta, err := m.writeMetadata(ctx)
 	if err != nil {
@@ -205,8 +220,8 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 			return res, "", err
 		}
 		if cur != nil && cur.Truncated {
-			return toolErr(fmt.Sprintf("Memory file %q is larger than %d characters, so only partial content "+
-				"could be read; nothing was written. It must be shortened in the backing store first.", name, limit)), "", nil
+			return refuse(fmt.Sprintf("Memory file %q is larger than %d characters, so only partial content "+
+				"could be read; nothing was written. It must be shortened in the backing store first.", name, limit))
 		}
 		var next, status string
 		if oldText == nil {
@@ -219,22 +234,22 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 			}
 		} else {
 			if cur == nil {
-				return toolErr(fmt.Sprintf("There is no memory file %q to edit. Omit old_text to create it.", name)), "", nil
+				return refuse(fmt.Sprintf("There is no memory file %q to edit. Omit old_text to create it.", name))
 			}
 			switch n := countNonOverlapping(cur.Content, *oldText); {
 			case n == 0:
-				return toolErr(fmt.Sprintf("old_text was not found in %q. Call %s(%q) and copy the exact passage.",
-					name, m.names.read, name)), "", nil
+				return refuse(fmt.Sprintf("old_text was not found in %q. Call %s(%q) and copy the exact passage.",
+					name, m.names.read, name))
 			case n > 1:
-				return toolErr(fmt.Sprintf("old_text appears %d times in %q; it must match exactly once. "+
-					"Include more surrounding text.", n, name)), "", nil
+				return refuse(fmt.Sprintf("old_text appears %d times in %q; it must match exactly once. "+
+					"Include more surrounding text.", n, name))
 			}
 			next = strings.Replace(cur.Content, *oldText, content, 1)
 			status = "updated"
 		}
 		if n := runes(next); n > limit {
-			return toolErr(fmt.Sprintf("Memory file %q would be %d characters, over the limit of %d. "+
-				"Split the content into separate memory files.", name, n, limit)), "", nil
+			return refuse(fmt.Sprintf("Memory file %q would be %d characters, over the limit of %d. "+
+				"Split the content into separate memory files.", name, n, limit))
 		}
 		expected := ""
 		if cur != nil {
@@ -242,14 +257,12 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 		}
 		mu, err := m.s.Write(ctx, store.WriteRequest{Path: path, Content: next, Expected: expected, Operation: op, Metadata: meta})
 		switch {
+		case err == nil && mu.Replayed:
+			return replayed(mu)
 		case err == nil:
 			sp.set("memory.chars", runes(next))
-			sp.set("memory.replayed", mu.Replayed)
-			outcome := "ok"
-			if mu.Replayed {
-				outcome = "replayed"
-			}
-			return &WriteResult{File: name, Version: mu.Version, Replayed: mu.Replayed, Status: status}, outcome, nil
+			sp.set("memory.replayed", false)
+			return &WriteResult{File: name, Version: mu.Version, Status: status}, "ok", nil
 		case !errors.Is(err, store.ErrConflict):
 			res, err := mutationError(name, err)
 			return res, "", err

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -418,4 +421,75 @@ func TestPathEscapeIsToolError(t *testing.T) {
 	} {
 		wantToolErr(t, call(t, m, inv(""), c.tool, c.args), "outside the store directory")
 	}
+}
+
+// beforeRead runs hook (once) when the store first reads a file, before
+// the read reaches the driver.
+type beforeRead struct {
+	driver.Driver
+	once sync.Once
+	hook func()
+}
+
+func (d *beforeRead) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	d.once.Do(d.hook)
+	return d.Driver.GetFile(ctx, path)
+}
+
+func TestReplayRacingTheOriginalReturnsItsResult(t *testing.T) {
+	// The replay's receipt check runs before the original lands and its
+	// read just after: it must still return the original's result, field
+	// for field, not a status made up from what it read.
+	for _, tc := range []struct {
+		name string
+		seed string // MEMORY.md before the call ("" = absent)
+		args map[string]any
+	}{
+		{"create", "", map[string]any{"content": "- likes tea"}},
+		{"append", "- a\n", map[string]any{"content": "- likes tea"}},
+		{"update", "- a\n", map[string]any{"content": "- b", "old_text": "- a"}},
+	} {
+		for _, atomicPath := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/atomic=%v", tc.name, atomicPath), func(t *testing.T) {
+				d := memstore.New()
+				s := store.New(d, nil)
+				if tc.seed != "" {
+					put(t, s, "main/MEMORY.md", tc.seed)
+				}
+				in := inv("")
+				var first *WriteResult
+				// The nine primitives, with the original run just before the
+				// replay's first read.
+				var racing driver.Driver = &beforeRead{Driver: struct{ driver.Driver }{d}, hook: func() {
+					first = wantWrite(t, call(t, mustNew(t, s, nil), in, "write_memory", tc.args))
+				}}
+				if atomicPath {
+					racing = atomicDriver{racing, d}
+				}
+				rs := store.New(racing, nil)
+				if rs.Capabilities().AtomicMutation != atomicPath {
+					t.Fatalf("capabilities %+v", rs.Capabilities())
+				}
+				replay := wantWrite(t, call(t, mustNew(t, rs, nil), in, "write_memory", tc.args))
+				if first == nil || first.Replayed {
+					t.Fatalf("the original did not run first: %+v", first)
+				}
+				want := *first
+				want.Replayed = true
+				if *replay != want {
+					t.Fatalf("replay = %+v, want the original %+v", *replay, *first)
+				}
+			})
+		}
+	}
+}
+
+// atomicDriver offers the inner driver's atomic mutation beside a wrapper.
+type atomicDriver struct {
+	driver.Driver
+	m driver.Mutator
+}
+
+func (a atomicDriver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	return a.m.Mutate(ctx, p)
 }

@@ -117,7 +117,7 @@ func (s *Store) mutateAtomic(ctx context.Context, c change) (Mutation, error) {
 				return Mutation{}, fmt.Errorf("%w: operation %q", ErrOperationConflict, c.op.ID)
 			}
 			if !ex.Completed {
-				done, err := s.settle(ctx, ex, true)
+				done, _, err := s.settle(ctx, ex, true)
 				if err != nil {
 					return Mutation{}, err
 				}
@@ -175,84 +175,131 @@ func (s *Store) mutatePlain(ctx context.Context, c change) (Mutation, error) {
 // path is empty). A settlement that finds the reservation pending either
 // fences that row or finds it moved on; versions never repeat, so the
 // attempt can then never land, however late its request arrives.
+//
+// A fence changes nothing a reader sees, so a change whose expected row was
+// only fenced since (by the settlement of its own dead attempt, typically)
+// is attempted again on the fenced row, under a new reservation that names
+// the fence's version: the dead attempt still cannot land, and a later
+// settlement of this one fences that version in turn.
 func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 	if err := s.settleVersion(ctx, c.expected); err != nil {
 		return Mutation{}, err
 	}
+	cond := c.expected
+	for round := 0; ; round++ {
+		m, fenced, err := s.attempt(ctx, c, cond)
+		if fenced == "" || round >= maxSettleRounds {
+			return m, err
+		}
+		cond = fenced
+	}
+}
+
+// attempt is one tracked attempt of c on the row with version cond (for a
+// create, it finds its own). When the attempt did not land because the row
+// was fenced since c.expected, it returns the fence's version, to attempt
+// again on, with the conflict.
+func (s *Store) attempt(ctx context.Context, c change, cond string) (Mutation, string, error) {
 	var rec driver.Receipt
 	var prep error // a refusal of the create's tombstone, reported after the receipt check
-	cond := c.expected
 	for round := 0; ; round++ {
 		if c.kind == driver.KindWrite && c.expected == "" {
 			if cond, prep = s.prepareCreate(ctx, c.path); prep != nil && !refused(prep) {
-				return Mutation{}, prep
+				return Mutation{}, "", prep
 			}
 		}
 		now := s.now() // the lease starts at the reservation
 		rec = s.receipt(c, now, newVersion(now, c.op.ID), false)
+		if c.expected != "" {
+			rec.Expected = cond // what a settlement must fence
+		}
 		ex, err := s.reserve(ctx, rec)
 		if err != nil {
-			return Mutation{}, err
+			return Mutation{}, "", err
 		}
 		if ex == nil {
 			break // the pending receipt is ours
 		}
 		if ex.Fingerprint != c.op.Fingerprint {
-			return Mutation{}, fmt.Errorf("%w: operation %q", ErrOperationConflict, c.op.ID)
+			return Mutation{}, "", fmt.Errorf("%w: operation %q", ErrOperationConflict, c.op.ID)
 		}
 		if !ex.Completed {
-			if ex, err = s.settle(ctx, ex, true); err != nil {
-				return Mutation{}, err
+			var row string
+			if ex, row, err = s.settle(ctx, ex, true); err != nil {
+				return Mutation{}, "", err
+			}
+			if ex == nil && c.expected != "" && refenced(row, c.expected) {
+				// The settlement fenced (or confirmed) the very row c
+				// expects: nothing was written since, so c applies there.
+				cond = row
 			}
 		}
 		if ex != nil {
-			return replay(ex), nil
+			return replay(ex), "", nil
 		}
 		if round >= maxReserveRounds {
-			return Mutation{}, c.contended()
+			return Mutation{}, "", c.contended()
 		}
 	}
 
 	if prep != nil {
 		s.drop(ctx, rec)
-		return Mutation{}, prep
+		return Mutation{}, "", prep
 	}
 	err := s.apply(ctx, c, rec, cond)
 	if err == nil {
-		return s.finish(ctx, c, rec), nil
+		return s.finish(ctx, c, rec), "", nil
 	}
 	if isPrecondition(err) {
-		if s.drop(ctx, rec) {
-			return s.result(c, rec), nil
+		landed, dropped := s.drop(ctx, rec)
+		if landed {
+			return s.result(c, rec), "", nil
 		}
-		return Mutation{}, c.conflict(err)
+		if dropped {
+			return Mutation{}, s.fencedSince(ctx, c, cond), c.conflict(err)
+		}
+		return Mutation{}, "", c.conflict(err)
 	}
 	if refused(err) {
 		s.drop(ctx, rec)
-		return Mutation{}, err
+		return Mutation{}, "", err
 	}
 	// Unknown outcome (a lost reply or a failed request). The identical
 	// conditional change is safe to repeat: if the first landed, this one
 	// fails on its condition and the row shows our version.
 	err2 := s.apply(ctx, c, rec, cond)
 	if err2 == nil {
-		return s.finish(ctx, c, rec), nil
+		return s.finish(ctx, c, rec), "", nil
 	}
 	if isPrecondition(err2) {
 		f, gerr := s.d.GetFile(ctx, c.path)
 		if gerr != nil {
-			return Mutation{}, err
+			return Mutation{}, "", err
 		}
 		if f != nil && f.Version == rec.Version {
-			return s.finish(ctx, c, rec), nil
+			return s.finish(ctx, c, rec), "", nil
 		}
 		// A writer that overwrote our row completed our receipt first.
-		if s.drop(ctx, rec) {
-			return s.result(c, rec), nil
+		if landed, _ := s.drop(ctx, rec); landed {
+			return s.result(c, rec), "", nil
 		}
-		return Mutation{}, c.conflict(err2)
+		return Mutation{}, "", c.conflict(err2)
 	}
-	return Mutation{}, err // the receipt stays pending; a replay settles it
+	return Mutation{}, "", err // the receipt stays pending; a replay settles it
+}
+
+// fencedSince returns the version of the row at c.path when it is the row
+// c expects, fenced since the version cond that an attempt of c found gone
+// (so nothing was written there since c.expected), or "".
+func (s *Store) fencedSince(ctx context.Context, c change, cond string) string {
+	if c.expected == "" {
+		return "" // a create finds its own row; a delete of nothing writes none
+	}
+	f, err := s.d.GetFile(ctx, c.path)
+	if err != nil || f == nil || f.Tombstone || f.Version == cond || !refenced(f.Version, c.expected) {
+		return ""
+	}
+	return f.Version
 }
 
 // prepareCreate returns the version of the tombstone a tracked create
@@ -304,6 +351,9 @@ func (s *Store) reserve(ctx context.Context, rec driver.Receipt) (*driver.Receip
 		}
 		r, gerr := s.d.GetReceipt(ctx, rec.ID)
 		if gerr != nil {
+			if isPrecondition(err) {
+				return nil, gerr // the reservation's own refusal says nothing
+			}
 			return nil, err
 		}
 		if r == nil {
@@ -327,8 +377,8 @@ func (s *Store) reserve(ctx context.Context, rec driver.Receipt) (*driver.Receip
 
 // apply makes the conditional change of a tracked mutation: the row written
 // carries rec.Version and the operation id. cond is the version the row
-// must have: c.expected, or for a create the tombstone it replaces ("" when
-// a file is there).
+// must have: c.expected or a fence of it, or for a create the tombstone it
+// replaces ("" when a file is there).
 func (s *Store) apply(ctx context.Context, c change, rec driver.Receipt, cond string) error {
 	switch {
 	case c.kind == driver.KindWrite:
@@ -343,7 +393,7 @@ func (s *Store) apply(ctx context.Context, c change, rec driver.Receipt, cond st
 		// A tombstone carrying the operation is the evidence that this
 		// delete landed, whatever happens to the path afterwards.
 		t := driver.File{Path: c.path, Version: rec.Version, OperationID: rec.ID, Tombstone: true, ExpiresAt: rec.ExpiresAt}
-		return s.d.ReplaceFile(ctx, t, c.expected)
+		return s.d.ReplaceFile(ctx, t, cond)
 	}
 }
 
@@ -375,22 +425,22 @@ func (s *Store) result(c change, rec driver.Receipt) Mutation {
 
 // drop removes our pending receipt after a change that did not land, or
 // may not have. It reports whether the receipt turned out completed with
-// our version: the change did land, and a writer that overwrote the row
-// settled it first. A failure leaves the receipt pending, to be settled by
-// a later replay.
-func (s *Store) drop(ctx context.Context, rec driver.Receipt) bool {
+// our version (landed: the change did land, and a writer that overwrote
+// the row settled it first), and whether it removed the receipt. A failure
+// leaves the receipt pending, to be settled by a later replay.
+func (s *Store) drop(ctx context.Context, rec driver.Receipt) (landed, dropped bool) {
 	err := s.bookkeep(ctx, func(ctx context.Context) error { return s.d.DropReceipt(ctx, rec.ID, rec.Version) })
 	if !isPrecondition(err) {
-		return false
+		return false, err == nil
 	}
 	ctx, cancel := s.cleanup(ctx)
 	defer cancel()
 	r, gerr := s.d.GetReceipt(ctx, rec.ID)
-	landed := gerr == nil && r != nil && r.Completed && r.Version == rec.Version
+	landed = gerr == nil && r != nil && r.Completed && r.Version == rec.Version
 	if landed {
 		s.markCompleted(rec.Version)
 	}
-	return landed
+	return landed, false
 }
 
 // bookkeep runs a receipt call that ends an attempt, once more if it failed
@@ -488,36 +538,37 @@ func (s *Store) settleVersion(ctx context.Context, v string) error {
 // row carries the receipt's version → the operation landed and is
 // completed; otherwise it is fenced off (so a request still in flight can
 // never land) and dropped. It returns the completed receipt, or nil when
-// the operation was dropped.
-func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (*driver.Receipt, error) {
+// the operation was dropped; then row is the version of the file it fenced
+// or confirmed ("" if it wrote none, or left no file there).
+func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done *driver.Receipt, row string, err error) {
 	round := 0
 	for {
 		if wait {
-			var err error
 			if r, err = s.await(ctx, r); err != nil || r == nil || r.Completed {
-				return r, err
+				return r, "", err
 			}
 			wait = false
 		}
 		f, err := s.d.GetFile(ctx, r.Path)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if f != nil && f.Version == r.Version {
-			done := *r
-			done.Completed = true
-			if err := s.d.CompleteReceipt(ctx, done); err != nil {
+			c := *r
+			c.Completed = true
+			if err := s.d.CompleteReceipt(ctx, c); err != nil {
 				if !isPrecondition(err) {
-					return nil, err
+					return nil, "", err
 				}
 				if r, wait, err = s.reread(ctx, r); err != nil || r == nil || r.Completed {
-					return r, err
+					return r, "", err
 				}
 				continue
 			}
 			s.markCompleted(r.Version)
-			return &done, nil
+			return &c, "", nil
 		}
+		row = ""
 		if writes(r) {
 			// The attempt may still land on the row as read: fence it. If
 			// the row has moved on, confirm that with a write conditional on
@@ -527,26 +578,26 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (*driv
 			if !mayLand(r, f) {
 				act = s.confirm
 			}
-			if err := act(ctx, r.Path, f); err != nil {
+			if row, err = act(ctx, r.Path, f); err != nil {
 				if isPrecondition(err) {
 					if round++; round >= maxSettleRounds {
-						return nil, fmt.Errorf("%w: operation %q: %q keeps changing while it is settled", ErrConflict, r.ID, r.Path)
+						return nil, "", fmt.Errorf("%w: operation %q: %q keeps changing while it is settled", ErrConflict, r.ID, r.Path)
 					}
 					continue // the row changed meanwhile; look again
 				}
-				return nil, err
+				return nil, "", err
 			}
 		}
 		if err := s.d.DropReceipt(ctx, r.ID, r.Version); err != nil {
 			if !isPrecondition(err) {
-				return nil, err
+				return nil, "", err
 			}
 			if r, wait, err = s.reread(ctx, r); err != nil || r == nil || r.Completed {
-				return r, err
+				return r, "", err
 			}
 			continue
 		}
-		return nil, nil
+		return nil, row, nil
 	}
 }
 
@@ -600,12 +651,13 @@ func mayLand(r *driver.Receipt, f *driver.File) bool {
 
 // confirm proves that the row at path is still f (nil = no row) with a write
 // conditional on it that changes nothing a reader sees: the same row again,
-// or a tombstone where there is none.
-func (s *Store) confirm(ctx context.Context, path string, f *driver.File) error {
+// or a tombstone where there is none. It returns the version of the file
+// left there ("" for none).
+func (s *Store) confirm(ctx context.Context, path string, f *driver.File) (string, error) {
 	if f == nil {
 		return s.fence(ctx, path, nil)
 	}
-	return s.d.ReplaceFile(ctx, *f, f.Version)
+	return live(f, f.Version), s.d.ReplaceFile(ctx, *f, f.Version)
 }
 
 // maxSettleRounds bounds how often a settlement re-reads a row that keeps
@@ -614,18 +666,27 @@ const maxSettleRounds = 16
 
 // fence gives the row at path a fresh version without changing what it
 // holds (or puts a tombstone where there is none), so that any conditional
-// request still expecting the old state fails.
-func (s *Store) fence(ctx context.Context, path string, f *driver.File) error {
+// request still expecting the old state fails. It returns the version of
+// the file it leaves there ("" for none).
+func (s *Store) fence(ctx context.Context, path string, f *driver.File) (string, error) {
 	now := s.now()
 	if f == nil {
-		return s.d.CreateFile(ctx, driver.File{Path: path, Version: newVersion(now, ""), Tombstone: true, ExpiresAt: now.Add(s.retention)})
+		return "", s.d.CreateFile(ctx, driver.File{Path: path, Version: newVersion(now, ""), Tombstone: true, ExpiresAt: now.Add(s.retention)})
 	}
 	if err := s.settleVersion(ctx, f.Version); err != nil {
-		return err
+		return "", err
 	}
 	g := *f
-	g.Version = newVersion(now, "")
-	return s.d.ReplaceFile(ctx, g, f.Version)
+	g.Version = fenceVersion(now, f.Version)
+	return live(f, g.Version), s.d.ReplaceFile(ctx, g, f.Version)
+}
+
+// live returns v when f is a file a reader sees, "" for a tombstone.
+func live(f *driver.File, v string) string {
+	if f.Tombstone {
+		return ""
+	}
+	return v
 }
 
 const completedCacheSize = 4096

@@ -231,7 +231,7 @@ func (s *Store) GetOperation(ctx context.Context, op Operation) (*Mutation, erro
 		return nil, fmt.Errorf("%w: operation %q", ErrOperationConflict, op.ID)
 	}
 	if !r.Completed {
-		if r, err = s.settle(ctx, r, true); err != nil || r == nil {
+		if r, _, err = s.settle(ctx, r, true); err != nil || r == nil {
 			return nil, err
 		}
 	}

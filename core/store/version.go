@@ -44,6 +44,33 @@ func newVersion(now time.Time, opID string) string {
 	return string(out[:]) + opMarker + opID
 }
 
+// fenceMarker separates the fresh part of a fence's version from the
+// origin it carries.
+const fenceMarker = "+"
+
+// fenceVersion returns a fresh version for a fence of the row whose version
+// is v. A fence changes nothing a reader sees, so the new version carries
+// v's origin: the version of the write whose row it still is.
+func fenceVersion(now time.Time, v string) string {
+	return newVersion(now, "") + fenceMarker + origin(v)
+}
+
+// origin returns the version of the write that made the row with version
+// v: v without the operation it names, or the origin a fence carries.
+func origin(v string) string {
+	v, _, _ = strings.Cut(v, opMarker) // an operation id may hold fenceMarker
+	if _, o, ok := strings.Cut(v, fenceMarker); ok {
+		return o
+	}
+	return v
+}
+
+// refenced reports whether version v is expected after zero or more fences:
+// another version of the very row expected, with nothing written since.
+func refenced(v, expected string) bool {
+	return v != "" && expected != "" && origin(v) == origin(expected)
+}
+
 // versionOperation returns the operation id named by a version written on
 // the primitive path, or "".
 func versionOperation(v string) string {

@@ -41,3 +41,22 @@ func TestCutRunes(t *testing.T) {
 		}
 	}
 }
+
+func TestFenceVersionKeepsOrigin(t *testing.T) {
+	now := time.Now()
+	v0 := newVersion(now, "run/op+1~x") // an operation id may hold both markers
+	f1 := fenceVersion(now, v0)
+	f2 := fenceVersion(now, f1)
+	if !refenced(f1, v0) || !refenced(f2, v0) || !refenced(f2, f1) {
+		t.Fatalf("fences %q, %q of %q lost their origin", f1, f2, v0)
+	}
+	if versionOperation(f1) != "" || f1 == v0 || f2 == f1 {
+		t.Fatalf("fence versions %q, %q of %q", f1, f2, v0)
+	}
+	if refenced(newVersion(now, ""), v0) || refenced(fenceVersion(now, "ext-ab"), v0) || refenced("", "") {
+		t.Fatal("unrelated versions share an origin")
+	}
+	if !refenced(fenceVersion(now, "ext-ab"), "ext-ab") {
+		t.Fatal("a fence of an external edit lost its origin")
+	}
+}
