@@ -16,7 +16,7 @@ import (
 // Cases returns the suite's cases, in order.
 func Cases() []Case {
 	var all []Case
-	for _, group := range [][]Case{storeCases, receiptCases, searchCases, faultCases, concurrencyCases, e2eCases, adversarialCases} {
+	for _, group := range [][]Case{storeCases, receiptCases, searchCases, pathCases, faultCases, concurrencyCases, e2eCases, adversarialCases} {
 		all = append(all, group...)
 	}
 	return all

@@ -152,7 +152,10 @@ type Receipt struct {
 type ListParams struct {
 	// Prefix is a plain string prefix ("tenant" matches "tenant-b/x").
 	Prefix string
-	// After, when non-empty, starts the page strictly after this path.
+	// After, when non-empty, starts the page strictly after this string in
+	// code-point order. It is usually a listed path; the store may also
+	// pass a folder's end ("p/f/~", past every path in p/f/) to skip the
+	// folder, so compare it as a string and never assume a row exists.
 	After string
 	// Limit is the maximum number of entries to return (> 0).
 	Limit int

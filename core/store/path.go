@@ -63,6 +63,22 @@ func validSegment(s string) bool {
 	return true
 }
 
+// isFolder reports whether prefix names a whole folder: the root "" or a
+// prefix ending in "/".
+func isFolder(prefix string) bool { return prefix == "" || strings.HasSuffix(prefix, "/") }
+
+// pastFolder returns, for a path nested below prefix ("p/f/x.md" under
+// "p/"), a string greater than every path in its folder ("p/f/~") and
+// smaller than every later path ("p/f0"): "~" sorts after every byte a
+// path may hold. A path directly under prefix is returned as it is.
+func pastFolder(path, prefix string) string {
+	rest := path[len(prefix):]
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return prefix + rest[:i+1] + "~"
+	}
+	return path
+}
+
 // directlyUnder reports whether path lies directly under prefix: it starts
 // with prefix and the rest holds no "/".
 func directlyUnder(path, prefix string) bool {

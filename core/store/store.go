@@ -152,6 +152,9 @@ func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) ([]stri
 
 // list pages through the driver, skipping tombstones (and nested paths when
 // direct is set), until limit paths are found or the prefix is exhausted.
+// A direct listing whose page ends inside a nested folder starts the next
+// page after that folder's whole range, so it never pages through a
+// folder's files only to throw them away.
 func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
 	var out []string
 	after := ""
@@ -171,6 +174,9 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 			break
 		}
 		after = entries[len(entries)-1].Path
+		if direct {
+			after = pastFolder(after, prefix)
+		}
 	}
 	return out, nil
 }

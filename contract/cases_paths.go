@@ -1,0 +1,62 @@
+package contract
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// pathCases pin the promises about paths, prefixes and bounds that every
+// backend must keep alike: the same request gets the same answer whatever
+// the store runs on.
+var pathCases = []Case{
+	{"search_nonpositive_bounds", func(t *testing.T, e *Env) {
+		seedTenants(t, e.Store)
+		base := store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
+		for name, mod := range map[string]func(*store.SearchRequest){
+			"limit":      func(r *store.SearchRequest) { r.Limit = 0 },
+			"max files":  func(r *store.SearchRequest) { r.MaxFiles = 0 },
+			"max chars":  func(r *store.SearchRequest) { r.MaxChars = -1 },
+			"file chars": func(r *store.SearchRequest) { r.MaxFileChars = 0 },
+			"and query":  func(r *store.SearchRequest) { r.Limit, r.Query = -1, "" },
+		} {
+			r := base
+			mod(&r)
+			_, err := e.Store.Search(ctx(t), r)
+			mustErr(t, err, store.ErrInvalidBound, "search with "+name)
+		}
+	}},
+	{"search_partial_name_prefix", func(t *testing.T, e *Env) {
+		// Files that sort before the prefix in its folder must not use up
+		// MaxFiles: the answer is the same on every backend and mode.
+		for i := range 5 {
+			create(t, e.Store, fmt.Sprintf("a%02d.md", i), "hay")
+		}
+		for _, p := range []string{"p05.md", "p05x.md", "p06.md", "p05/inner.md",
+			"a/b/f01.md", "a/b/f02.md", "a/b/g.md", "a/b/f0/deep.md", "a/b/f0x/deep.md"} {
+			create(t, e.Store, p, "needle")
+		}
+		for _, c := range []struct {
+			prefix   string
+			maxFiles int
+			want     []string
+			scanned  int
+		}{
+			{"", 10, []string{"p05.md", "p05x.md", "p06.md"}, 8},
+			{"", 3, nil, 3}, // a00–a02, then truncated
+			{"p05", 3, []string{"p05.md", "p05x.md"}, 2},
+			{"p05.", 3, []string{"p05.md"}, 1},
+			{"a/b/f0", 3, []string{"a/b/f01.md", "a/b/f02.md"}, 2},
+			{"a/b/", 3, []string{"a/b/f01.md", "a/b/f02.md", "a/b/g.md"}, 3},
+			{"a/b", 3, nil, 0},
+			{"zz", 3, nil, 0},
+		} {
+			what := fmt.Sprintf("under %q with max_files %d", c.prefix, c.maxFiles)
+			res := search(t, e.Store, store.SearchRequest{Prefix: c.prefix, Query: "needle", Limit: 10, MaxFiles: c.maxFiles, MaxChars: 1000, MaxFileChars: 100})
+			eqSlice(t, "matches "+what, matchPaths(res), c.want)
+			eq(t, "scanned "+what, res.Scanned, c.scanned)
+			eq(t, "truncated "+what, res.Truncated, c.prefix == "" && c.maxFiles == 3)
+		}
+	}},
+}
