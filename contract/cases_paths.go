@@ -59,4 +59,20 @@ var pathCases = []Case{
 			eq(t, "truncated "+what, res.Truncated, c.prefix == "" && c.maxFiles == 3)
 		}
 	}},
+	{"reserved_segments", func(t *testing.T, e *Env) {
+		for _, p := range []string{".agentmem", ".agentmem/lock", "x/.agentmem-tmp-1-a.md", ".agentmem-tmp-x/a.md",
+			"a/.agentmem/b.md", "a/.agentmemory.md"} {
+			_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: p, Content: "x"})
+			mustErr(t, err, store.ErrInvalidPath, "write "+p)
+			_, err = e.Store.Read(ctx(t), p, 10)
+			mustErr(t, err, store.ErrInvalidPath, "read "+p)
+			_, err = e.Store.Delete(ctx(t), store.DeleteRequest{Path: p})
+			mustErr(t, err, store.ErrInvalidPath, "delete "+p)
+			_, err = e.Store.ListPaths(ctx(t), p+"/", 10)
+			mustErr(t, err, store.ErrInvalidPath, "list "+p)
+		}
+		create(t, e.Store, "a/agentmem.md", "a name that merely contains it is fine")
+		create(t, e.Store, "a/x.agentmem-tmp-1", "so is one that does not start with it")
+		eqSlice(t, "listed", list(t, e.Store, "", 10), []string{"a/agentmem.md", "a/x.agentmem-tmp-1"})
+	}},
 }

@@ -2,11 +2,13 @@
 // in a directory a person can open, edit and back up: the file for path
 // "kamal/main/MEMORY.md" is <dir>/kamal/main/MEMORY.md, byte for byte.
 //
-// Bookkeeping lives in the sidecar directory <dir>/.agentmem (never listed;
-// a path whose first segment is ".agentmem" is refused with
-// store.ErrReservedPath): a small JSON record per file with its version,
-// content hash and metadata, one JSON file per operation receipt, and a
-// lock file.
+// Bookkeeping lives in the sidecar directory <dir>/.agentmem (never listed):
+// a small JSON record per file with its version, content hash and
+// metadata, one JSON file per operation receipt, and a lock file. Content
+// is written through temporary files named ".agentmem-tmp-…". The store
+// refuses every path with a segment starting with ".agentmem"
+// (store.ReservedSegmentPrefix) on every backend, with
+// store.ErrInvalidPath wrapping store.ErrReservedPath.
 //
 // # Errors
 //
@@ -148,10 +150,15 @@ func (d *Driver) lock(ctx context.Context, exclusive bool) (func(), error) {
 	return func() { unlock(); f.Close() }, nil
 }
 
+// reserved refuses a path with a segment that names the sidecar or a
+// temporary file. The store never passes one (it refuses every segment
+// starting with store.ReservedSegmentPrefix); this guards the directory
+// against a caller that uses the driver directly.
 func reserved(path string) error {
-	first, _, _ := strings.Cut(path, "/")
-	if first == SidecarDir || strings.HasPrefix(first, tmpPrefix) {
-		return fmt.Errorf("filestore: %q: %w", path, driver.ErrReservedPath)
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == SidecarDir || strings.HasPrefix(seg, tmpPrefix) {
+			return fmt.Errorf("filestore: %q: %w", path, driver.ErrReservedPath)
+		}
 	}
 	return nil
 }

@@ -32,6 +32,9 @@ var (
 	// (file stores with symbolic links).
 	ErrPathEscape = driver.ErrPathEscape
 	// ErrReservedPath reports a path the backend keeps for its bookkeeping.
+	// The store refuses paths with a segment starting with
+	// ReservedSegmentPrefix itself, with an error that wraps both
+	// ErrInvalidPath and ErrReservedPath.
 	ErrReservedPath = driver.ErrReservedPath
 	// ErrTooLarge reports a file over a backend's item size limit.
 	ErrTooLarge = driver.ErrTooLarge
