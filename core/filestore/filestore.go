@@ -79,10 +79,15 @@ var (
 	_ driver.Pruner = (*Driver)(nil)
 )
 
-// New opens (creating if needed) the directory dir as a file driver.
+// New opens (creating if needed) the directory dir as a file driver. An
+// empty dir is refused (it would put the store in the working directory);
+// pass "." to mean that.
 func New(ctx context.Context, dir string) (*Driver, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if dir == "" {
+		return nil, errors.New(`filestore: name the directory to keep memory in (got ""; pass "." for the working directory)`)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, SidecarDir, "receipts"), 0o755); err != nil {
 		return nil, err

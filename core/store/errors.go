@@ -28,6 +28,9 @@ var (
 	// ErrInvalidOperation reports an operation with an empty or oversized
 	// id or fingerprint.
 	ErrInvalidOperation = errors.New("agentmem: invalid operation")
+	// ErrNoDriver reports a Store made by New with a nil driver; every
+	// method fails with it.
+	ErrNoDriver = errors.New("agentmem: store has no driver: pass a backend's driver to store.New")
 	// ErrPathEscape reports a path that resolves outside the store's root
 	// (file stores with symbolic links).
 	ErrPathEscape = driver.ErrPathEscape

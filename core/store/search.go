@@ -41,7 +41,7 @@ type candidate struct {
 // a bad prefix and ErrInvalidBound when Limit, MaxFiles, MaxChars or
 // MaxFileChars is not positive.
 func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return SearchResult{}, err
 	}
 	if err := ValidatePrefix(r.Prefix); err != nil {
