@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -42,3 +43,24 @@ var (
 	// ErrTooLarge reports a file over a backend's item size limit.
 	ErrTooLarge = driver.ErrTooLarge
 )
+
+// detailed is an error with its own text that errors.Is and errors.As
+// match against each of errs: a sentinel and the cause, without repeating
+// the sentinel's words in the text.
+type detailed struct {
+	msg  string
+	errs []error
+}
+
+func (e *detailed) Error() string   { return e.msg }
+func (e *detailed) Unwrap() []error { return e.errs }
+
+// conflictError reports that the path changed before it could be written
+// or deleted: ErrConflict, with the driver's error (usually
+// driver.ErrPrecondition wrapping the backend's) in the chain.
+func conflictError(path, verb string, cause error) error {
+	return &detailed{
+		msg:  fmt.Sprintf("agentmem: memory path %q changed before it could be %s: re-read it and retry with its current version", path, verb),
+		errs: []error{ErrConflict, cause},
+	}
+}

@@ -28,7 +28,7 @@ func (c change) verb() string {
 
 // conflict wraps a driver precondition failure as ErrConflict.
 func (c change) conflict(err error) error {
-	return fmt.Errorf("%w: memory path %q changed before it could be %s: %w", ErrConflict, c.path, c.verb(), err)
+	return conflictError(c.path, c.verb(), err)
 }
 
 // contended reports an operation whose receipt or path kept changing under

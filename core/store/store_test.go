@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -27,5 +29,29 @@ func TestNilDriver(t *testing.T) {
 	}
 	if c := s.Capabilities(); c != (store.Capabilities{}) {
 		t.Errorf("capabilities = %+v, want none", c)
+	}
+}
+
+// plain hides every optional interface of a driver, so the store runs its
+// receipt algorithm over the nine primitives.
+type plain struct{ driver.Driver }
+
+// TestConflictMessage checks the text of a conflict on both paths: one
+// prefix, the path and what to do, the sentinel's words not repeated; the
+// sentinel and the driver's precondition error stay matchable.
+func TestConflictMessage(t *testing.T) {
+	for name, d := range map[string]driver.Driver{"atomic": memstore.New(), "primitives": plain{memstore.New()}} {
+		s := store.New(d, nil)
+		for _, o := range []*store.Operation{nil, {ID: "op", Fingerprint: "fp"}} {
+			ctx := t.Context()
+			if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/y.md", Content: "x"}); err != nil && !errors.Is(err, store.ErrConflict) {
+				t.Fatal(err)
+			}
+			_, err := s.Write(ctx, store.WriteRequest{Path: "k/main/y.md", Content: "y", Operation: o})
+			const want = `agentmem: memory path "k/main/y.md" changed before it could be written: re-read it and retry with its current version`
+			if err == nil || err.Error() != want || !errors.Is(err, store.ErrConflict) || !errors.Is(err, driver.ErrPrecondition) {
+				t.Errorf("%s, operation %v: conflict = %v, want %q matching ErrConflict and driver.ErrPrecondition", name, o != nil, err, want)
+			}
+		}
 	}
 }
