@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"sort"
 	"testing"
 
 	"github.com/agentmem/agentmem/core/store"
@@ -74,5 +75,45 @@ var pathCases = []Case{
 		create(t, e.Store, "a/agentmem.md", "a name that merely contains it is fine")
 		create(t, e.Store, "a/x.agentmem-tmp-1", "so is one that does not start with it")
 		eqSlice(t, "listed", list(t, e.Store, "", 10), []string{"a/agentmem.md", "a/x.agentmem-tmp-1"})
+	}},
+	{"file_folder_collisions", func(t *testing.T, e *Env) {
+		// A file system cannot hold "p/x.md" and "p/x.md/y.md" at once, so
+		// a file store refuses the second with ErrPathCollision; database
+		// backends hold both. Either way: that sentinel or success, nothing
+		// half-written, the first file intact, reads and listings never
+		// fail, and the name is free again once the file is gone.
+		s := e.Store
+		v := create(t, s, "p/x.md", "a file")
+		create(t, s, "q/y/z.md", "a file in a folder")
+		want := []string{"p/x.md", "q/y/z.md"}
+		for _, p := range []string{"p/x.md/y.md", "p/x.md/deep/y.md", "q/y", "q"} {
+			for _, o := range []*store.Operation{op("collide/"+p, "f"), nil} {
+				_, err := s.Write(ctx(t), store.WriteRequest{Path: p, Content: "x", Operation: o})
+				if err != nil {
+					mustErr(t, err, store.ErrPathCollision, "write "+p)
+				}
+				f := read(t, s, p, 10)
+				if (err == nil) != (f != nil) || f != nil && f.Content != "x" {
+					t.Fatalf("write %s = %v, then read = %+v", p, err, f)
+				}
+				if err == nil {
+					want = append(want, p)
+					break
+				}
+			}
+		}
+		sort.Strings(want)
+		eqSlice(t, "listed", list(t, s, "", 10), want)
+		eq(t, "first file intact", read(t, s, "p/x.md", 10).Content, "a file")
+		if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: "p/x.md", Expected: v}); err != nil {
+			t.Fatal(err)
+		}
+		if read(t, s, "p/x.md/y.md", 10) == nil {
+			create(t, s, "p/x.md/y.md", "now a folder")
+		}
+		// Names that merely share a string prefix never collide.
+		create(t, s, "p/x", "x")
+		create(t, s, "q/y.md", "y")
+		create(t, s, "q/y-z/a.md", "a")
 	}},
 }

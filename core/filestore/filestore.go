@@ -33,6 +33,11 @@
 // hash ("ext-…"), so a compare-and-swap with an older version conflicts and
 // restoring the exact bytes restores the version.
 //
+// A file and a folder cannot share a name: creating "p/x.md/y.md" while
+// the file "p/x.md" exists, or "q/y" while "q/y/z.md" exists, fails with
+// store.ErrPathCollision and writes nothing; reading such a path finds
+// nothing. (Database backends hold both.)
+//
 // Symbolic links never let a path escape the directory: a target whose real
 // location is outside it fails with store.ErrPathEscape, listing never
 // follows a symlinked directory, and a symlinked prefix lists nothing.
@@ -186,8 +191,8 @@ func (d *Driver) target(path string) (string, error) {
 			}
 			return full, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", err // ENOTDIR: a file on the way, so the target is absent
 		}
 		parent := filepath.Dir(probe)
 		if parent == probe {
@@ -265,7 +270,7 @@ func (d *Driver) state(path string) (*driver.File, *record, error) {
 		return nil, nil, err
 	}
 	content, err := os.ReadFile(real)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EISDIR) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EISDIR) && !errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil, err
 	}
 	exists := err == nil
@@ -315,6 +320,11 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 	if err != nil {
 		return err
 	}
+	if !f.Tombstone {
+		if err := d.collides(f.Path, real); err != nil {
+			return err
+		}
+	}
 	rec := record{Version: f.Version, Op: f.OperationID, Metadata: f.Metadata, Tombstone: f.Tombstone, ExpiresAt: f.ExpiresAt}
 	if !f.Tombstone {
 		rec.Hash = hashOf([]byte(f.Content))
@@ -335,6 +345,25 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 		return nil
 	}
 	return writeAtomic(real, []byte(f.Content))
+}
+
+// collides reports driver.ErrPathCollision when real (the location of
+// path) is a directory or one of its ancestors below the root is not: a
+// directory cannot hold both "p/x.md" and "p/x.md/y.md". It runs before
+// anything is written.
+func (d *Driver) collides(path, real string) error {
+	for p := real; p != d.root && strings.HasPrefix(p, d.root); p = filepath.Dir(p) {
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			continue
+		case err != nil:
+			return err
+		case p == real && st.IsDir(), p != real && !st.IsDir() && st.Mode()&fs.ModeSymlink == 0:
+			return fmt.Errorf("filestore: %q: %w", path, driver.ErrPathCollision)
+		}
+	}
+	return nil
 }
 
 // CreateFile implements driver.Driver.

@@ -40,6 +40,14 @@ var (
 	// ReservedSegmentPrefix itself, with an error that wraps both
 	// ErrInvalidPath and ErrReservedPath.
 	ErrReservedPath = driver.ErrReservedPath
+	// ErrPathCollision reports a create whose path would make a file and a
+	// folder share a name: a file lies on its way ("p/x.md" for
+	// "p/x.md/y.md") or below it. Nothing was written. Only backends that
+	// keep files in a file system (filestore) refuse such paths; database
+	// backends hold both, and checking there would cost every create two
+	// more requests. Portable applications never use one name for a file
+	// and a folder.
+	ErrPathCollision = driver.ErrPathCollision
 	// ErrTooLarge reports a file over a backend's item size limit.
 	ErrTooLarge = driver.ErrTooLarge
 )

@@ -41,7 +41,8 @@ func isPrecondition(err error) bool { return errors.Is(err, driver.ErrPreconditi
 
 // refused reports a driver error that guarantees nothing was written.
 func refused(err error) bool {
-	return errors.Is(err, driver.ErrTooLarge) || errors.Is(err, driver.ErrPathEscape) || errors.Is(err, driver.ErrReservedPath)
+	return errors.Is(err, driver.ErrTooLarge) || errors.Is(err, driver.ErrPathEscape) || errors.Is(err, driver.ErrReservedPath) ||
+		errors.Is(err, driver.ErrPathCollision)
 }
 
 // maxReserveRounds bounds how often a mutation re-contends for its

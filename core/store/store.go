@@ -202,7 +202,8 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 // returns its original result with Replayed set and writes nothing.
 //
 // Errors: ErrInvalidPath, ErrInvalidContent, ErrInvalidMetadata, ErrInvalidOperation,
-// ErrOperationConflict (checked before the version), ErrConflict,
+// ErrPathCollision (on a backend that keeps files in a file system: a file
+// lies on the path's way or below it), ErrOperationConflict (checked before the version), ErrConflict,
 // ErrTooLarge, or the backend's error (the outcome is then settled by a
 // later replay or mutation of the path).
 func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {
