@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -51,6 +52,18 @@ var (
 func New(ctx context.Context, client *azcosmos.Client, database, container string, opts *Options) (*Driver, error) {
 	if opts == nil {
 		opts = &Options{}
+	}
+	var missing []string
+	for _, arg := range []struct {
+		what   string
+		absent bool
+	}{{"a client", client == nil}, {"a database name", database == ""}, {"a container name", container == ""}} {
+		if arg.absent {
+			missing = append(missing, arg.what)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("cosmosdb: New needs %s", strings.Join(missing, " and "))
 	}
 	c, err := client.NewContainer(database, container)
 	if err != nil {

@@ -364,3 +364,27 @@ func TestRealCosmosTTLExpiry(t *testing.T) {
 		t.Fatalf("a file without ExpiresAt expired: %v", err)
 	}
 }
+
+// TestNewArguments checks that New refuses missing arguments with an error
+// naming them, before any request (no emulator needed).
+func TestNewArguments(t *testing.T) {
+	client, err := azcosmos.NewClientFromConnectionString("AccountEndpoint=https://127.0.0.1:1/;AccountKey=a2V5;", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		client              *azcosmos.Client
+		database, container string
+		want                string
+	}{
+		{nil, "db", "c", "cosmosdb: New needs a client"},
+		{nil, "", "", "cosmosdb: New needs a client and a database name and a container name"},
+		{client, "", "c", "cosmosdb: New needs a database name"},
+		{client, "db", "", "cosmosdb: New needs a container name"},
+	} {
+		_, err := cosmosdb.New(t.Context(), c.client, c.database, c.container, nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("New(%v, %q, %q) = %v, want %q", c.client != nil, c.database, c.container, err, c.want)
+		}
+	}
+}

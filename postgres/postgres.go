@@ -67,11 +67,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("postgres: fix the connection URL (a postgres:// URL or key=value string): %w", err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("postgres: cannot create a connection pool: %w", err)
 	}
 	d, err := newDriver(ctx, pool, table, true)
 	if err != nil {
@@ -83,11 +83,14 @@ func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
 
 // New returns a driver over a pool the caller owns (Close leaves it open),
 // creating the schema if needed. It fails with [ErrInvalidTable] before
-// using the pool.
+// using the pool, and with an error for a nil pool.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Driver, error) {
 	table, err := tableOf(opts)
 	if err != nil {
 		return nil, err
+	}
+	if pool == nil {
+		return nil, errors.New("postgres: New needs a pool (got nil): pass a *pgxpool.Pool, or call Open with a URL")
 	}
 	return newDriver(ctx, pool, table, false)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -490,5 +491,20 @@ func TestSchemaDroppedWhileRunning(t *testing.T) {
 	}
 	if m, err = s.Write(t.Context(), store.WriteRequest{Path: "a/b.md", Content: "z", Operation: &store.Operation{ID: "op3", Fingerprint: "fp"}}); err != nil || m.Existed {
 		t.Fatalf("write after the files table was dropped: %+v, %v", m, err)
+	}
+}
+
+// TestArgumentErrors checks that a nil pool and a bad URL are errors that
+// say what to fix, with the package's prefix, before any connection.
+func TestArgumentErrors(t *testing.T) {
+	if _, err := New(t.Context(), nil, nil); err == nil || !strings.HasPrefix(err.Error(), "postgres: New needs a pool") {
+		t.Errorf("New(nil pool) = %v, want an error naming the pool", err)
+	}
+	for _, url := range []string{"postgres://u@host:notaport/db", "host=x port=y", "postgres://%zz"} {
+		_, err := Open(t.Context(), url, nil)
+		var perr *pgconn.ParseConfigError
+		if err == nil || !strings.HasPrefix(err.Error(), "postgres: fix the connection URL") || !errors.As(err, &perr) {
+			t.Errorf("Open(%q) = %v, want a postgres: error wrapping *pgconn.ParseConfigError", url, err)
+		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -63,8 +65,9 @@ var (
 )
 
 // Open opens (creating if needed) the database file at path, in WAL mode,
-// and creates the schema if needed. The directory must exist. It fails
-// with [ErrInvalidTable] or [ErrInvalidPath] before touching the file.
+// and creates the schema if needed. The directory must exist (an error
+// wrapping fs.ErrNotExist says so otherwise). It fails with
+// [ErrInvalidTable] or [ErrInvalidPath] before touching the file.
 func Open(ctx context.Context, path string, opts *Options) (*Driver, error) {
 	return open(ctx, path, opts, nil)
 }
@@ -89,7 +92,10 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sqlite: cannot open the database file %s: %w", path, err)
+	}
+	if err := checkDir(filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("sqlite: cannot open the database file %s: %w", abs, err)
 	}
 	db, err := sqlitedriver.Open(dsn(abs, o.BusyTimeout), init)
 	if err != nil {
@@ -139,7 +145,7 @@ func (d *Driver) enableWAL(ctx context.Context) error {
 		case err == nil:
 			return fmt.Errorf("sqlite: %s stays in journal mode %q, not WAL", d.path, mode)
 		case !errors.Is(err, sqlite3.BUSY) || time.Now().After(deadline):
-			return fmt.Errorf("sqlite: enabling WAL in %s: %w", d.path, fail(ctx, err))
+			return fmt.Errorf("sqlite: cannot open the database file %s (switching it to WAL mode failed): %w", d.path, fail(ctx, err))
 		}
 		t := time.NewTimer(time.Duration(1+rand.IntN(5)) * time.Millisecond)
 		select {
@@ -149,6 +155,21 @@ func (d *Driver) enableWAL(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// checkDir reports why dir cannot hold the database file: it does not
+// exist (wrapping fs.ErrNotExist) or is not a directory.
+func checkDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist (create it first): %w", dir, err)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
 }
 
 // Path returns the absolute path of the database file.

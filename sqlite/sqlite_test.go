@@ -528,3 +528,15 @@ func TestTooLargeIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingDirectory checks that Open in a directory that does not exist
+// says so first, naming the file, and wraps fs.ErrNotExist.
+func TestMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "absent")
+	name := filepath.Join(dir, "memory.db")
+	_, err := Open(t.Context(), name, nil)
+	want := fmt.Sprintf("sqlite: cannot open the database file %s: directory %s does not exist", name, dir)
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Open in a missing directory: %v, want %q… wrapping fs.ErrNotExist", err, want)
+	}
+}

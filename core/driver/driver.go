@@ -41,9 +41,10 @@
 // # Errors
 //
 // [ErrPrecondition] is the only "nothing was written, the condition did not
-// hold" answer. [ErrTooLarge], [ErrPathEscape] and [ErrReservedPath] also
-// promise that nothing was written; the store passes them on as
-// store.ErrTooLarge, store.ErrPathEscape and store.ErrReservedPath. Every
+// hold" answer. [ErrTooLarge], [ErrPathEscape], [ErrReservedPath] and
+// [ErrPathCollision] also promise that nothing was written; the store
+// passes them on as store.ErrTooLarge, store.ErrPathEscape,
+// store.ErrReservedPath and store.ErrPathCollision. Every
 // other error means "unknown outcome".
 //
 // # Consistency
@@ -89,6 +90,12 @@ var ErrPathEscape = errors.New("agentmem: path resolves outside the store direct
 // (such as a file store's sidecar directory). The store exposes it as
 // store.ErrReservedPath.
 var ErrReservedPath = errors.New("agentmem: path is reserved by the backend")
+
+// ErrPathCollision reports that a file cannot be created because a file
+// lies on its way or below it, which a file system cannot hold. Nothing
+// was written. Drivers over a file system report it; drivers that can hold
+// both never do. The store exposes it as store.ErrPathCollision.
+var ErrPathCollision = errors.New("agentmem: a file and a folder cannot share a path")
 
 // File is one stored row of a memory file, as the driver keeps it.
 type File struct {
@@ -152,7 +159,10 @@ type Receipt struct {
 type ListParams struct {
 	// Prefix is a plain string prefix ("tenant" matches "tenant-b/x").
 	Prefix string
-	// After, when non-empty, starts the page strictly after this path.
+	// After, when non-empty, starts the page strictly after this string in
+	// code-point order. It is usually a listed path; the store may also
+	// pass a folder's end ("p/f/~", past every path in p/f/) to skip the
+	// folder, so compare it as a string and never assume a row exists.
 	After string
 	// Limit is the maximum number of entries to return (> 0).
 	Limit int

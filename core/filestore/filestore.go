@@ -2,11 +2,13 @@
 // in a directory a person can open, edit and back up: the file for path
 // "kamal/main/MEMORY.md" is <dir>/kamal/main/MEMORY.md, byte for byte.
 //
-// Bookkeeping lives in the sidecar directory <dir>/.agentmem (never listed;
-// a path whose first segment is ".agentmem" is refused with
-// store.ErrReservedPath): a small JSON record per file with its version,
-// content hash and metadata, one JSON file per operation receipt, and a
-// lock file.
+// Bookkeeping lives in the sidecar directory <dir>/.agentmem (never listed):
+// a small JSON record per file with its version, content hash and
+// metadata, one JSON file per operation receipt, and a lock file. Content
+// is written through temporary files named ".agentmem-tmp-…". The store
+// refuses every path with a segment starting with ".agentmem"
+// (store.ReservedSegmentPrefix) on every backend, with
+// store.ErrInvalidPath wrapping store.ErrReservedPath.
 //
 // # Errors
 //
@@ -30,6 +32,11 @@
 // A file edited outside agentmem gets a version derived from its content
 // hash ("ext-…"), so a compare-and-swap with an older version conflicts and
 // restoring the exact bytes restores the version.
+//
+// A file and a folder cannot share a name: creating "p/x.md/y.md" while
+// the file "p/x.md" exists, or "q/y" while "q/y/z.md" exists, fails with
+// store.ErrPathCollision and writes nothing; reading such a path finds
+// nothing. (Database backends hold both.)
 //
 // Symbolic links never let a path escape the directory: a target whose real
 // location is outside it fails with store.ErrPathEscape, listing never
@@ -77,10 +84,15 @@ var (
 	_ driver.Pruner = (*Driver)(nil)
 )
 
-// New opens (creating if needed) the directory dir as a file driver.
+// New opens (creating if needed) the directory dir as a file driver. An
+// empty dir is refused (it would put the store in the working directory);
+// pass "." to mean that.
 func New(ctx context.Context, dir string) (*Driver, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if dir == "" {
+		return nil, errors.New(`filestore: name the directory to keep memory in (got ""; pass "." for the working directory)`)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, SidecarDir, "receipts"), 0o755); err != nil {
 		return nil, err
@@ -148,10 +160,15 @@ func (d *Driver) lock(ctx context.Context, exclusive bool) (func(), error) {
 	return func() { unlock(); f.Close() }, nil
 }
 
+// reserved refuses a path with a segment that names the sidecar or a
+// temporary file. The store never passes one (it refuses every segment
+// starting with store.ReservedSegmentPrefix); this guards the directory
+// against a caller that uses the driver directly.
 func reserved(path string) error {
-	first, _, _ := strings.Cut(path, "/")
-	if first == SidecarDir || strings.HasPrefix(first, tmpPrefix) {
-		return fmt.Errorf("filestore: %q: %w", path, driver.ErrReservedPath)
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == SidecarDir || strings.HasPrefix(seg, tmpPrefix) {
+			return fmt.Errorf("filestore: %q: %w", path, driver.ErrReservedPath)
+		}
 	}
 	return nil
 }
@@ -174,8 +191,8 @@ func (d *Driver) target(path string) (string, error) {
 			}
 			return full, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", err // ENOTDIR: a file on the way, so the target is absent
 		}
 		parent := filepath.Dir(probe)
 		if parent == probe {
@@ -253,7 +270,7 @@ func (d *Driver) state(path string) (*driver.File, *record, error) {
 		return nil, nil, err
 	}
 	content, err := os.ReadFile(real)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EISDIR) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EISDIR) && !errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil, err
 	}
 	exists := err == nil
@@ -303,6 +320,11 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 	if err != nil {
 		return err
 	}
+	if !f.Tombstone {
+		if err := d.collides(f.Path, real); err != nil {
+			return err
+		}
+	}
 	rec := record{Version: f.Version, Op: f.OperationID, Metadata: f.Metadata, Tombstone: f.Tombstone, ExpiresAt: f.ExpiresAt}
 	if !f.Tombstone {
 		rec.Hash = hashOf([]byte(f.Content))
@@ -323,6 +345,25 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 		return nil
 	}
 	return writeAtomic(real, []byte(f.Content))
+}
+
+// collides reports driver.ErrPathCollision when real (the location of
+// path) is a directory or one of its ancestors below the root is not: a
+// directory cannot hold both "p/x.md" and "p/x.md/y.md". It runs before
+// anything is written.
+func (d *Driver) collides(path, real string) error {
+	for p := real; p != d.root && strings.HasPrefix(p, d.root); p = filepath.Dir(p) {
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			continue
+		case err != nil:
+			return err
+		case p == real && st.IsDir(), p != real && !st.IsDir() && st.Mode()&fs.ModeSymlink == 0:
+			return fmt.Errorf("filestore: %q: %w", path, driver.ErrPathCollision)
+		}
+	}
+	return nil
 }
 
 // CreateFile implements driver.Driver.

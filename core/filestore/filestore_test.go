@@ -263,3 +263,15 @@ func appendLines(t *testing.T, dir, id string, n int) {
 		}
 	}
 }
+
+// TestEmptyDirRefused checks that Open(ctx, "") fails and creates nothing
+// in the working directory.
+func TestEmptyDirRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if _, err := Open(t.Context(), "", nil); err == nil || !strings.HasPrefix(err.Error(), "filestore: name the directory") {
+		t.Fatalf("Open(\"\") = %v, want an error naming what to pass", err)
+	}
+	if _, err := os.Stat(SidecarDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s created in the working directory: %v", SidecarDir, err)
+	}
+}

@@ -18,6 +18,11 @@ type AppendOptions struct {
 	// and returns the original result with Replayed set. Reusing the id
 	// with another path or text is store.ErrOperationConflict. Use an id
 	// stable across retries of the job, such as "prune/<run id>/<step>".
+	//
+	// Without an OperationID, Append is NOT idempotent: every call that
+	// returns an error may still have appended (a lost reply, a timeout),
+	// and calling it again appends the text a second time. Jobs that retry
+	// must set one.
 	OperationID string
 	// MaxMemorySize bounds the resulting file, in characters, as the
 	// notebook's Limits.MaxMemorySize does. Default 65,536.
@@ -37,6 +42,11 @@ type AppendOptions struct {
 // loop of up to [MaxAttempts] attempts with a small random backoff, so it
 // coexists with the model's own writes and other jobs; nothing is ever
 // overwritten. Blank text writes nothing and returns a zero Mutation.
+//
+// Retrying Append without opts.OperationID can append the text twice: an
+// error (a timeout, a lost reply) does not say that nothing was written.
+// Give every append a stable OperationID whenever the job may retry or
+// run again.
 //
 // Errors: store.ErrInvalidPath, store.ErrOperationConflict, store.ErrConflict
 // (the file kept changing for every attempt), store.ErrTooLarge (the file is

@@ -16,8 +16,8 @@
 // Failures are reported with a small, closed set of sentinels, checked with
 // errors.Is: [ErrNotFound], [ErrConflict], [ErrOperationConflict],
 // [ErrInvalidPath], [ErrInvalidBound], [ErrInvalidMetadata], [ErrInvalidContent],
-// [ErrInvalidOperation], [ErrPathEscape], [ErrReservedPath] and
-// [ErrTooLarge]. A backend's own error stays in the chain for errors.As.
+// [ErrInvalidOperation], [ErrPathEscape], [ErrReservedPath], [ErrTooLarge]
+// and [ErrNoDriver]. A backend's own error stays in the chain for errors.As.
 // Context errors pass through.
 //
 // # Consistency

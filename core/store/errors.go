@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -28,11 +29,46 @@ var (
 	// ErrInvalidOperation reports an operation with an empty or oversized
 	// id or fingerprint.
 	ErrInvalidOperation = errors.New("agentmem: invalid operation")
+	// ErrNoDriver reports a Store made by New with a nil driver; every
+	// method fails with it.
+	ErrNoDriver = errors.New("agentmem: store has no driver: pass a backend's driver to store.New")
 	// ErrPathEscape reports a path that resolves outside the store's root
 	// (file stores with symbolic links).
 	ErrPathEscape = driver.ErrPathEscape
 	// ErrReservedPath reports a path the backend keeps for its bookkeeping.
+	// The store refuses paths with a segment starting with
+	// ReservedSegmentPrefix itself, with an error that wraps both
+	// ErrInvalidPath and ErrReservedPath.
 	ErrReservedPath = driver.ErrReservedPath
+	// ErrPathCollision reports a create whose path would make a file and a
+	// folder share a name: a file lies on its way ("p/x.md" for
+	// "p/x.md/y.md") or below it. Nothing was written. Only backends that
+	// keep files in a file system (filestore) refuse such paths; database
+	// backends hold both, and checking there would cost every create two
+	// more requests. Portable applications never use one name for a file
+	// and a folder.
+	ErrPathCollision = driver.ErrPathCollision
 	// ErrTooLarge reports a file over a backend's item size limit.
 	ErrTooLarge = driver.ErrTooLarge
 )
+
+// detailed is an error with its own text that errors.Is and errors.As
+// match against each of errs: a sentinel and the cause, without repeating
+// the sentinel's words in the text.
+type detailed struct {
+	msg  string
+	errs []error
+}
+
+func (e *detailed) Error() string   { return e.msg }
+func (e *detailed) Unwrap() []error { return e.errs }
+
+// conflictError reports that the path changed before it could be written
+// or deleted: ErrConflict, with the driver's error (usually
+// driver.ErrPrecondition wrapping the backend's) in the chain.
+func conflictError(path, verb string, cause error) error {
+	return &detailed{
+		msg:  fmt.Sprintf("agentmem: memory path %q changed before it could be %s: re-read it and retry with its current version", path, verb),
+		errs: []error{ErrConflict, cause},
+	}
+}

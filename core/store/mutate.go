@@ -28,7 +28,7 @@ func (c change) verb() string {
 
 // conflict wraps a driver precondition failure as ErrConflict.
 func (c change) conflict(err error) error {
-	return fmt.Errorf("%w: memory path %q changed before it could be %s: %w", ErrConflict, c.path, c.verb(), err)
+	return conflictError(c.path, c.verb(), err)
 }
 
 // contended reports an operation whose receipt or path kept changing under
@@ -41,7 +41,8 @@ func isPrecondition(err error) bool { return errors.Is(err, driver.ErrPreconditi
 
 // refused reports a driver error that guarantees nothing was written.
 func refused(err error) bool {
-	return errors.Is(err, driver.ErrTooLarge) || errors.Is(err, driver.ErrPathEscape) || errors.Is(err, driver.ErrReservedPath)
+	return errors.Is(err, driver.ErrTooLarge) || errors.Is(err, driver.ErrPathEscape) || errors.Is(err, driver.ErrReservedPath) ||
+		errors.Is(err, driver.ErrPathCollision)
 }
 
 // maxReserveRounds bounds how often a mutation re-contends for its

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -29,17 +30,33 @@ type candidate struct {
 // r.Prefix. Each query term (lower-cased) scores its non-overlapping hits in
 // the content plus twice its hits in the scope-relative name; matches sort
 // by score, then path; the names and snippets of all matches together fit
-// in r.MaxChars runes. An empty query or a non-positive bound returns an
-// empty result. It fails with ErrInvalidPath for a bad prefix.
+// in r.MaxChars runes.
+//
+// r.Prefix is a plain string prefix, as for ListPaths, narrowed to one
+// folder: the files searched are those whose path starts with r.Prefix and
+// has no "/" after it ("notes/p05" searches notes/p05.md and notes/p05x.md,
+// not notes/p05/a.md).
+//
+// An empty query returns an empty result. It fails with ErrInvalidPath for
+// a bad prefix and ErrInvalidBound when Limit, MaxFiles, MaxChars or
+// MaxFileChars is not positive.
 func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return SearchResult{}, err
 	}
 	if err := ValidatePrefix(r.Prefix); err != nil {
 		return SearchResult{}, err
 	}
+	for _, b := range []struct {
+		name string
+		n    int
+	}{{"limit", r.Limit}, {"max_files", r.MaxFiles}, {"max_chars", r.MaxChars}, {"max_file_chars", r.MaxFileChars}} {
+		if b.n <= 0 {
+			return SearchResult{}, fmt.Errorf("%w: %s must be positive, got %d", ErrInvalidBound, b.name, b.n)
+		}
+	}
 	terms := Fields(strings.ToLower(r.Query))
-	if len(terms) == 0 || r.Limit <= 0 || r.MaxFiles <= 0 || r.MaxChars <= 0 || r.MaxFileChars <= 0 {
+	if len(terms) == 0 {
 		return SearchResult{Matches: []Match{}}, nil
 	}
 	cands, truncated, err := s.candidates(ctx, r)
@@ -57,7 +74,13 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, erro
 func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, bool, error) {
 	want := r.MaxFiles + 1
 	truncated := false
-	if s.scope != nil {
+	// ReadScope takes a whole folder ("" or ending in "/") and returns its
+	// first files; a prefix that ends inside a name ("notes/p05") would
+	// hand it a partial name that no driver's scope key matches, and
+	// passing the folder instead could fill Limit with the files sorted
+	// before the prefix. Such prefixes take the listing path, which
+	// starts at the prefix itself on every backend.
+	if s.scope != nil && isFolder(r.Prefix) {
 		files, err := s.scope.ReadScope(ctx, driver.ScopeParams{Prefix: r.Prefix, Limit: want, MaxChars: r.MaxFileChars})
 		if err != nil {
 			return nil, false, err

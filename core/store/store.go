@@ -53,7 +53,8 @@ type Store struct {
 }
 
 // New returns a Store over d. Optional driver interfaces are discovered by
-// type assertion. The Store owns d: Close closes it.
+// type assertion. The Store owns d: Close closes it. With a nil d every
+// method fails with ErrNoDriver.
 func New(d driver.Driver, opts *Options) *Store {
 	s := &Store{d: d, retention: DefaultReceiptRetention, pending: DefaultPendingTimeout, now: time.Now}
 	if opts != nil {
@@ -66,6 +67,9 @@ func New(d driver.Driver, opts *Options) *Store {
 		if opts.Now != nil {
 			s.now = opts.Now
 		}
+	}
+	if d == nil {
+		return s
 	}
 	c := driver.CapabilitiesOf(d)
 	if c.AtomicMutation {
@@ -98,15 +102,27 @@ func (s *Store) Driver() driver.Driver { return s.d }
 
 // Close closes the driver. Later calls return the first result.
 func (s *Store) Close() error {
+	if s.d == nil {
+		return ErrNoDriver
+	}
 	s.closeOnce.Do(func() { s.closeErr = s.d.Close() })
 	return s.closeErr
+}
+
+// usable reports why the store cannot serve a call now: no driver
+// (ErrNoDriver), or ctx is done.
+func (s *Store) usable(ctx context.Context) error {
+	if s.d == nil {
+		return ErrNoDriver
+	}
+	return ctx.Err()
 }
 
 // Read returns at most maxChars runes of the file at path, with the version
 // of the whole file. It fails with ErrNotFound when the file is absent,
 // ErrInvalidPath for a bad path and ErrInvalidBound when maxChars <= 0.
 func (s *Store) Read(ctx context.Context, path string, maxChars int) (*File, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
 	if err := ValidatePath(path); err != nil {
@@ -138,7 +154,7 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (*File, err
 // Nested paths are included. It fails with ErrInvalidPath or
 // ErrInvalidBound.
 func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) ([]string, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
 	if err := ValidatePrefix(prefix); err != nil {
@@ -152,6 +168,9 @@ func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) ([]stri
 
 // list pages through the driver, skipping tombstones (and nested paths when
 // direct is set), until limit paths are found or the prefix is exhausted.
+// A direct listing whose page ends inside a nested folder starts the next
+// page after that folder's whole range, so it never pages through a
+// folder's files only to throw them away.
 func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
 	var out []string
 	after := ""
@@ -171,6 +190,9 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 			break
 		}
 		after = entries[len(entries)-1].Path
+		if direct {
+			after = pastFolder(after, prefix)
+		}
 	}
 	return out, nil
 }
@@ -180,10 +202,14 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 // returns its original result with Replayed set and writes nothing.
 //
 // Errors: ErrInvalidPath, ErrInvalidContent, ErrInvalidMetadata, ErrInvalidOperation,
-// ErrOperationConflict (checked before the version), ErrConflict,
+// ErrPathCollision (on a backend that keeps files in a file system: a file
+// lies on the path's way or below it), ErrOperationConflict (checked before the version), ErrConflict,
 // ErrTooLarge, or the backend's error (the outcome is then settled by a
 // later replay or mutation of the path).
 func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {
+	if s.d == nil {
+		return Mutation{}, ErrNoDriver
+	}
 	if err := ValidatePath(r.Path); err != nil {
 		return Mutation{}, err
 	}
@@ -204,6 +230,9 @@ func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {
 // path with Expected "" succeeds with Existed false. With r.Operation it is
 // exactly-once. Errors as for Write.
 func (s *Store) Delete(ctx context.Context, r DeleteRequest) (Mutation, error) {
+	if s.d == nil {
+		return Mutation{}, ErrNoDriver
+	}
 	if err := ValidatePath(r.Path); err != nil {
 		return Mutation{}, err
 	}
@@ -217,7 +246,7 @@ func (s *Store) Delete(ctx context.Context, r DeleteRequest) (Mutation, error) {
 // when op is unknown (or was attempted but never landed, which it settles).
 // A known id with another fingerprint is ErrOperationConflict.
 func (s *Store) GetOperation(ctx context.Context, op Operation) (*Mutation, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
 	if err := validateOperation(&op); err != nil {
@@ -243,6 +272,9 @@ func (s *Store) GetOperation(ctx context.Context, op Operation) (*Mutation, erro
 // a native TTL and returns how many rows it removed; on other backends it
 // does nothing and returns 0 (their TTL attribute does the work).
 func (s *Store) PruneExpired(ctx context.Context) (int, error) {
+	if s.d == nil {
+		return 0, ErrNoDriver
+	}
 	if s.pruner == nil {
 		return 0, nil
 	}

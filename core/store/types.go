@@ -69,20 +69,22 @@ type DeleteRequest struct {
 
 // SearchRequest is one bounded lexical search.
 type SearchRequest struct {
-	// Prefix selects the scope; only files directly under it (no further
-	// "/") are searched. It is trusted (resolved by the application) and
-	// never contributes to scores.
+	// Prefix selects the scope; only files that start with it and have no
+	// further "/" are searched. Usually a folder ending in "/"; a partial
+	// name such as "notes/p05" narrows that folder to names starting with
+	// "p05". It is trusted (resolved by the application) and never
+	// contributes to scores.
 	Prefix string
 	// Query is split on whitespace into case-insensitive terms.
 	Query string
-	// Limit bounds the number of matches.
+	// Limit bounds the number of matches (> 0).
 	Limit int
-	// MaxFiles bounds the number of files scored.
+	// MaxFiles bounds the number of files scored (> 0).
 	MaxFiles int
 	// MaxChars bounds the sum, over matches, of the scope-relative name
-	// length plus the snippet length, in runes.
+	// length plus the snippet length, in runes (> 0).
 	MaxChars int
-	// MaxFileChars bounds how much of each file is read and scored.
+	// MaxFileChars bounds how much of each file is read and scored (> 0).
 	MaxFileChars int
 }
 
