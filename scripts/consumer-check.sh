@@ -2,7 +2,12 @@
 # Proves agentmem installs from outside the repository, as a new user would.
 # `make test` runs it; it needs no emulator and no network for agentmem itself.
 #
-#   scripts/consumer-check.sh [CANDIDATE]   (default v0.99.0)
+#   scripts/consumer-check.sh [CANDIDATE]   (default v0.99.0-candidate.<unix time>)
+#
+# The candidate version is new on every run: the go command caches what it
+# learns about a module version for good (the module cache, and an index of
+# its packages in the build cache), so a version cut again from other
+# commits would be built from what an earlier run saw.
 #
 # In a scratch copy of the work tree (tracked and untracked files, as git
 # would commit them): cuts the candidate release with scripts/release.sh;
@@ -18,7 +23,7 @@
 #   - checks that make release refuses a used, malformed or v2+ version and a dirty tree.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CANDIDATE="${1:-v0.99.0}"
+CANDIDATE="${1:-v0.99.0-candidate.$(date +%s)}"
 # shellcheck source=lib/local-modules.sh
 . "$ROOT/scripts/lib/local-modules.sh"
 
@@ -83,7 +88,7 @@ consumer() {
   local dir="$SCRATCH/$name" mods=() m key
   for m in "$@"; do mods+=("$AGENTMEM_REPO/$m@$CANDIDATE"); done
   (
-    cd "$dir"
+    cd "$dir" || exit 1
     go mod init example.com/"$name" >/dev/null 2>&1
     go get "${mods[@]}" 2>"$dir/get.log" || { cat "$dir/get.log" >&2; die "$name: go get ${mods[*]}"; }
     go mod tidy 2>"$dir/tidy.log" || { cat "$dir/tidy.log" >&2; die "$name: go mod tidy"; }
@@ -96,7 +101,7 @@ consumer() {
       go build -o /dev/null . || die "$name: go build"
       log "$name: go get and build"
     fi
-    go list -m all >"$dir/modules.txt"
+    go list -m all >"$dir/modules.txt" || die "$name: go list -m all"
     for key in "${!SDK[@]}"; do
       [[ ",$allowed," == *",$key,"* ]] && continue
       if grep -Eq "${SDK[$key]}" "$dir/modules.txt"; then
@@ -300,27 +305,29 @@ func main() {
 }
 EOF
 
+# check_all runs with errexit off (its caller tests its status), so every
+# step says || return 1.
 check_all() {
   local m out
   for m in "${MODULES[@]}"; do
     (
-      cd "$REPO/$m"
+      cd "$REPO/$m" || exit 1
       out="$(go mod tidy -diff 2>&1)" || { echo "$out" >&2; die "$m at $CANDIDATE is not tidy with GOWORK=off"; }
       out="$(go vet ./... 2>&1)" || { echo "$out" >&2; die "go vet with GOWORK=off fails in $m at $CANDIDATE"; }
-    )
+    ) || return 1
   done
   log "${#MODULES[@]} modules at $CANDIDATE: tidy and vetted with GOWORK=off"
-  consumer core "" RUN core
-  consumer sqlite sqlite RUN sqlite
-  consumer adk adk,gcloud RUN adk core
-  consumer postgres pgx BUILD postgres
-  consumer dynamodb aws BUILD dynamodb
-  consumer firestore gcloud BUILD firestore
-  consumer cosmosdb azure BUILD cosmosdb
-  mkdir -p "$SCRATCH/run" && cd "$SCRATCH/run"
+  consumer core "" RUN core || return 1
+  consumer sqlite sqlite RUN sqlite || return 1
+  consumer adk adk,gcloud RUN adk core || return 1
+  consumer postgres pgx BUILD postgres || return 1
+  consumer dynamodb aws BUILD dynamodb || return 1
+  consumer firestore gcloud BUILD firestore || return 1
+  consumer cosmosdb azure BUILD cosmosdb || return 1
+  mkdir -p "$SCRATCH/run" && cd "$SCRATCH/run" || return 1
   out="$(go run "$AGENTMEM_REPO/examples/quickstart@$CANDIDATE" 2>&1)" ||
-    { echo "$out" >&2; die "go run $AGENTMEM_REPO/examples/quickstart@$CANDIDATE"; }
-  [[ -s .agent-memory.db ]] || die "the quickstart left no .agent-memory.db"
+    { echo "$out" >&2; log "FAIL: go run $AGENTMEM_REPO/examples/quickstart@$CANDIDATE"; return 1; }
+  [[ -s .agent-memory.db ]] || { log "FAIL: the quickstart left no .agent-memory.db"; return 1; }
   log "go run $AGENTMEM_REPO/examples/quickstart@$CANDIDATE: $(echo "$out" | wc -l) lines, memory stored"
 }
 with_local_modules "$REPO" check_all
