@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -53,7 +54,8 @@ func (m *Memory) Instructions() string { return m.instr }
 // fills the budget. namespace is used as [Invocation.Namespace] is.
 //
 // A store failure returns "" and a nil error in [IgnoreErrors] mode (the
-// default) and the error in [RaiseErrors] mode; a namespace resolver
+// default; the failure is logged at Warn, see [Options.Logger]) and the
+// error in [RaiseErrors] mode; a namespace resolver
 // failure is always returned. Stored text cannot close the block: the "<"
 // of a stored <memory> or </memory> tag, in any case or spacing, becomes
 // "&lt;".
@@ -74,8 +76,13 @@ func (m *Memory) Snapshot(ctx context.Context, namespace string) (string, error)
 	}
 	block, err := m.snapshot(ctx, sp, sc, budget)
 	sp.end("ok", nil, err)
-	if err != nil && m.errMode == RaiseErrors {
-		return "", err
+	if err != nil {
+		if m.errMode == RaiseErrors {
+			return "", err
+		}
+		m.log().WarnContext(ctx, "agentmem: memory snapshot failed; the model request goes without memory",
+			"backend", m.backend, "error", err)
+		return "", nil
 	}
 	return block, nil
 }
@@ -339,4 +346,12 @@ func splitLines(s string) []string {
 		out = append(out, s[start:])
 	}
 	return out
+}
+
+// log returns the logger of swallowed failures.
+func (m *Memory) log() *slog.Logger {
+	if m.logger != nil {
+		return m.logger
+	}
+	return slog.Default()
 }

@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -219,11 +221,25 @@ func TestInjectionLifecycle(t *testing.T) {
 		s := store.New(d, nil)
 		put(t, s, "main/MEMORY.md", "- x\n")
 		d.failRead = errors.New("disk on fire")
-		if b, err := mustNew(t, s, nil).Snapshot(t.Context(), ""); b != "" || err != nil {
+		var logged bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logged, nil))
+		if b, err := mustNew(t, s, &Options{Logger: logger}).Snapshot(t.Context(), ""); b != "" || err != nil {
 			t.Fatalf("ignore mode: %q %v", b, err)
 		}
-		if _, err := mustNew(t, s, &Options{InjectionErrors: RaiseErrors}).Snapshot(t.Context(), ""); err == nil {
-			t.Fatal("raise mode swallowed the error")
+		if l := logged.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "memory snapshot failed") ||
+			!strings.Contains(l, "disk on fire") || strings.Contains(l, "- x") {
+			t.Fatalf("ignore mode logged %q", l)
+		}
+		// With no Logger, the warning goes to slog.Default.
+		defer slog.SetDefault(slog.Default())
+		logged.Reset()
+		slog.SetDefault(logger)
+		if b, err := mustNew(t, s, nil).Snapshot(t.Context(), ""); b != "" || err != nil || !strings.Contains(logged.String(), "memory snapshot failed") {
+			t.Fatalf("ignore mode, default logger: %q %v, logged %q", b, err, logged.String())
+		}
+		logged.Reset()
+		if _, err := mustNew(t, s, &Options{InjectionErrors: RaiseErrors}).Snapshot(t.Context(), ""); err == nil || logged.Len() != 0 {
+			t.Fatalf("raise mode: %v, logged %q", err, logged.String())
 		}
 		d.failRead = nil
 		d.extraList = []string{"evil/main/x.md"}

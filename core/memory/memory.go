@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
 
@@ -35,8 +36,8 @@ type ErrorMode string
 
 // The two error modes.
 const (
-	// IgnoreErrors (the default) continues without a snapshot and records
-	// the failure in telemetry.
+	// IgnoreErrors (the default) continues without a snapshot, logs the
+	// failure at Warn ([Options.Logger]) and records it in telemetry.
 	IgnoreErrors ErrorMode = "ignore"
 	// RaiseErrors returns the error from [Memory.Snapshot], so the run fails.
 	RaiseErrors ErrorMode = "raise"
@@ -106,6 +107,11 @@ type Options struct {
 	ToolPrefix string
 	// Tracer receives content-free spans; nil means none.
 	Tracer Tracer
+	// Logger receives a Warn record for each failure the notebook swallows
+	// by design: a snapshot that failed in [IgnoreErrors] mode, so that an
+	// agent never loses its memory silently. nil means [slog.Default]. The
+	// records carry the backend and the error, never stored content.
+	Logger *slog.Logger
 }
 
 // Memory is one notebook capability over a store. It is safe for
@@ -125,6 +131,7 @@ type Memory struct {
 	metaFunc func(context.Context) (map[string]string, error)
 	prefix   string
 	tracer   Tracer
+	logger   *slog.Logger
 	backend  string
 	names    toolNames
 }
@@ -153,6 +160,7 @@ func New(s *store.Store, opts *Options) (*Memory, error) {
 		metaFunc: o.WriteMetadataFunc,
 		prefix:   o.ToolPrefix,
 		tracer:   o.Tracer,
+		logger:   o.Logger,
 		backend:  backendName(s),
 	}
 	if err := store.ValidatePath(m.agent); err != nil || strings.Contains(m.agent, "/") {
