@@ -20,6 +20,7 @@ type recorder struct {
 	reads     []string
 	batches   int
 	lists     []string
+	afterList func() // runs after each listing, when set
 }
 
 func (r *recorder) GetFile(ctx context.Context, path string) (*driver.File, error) {
@@ -33,7 +34,11 @@ func (r *recorder) ListFiles(ctx context.Context, p driver.ListParams) ([]driver
 	r.mu.Lock()
 	r.lists = append(r.lists, p.Prefix)
 	r.mu.Unlock()
-	return r.Driver.ListFiles(ctx, p)
+	e, err := r.Driver.ListFiles(ctx, p)
+	if r.afterList != nil {
+		r.afterList()
+	}
+	return e, err
 }
 
 // take returns and clears what was noted.
@@ -172,6 +177,32 @@ func TestPathCollisionRequests(t *testing.T) {
 		}
 		if reads, batches, lists := r.take(); batches != 0 || len(lists) != 0 || slices.ContainsFunc(reads, func(p string) bool { return p != "a/b/c.md" }) {
 			t.Errorf("%s: update and delete read %q in %d batches and listed %q; want no check", name, reads, batches, lists)
+		}
+	}
+}
+
+// TestPathCollisionRace makes the blocking file appear between the store's
+// check and the create: memstore refuses the create in the same atomic
+// step (Mutate on the atomic path, the create over a tombstone on the
+// primitive path), so the race leaves no file and folder of one name.
+func TestPathCollisionRace(t *testing.T) {
+	for name, open := range modes() {
+		s, r, m := open()
+		ctx := t.Context()
+		r.afterList = func() {
+			r.afterList = nil
+			if err := m.CreateFile(ctx, driver.File{Path: "p/x.md", Content: "raced", Version: "v-raced"}); err != nil {
+				t.Error(err)
+			}
+		}
+		for _, o := range []*store.Operation{{ID: "op", Fingerprint: "fp"}, nil} {
+			_, err := s.Write(ctx, store.WriteRequest{Path: "p/x.md/y.md", Content: "x", Operation: o})
+			if !errors.Is(err, store.ErrPathCollision) {
+				t.Errorf("%s, operation %v: create under a file created meanwhile = %v, want ErrPathCollision", name, o != nil, err)
+			}
+		}
+		if paths, err := s.ListPaths(ctx, "", 10); err != nil || !slices.Equal(paths, []string{"p/x.md"}) {
+			t.Errorf("%s: listed %q, %v; want only the raced file", name, paths, err)
 		}
 	}
 }
