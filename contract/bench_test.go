@@ -87,3 +87,23 @@ func BenchmarkSearch(b *testing.B) {
 		report(b, c)
 	})
 }
+
+// BenchmarkCreate measures a tool-style create of a new file at depth 3
+// with an operation. Besides the mutation it reads the two ancestors (one
+// batched read, or one read each over the primitives) and lists one entry
+// below the path: the file/folder check.
+func BenchmarkCreate(b *testing.B) {
+	benchModes(b, func(b *testing.B, s *store.Store, c *contract.Counter) {
+		ctx := b.Context()
+		c.Reset()
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := s.Write(ctx, store.WriteRequest{Path: fmt.Sprintf("u/main/f%d.md", i), Content: "- a fact\n",
+				Operation: &store.Operation{ID: fmt.Sprint("op-", i), Fingerprint: "fp"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, c)
+	})
+}

@@ -2,9 +2,10 @@ package contract
 
 import (
 	"fmt"
-	"sort"
 	"testing"
+	"time"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -78,10 +79,11 @@ var pathCases = []Case{
 	}},
 	{"file_folder_collisions", func(t *testing.T, e *Env) {
 		// A file system cannot hold "p/x.md" and "p/x.md/y.md" at once, so
-		// a file store refuses the second with ErrPathCollision; database
-		// backends hold both. Either way: that sentinel or success, nothing
-		// half-written, the first file intact, reads and listings never
-		// fail, and the name is free again once the file is gone.
+		// every backend refuses a create that would make a file and a
+		// folder share a name with ErrPathCollision: nothing written, the
+		// first file intact, listings unaffected, and the name free again
+		// once the blocking file is gone. Updates and deletes never collide;
+		// tombstones are not files.
 		s := e.Store
 		v := create(t, s, "p/x.md", "a file")
 		create(t, s, "q/y/z.md", "a file in a folder")
@@ -89,28 +91,48 @@ var pathCases = []Case{
 		for _, p := range []string{"p/x.md/y.md", "p/x.md/deep/y.md", "q/y", "q"} {
 			for _, o := range []*store.Operation{op("collide/"+p, "f"), nil} {
 				_, err := s.Write(ctx(t), store.WriteRequest{Path: p, Content: "x", Operation: o})
-				if err != nil {
-					mustErr(t, err, store.ErrPathCollision, "write "+p)
-				}
-				f := read(t, s, p, 10)
-				if (err == nil) != (f != nil) || f != nil && f.Content != "x" {
-					t.Fatalf("write %s = %v, then read = %+v", p, err, f)
-				}
-				if err == nil {
-					want = append(want, p)
-					break
+				mustErr(t, err, store.ErrPathCollision, fmt.Sprintf("create %s (operation %v)", p, o != nil))
+				if f := read(t, s, p, 10); f != nil {
+					t.Fatalf("create %s was refused, then read = %+v", p, f)
 				}
 			}
 		}
-		sort.Strings(want)
 		eqSlice(t, "listed", list(t, s, "", 10), want)
+		eqSlice(t, "listed under p/x.md/", list(t, s, "p/x.md/", 10), nil)
 		eq(t, "first file intact", read(t, s, "p/x.md", 10).Content, "a file")
-		if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: "p/x.md", Expected: v}); err != nil {
+		// Updates and deletes of the blocking files never collide.
+		v = write(t, s, "p/x.md", "still a file", v).Version
+		// A retry of a refused operation applies once the blocker is gone.
+		if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: "p/x.md", Expected: v, Operation: op("unblock", "f")}); err != nil {
 			t.Fatal(err)
 		}
-		if read(t, s, "p/x.md/y.md", 10) == nil {
-			create(t, s, "p/x.md/y.md", "now a folder")
+		m, err := s.Write(ctx(t), store.WriteRequest{Path: "p/x.md/y.md", Content: "x", Operation: op("collide/p/x.md/y.md", "f")})
+		if err != nil || m.Replayed {
+			t.Fatalf("retry after the blocker was deleted = %+v, %v; want applied", m, err)
 		}
+		eq(t, "now a folder", read(t, s, "p/x.md/y.md", 10).Content, "x")
+		m2, err := s.Write(ctx(t), store.WriteRequest{Path: "p/x.md/y.md", Content: "x", Operation: op("collide/p/x.md/y.md", "f")})
+		if err != nil || !m2.Replayed || m2.Version != m.Version {
+			t.Fatalf("replay = %+v, %v; want the original result %+v", m2, err, m)
+		}
+		// Now "p/x.md" is a folder, so the file of that name is refused.
+		_, err = s.Write(ctx(t), store.WriteRequest{Path: "p/x.md", Content: "x"})
+		mustErr(t, err, store.ErrPathCollision, "create p/x.md over its folder")
+		if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: "q/y/z.md", Expected: read(t, s, "q/y/z.md", 1).Version}); err != nil {
+			t.Fatal(err)
+		}
+		create(t, s, "q/y", "now a file")
+		eqSlice(t, "listed at the end", list(t, s, "", 10), []string{"p/x.md/y.md", "q/y"})
+		// Tombstones (the evidence of deletes on the primitive path) are
+		// not files: they block nothing.
+		now := e.Clock.Now()
+		for _, p := range []string{"t/a.md", "u/v/w.md"} {
+			if err := e.Raw.CreateFile(ctx(t), driver.File{Path: p, Version: "tombstone-" + p, Tombstone: true, ExpiresAt: now.Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		create(t, s, "t/a.md/b.md", "under a tombstone")
+		create(t, s, "u/v", "over a tombstone's folder")
 		// Names that merely share a string prefix never collide.
 		create(t, s, "p/x", "x")
 		create(t, s, "q/y.md", "y")

@@ -56,6 +56,12 @@
 // typically within a few days after [TTLAttribute] (Unix seconds, rounded
 // up); until then a receipt still answers replays.
 //
+// The store refuses a create that would make a file and a folder share a
+// name (store.ErrPathCollision) after reading the path's ancestors and
+// listing below it, in requests before the create's request, not inside it:
+// concurrent creates of "p/x.md" and "p/x.md/y.md" may both pass that
+// check and both land. A create after the other has landed is refused.
+//
 // # Capabilities
 //
 // [driver.Mutator] (TransactWriteItems), [driver.BatchGetter]

@@ -114,6 +114,9 @@ func (d *Driver) rangeQuery(prefix, from string, exclusive bool) firestore.Query
 // ListFiles implements driver.Driver with one query that returns only the
 // path and tombstone fields. Tombstones are returned flagged.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
+	if !storable(p.Prefix) {
+		return nil, nil // every path under it is too long to be stored (or queried)
+	}
 	q := d.rangeQuery(p.Prefix, p.Prefix, false)
 	if p.After >= p.Prefix && p.After != "" {
 		q = d.rangeQuery(p.Prefix, p.After, true)

@@ -37,6 +37,12 @@
 // schema is created once per process and table, under
 // pg_advisory_xact_lock, so processes starting together are safe.
 //
+// The store refuses a create that would make a file and a folder share a
+// name (store.ErrPathCollision) after reading the path's ancestors and
+// listing below it, in requests before the create's statement, not inside it:
+// concurrent creates of "p/x.md" and "p/x.md/y.md" may both pass that
+// check and both land. A create after the other has landed is refused.
+//
 // # Capabilities
 //
 // [driver.Mutator] (one round trip per mutation), [driver.BatchGetter]

@@ -101,7 +101,7 @@ func scanReceipt(row pgx.Row) (*driver.Receipt, error) {
 // GetFile implements driver.Driver.
 func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error) {
 	f, err := scanFile(d.pool.QueryRow(ctx, d.sql.getFile, path))
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || tableMissing(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -118,6 +118,9 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		q, args = d.sql.listFiles, append(args, end)
 	}
 	rows, err := d.pool.Query(ctx, q, args...)
+	if tableMissing(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
@@ -126,6 +129,9 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		err := row.Scan(&e.Path, &e.Tombstone)
 		return e, err
 	})
+	if tableMissing(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fail(ctx, err)
 	}

@@ -61,6 +61,14 @@ func schemaMissing(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "42883" || pe.Code == "42P01")
 }
 
+// tableMissing reports an undefined table: dropped while this process ran.
+// A file read then finds no rows (the next mutation creates the schema
+// again), so the store's checks before a create do not fail on it.
+func tableMissing(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}
+
 func (d *Driver) mutateError(ctx context.Context, err error) error {
 	if isPrecondition(err) {
 		return fmt.Errorf("%w: %w", driver.ErrPrecondition, err)
@@ -71,10 +79,16 @@ func (d *Driver) mutateError(ctx context.Context, err error) error {
 // GetFiles implements driver.BatchGetter: one query, path = ANY($1).
 func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
 	rows, err := d.pool.Query(ctx, d.sql.getFiles, paths)
+	if tableMissing(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.File, error) { return scanFile(row) })
+	if tableMissing(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fail(ctx, err)
 	}

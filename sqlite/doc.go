@@ -35,6 +35,12 @@
 // Options.BusyTimeout. Within one process, writers also queue on a
 // semaphore before asking SQLite, which saves the busy-retry sleeps.
 //
+// The store refuses a create that would make a file and a folder share a
+// name (store.ErrPathCollision) after reading the path's ancestors and
+// listing below it, in requests before the create's transaction, not inside it:
+// concurrent creates of "p/x.md" and "p/x.md/y.md" may both pass that
+// check and both land. A create after the other has landed is refused.
+//
 // # Capabilities
 //
 // [driver.Mutator] (receipt check, version check, change and completed

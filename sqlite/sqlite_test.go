@@ -356,6 +356,12 @@ func TestOneTransactionPerIdempotentWrite(t *testing.T) {
 			_, err := s.Delete(ctx, store.DeleteRequest{Path: "u/main/MEMORY.md", Expected: m.Version, Operation: op("d")})
 			return err
 		}},
+		// A create also makes the store's file/folder check, outside the
+		// transaction: one batched read of "u" and "u/main", one listing.
+		{"create", 4, 1, func() error {
+			_, err := s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: "- c", Operation: op("c")})
+			return err
+		}},
 	} {
 		if err := step.do(); err != nil {
 			t.Fatal(err)

@@ -93,8 +93,13 @@ var ErrReservedPath = errors.New("agentmem: path is reserved by the backend")
 
 // ErrPathCollision reports that a file cannot be created because a file
 // lies on its way or below it, which a file system cannot hold. Nothing
-// was written. Drivers over a file system report it; drivers that can hold
-// both never do. The store exposes it as store.ErrPathCollision.
+// was written. The store checks every create itself before it reaches the
+// driver (a read of the ancestors and a one-entry listing), so a driver
+// need not; a driver that can check in the same atomic step as the create
+// (a file system, a mutex) reports it to close the race between the
+// store's check and the create, and drivers that cannot leave that race
+// open (see store's package doc). The store exposes it as
+// store.ErrPathCollision.
 var ErrPathCollision = errors.New("agentmem: a file and a folder cannot share a path")
 
 // File is one stored row of a memory file, as the driver keeps it.
@@ -266,7 +271,11 @@ type MutateResult struct {
 // mismatch (including "must be absent" when a file exists, or a delete of a
 // file that is absent with a non-empty Expected) is ErrPrecondition. A
 // delete with Expected "" of an absent path succeeds with Existed false.
-// Tombstones never occur on a Mutator backend.
+// A create (a write with Expected "") may be refused with
+// [ErrPathCollision] after the receipt check, when the driver can tell
+// atomically that a file lies on the path's way or below it (memstore
+// does); nothing is written then. Tombstones never occur on a Mutator
+// backend.
 //
 // Fallback: without Mutator the store runs its receipt algorithm over the
 // nine primitives (reserve, conditional change, complete), which costs more

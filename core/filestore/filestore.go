@@ -36,7 +36,10 @@
 // A file and a folder cannot share a name: creating "p/x.md/y.md" while
 // the file "p/x.md" exists, or "q/y" while "q/y/z.md" exists, fails with
 // store.ErrPathCollision and writes nothing; reading such a path finds
-// nothing. (Database backends hold both.)
+// nothing. The store refuses such creates on every backend; this driver
+// also refuses them under its lock, so concurrent creates of a file and a
+// folder of one name never both land. Deleting a file removes the folders
+// it leaves empty, so the name is free again.
 //
 // Symbolic links never let a path escape the directory: a target whose real
 // location is outside it fails with store.ErrPathEscape, listing never
@@ -339,12 +342,25 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 		return err
 	}
 	if f.Tombstone {
-		if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
+		return d.removeFile(real)
 	}
 	return writeAtomic(real, []byte(f.Content))
+}
+
+// removeFile removes the file at real, if any, and then the folders it
+// leaves empty up to the root, so that a deleted file's folder no longer
+// blocks a file of that name (the store refuses a create only while a
+// file lies below it).
+func (d *Driver) removeFile(real string) error {
+	if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for dir := filepath.Dir(real); dir != d.root && strings.HasPrefix(dir, d.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break // not empty (or already gone): the folders above are in use
+		}
+	}
+	return nil
 }
 
 // collides reports driver.ErrPathCollision when real (the location of
@@ -419,7 +435,7 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.removeFile(real); err != nil {
 		return err
 	}
 	if err := os.Remove(d.recordPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -4,13 +4,15 @@
 //
 // # Errors
 //
-// The driver reports driver.ErrPrecondition for failed conditions and an
-// error for any call after Close; nothing else fails.
+// The driver reports driver.ErrPrecondition for failed conditions,
+// driver.ErrPathCollision for a file created where a file lies on its way
+// or below it, and an error for any call after Close; nothing else fails.
 //
 // # Consistency
 //
 // One mutex serialises every call, so each primitive and [Driver.Mutate]
-// are atomic. Rows are deep-copied in and out: callers never share maps
+// are atomic, the file/folder check of a create included: concurrent
+// creates of a file and a folder of one name never both land. Rows are deep-copied in and out: callers never share maps
 // with the driver.
 //
 // # Capabilities
@@ -150,7 +152,36 @@ func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
 	if _, ok := d.files[f.Path]; ok {
 		return driver.ErrPrecondition
 	}
+	if !f.Tombstone {
+		if err := d.collides(f.Path); err != nil {
+			return err
+		}
+	}
 	d.put(f)
+	return nil
+}
+
+// collides reports driver.ErrPathCollision when a file (not a tombstone)
+// lies on path's way or below it, so that creating a file at path would
+// make a file and a folder share a name. The caller holds d.mu, so the
+// check and the create are one atomic step.
+func (d *Driver) collides(path string) error {
+	for i := strings.IndexByte(path, '/'); i >= 0; {
+		if f, ok := d.files[path[:i]]; ok && !f.Tombstone {
+			return fmt.Errorf("memstore: %q: %q is a file: %w", path, path[:i], driver.ErrPathCollision)
+		}
+		j := strings.IndexByte(path[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	below := path + "/"
+	for i := sort.SearchStrings(d.paths, below); i < len(d.paths) && strings.HasPrefix(d.paths[i], below); i++ {
+		if !d.files[d.paths[i]].Tombstone {
+			return fmt.Errorf("memstore: %q: %q lies below it: %w", path, d.paths[i], driver.ErrPathCollision)
+		}
+	}
 	return nil
 }
 
@@ -160,8 +191,14 @@ func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string
 		return err
 	}
 	defer d.mu.Unlock()
-	if cur, ok := d.files[f.Path]; !ok || cur.Version != expected {
+	cur, ok := d.files[f.Path]
+	if !ok || cur.Version != expected {
 		return driver.ErrPrecondition
+	}
+	if cur.Tombstone && !f.Tombstone {
+		if err := d.collides(f.Path); err != nil {
+			return err // a create over a tombstone
+		}
 	}
 	d.put(f)
 	return nil
@@ -256,6 +293,10 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		return driver.MutateResult{}, driver.ErrPrecondition
 	case p.Expected != "" && (!ok || cur.Version != p.Expected):
 		return driver.MutateResult{}, driver.ErrPrecondition
+	case p.Kind == driver.KindWrite && p.Expected == "":
+		if err := d.collides(p.Path); err != nil {
+			return driver.MutateResult{}, err
+		}
 	}
 	switch {
 	case p.Kind == driver.KindWrite:

@@ -11,13 +11,31 @@
 // All validation, bounds, version generation, metadata rules, receipt
 // handling and search scoring live here, once; drivers only store rows.
 //
+// # Paths
+//
+// A path is "/"-separated segments of 1–200 characters from
+// [A-Za-z0-9_.-], none containing "..", none a lone "." and none starting
+// with [ReservedSegmentPrefix] ([ValidatePath]). A folder is implied by the
+// files below it; a file and a folder cannot share a name, on any backend
+// (a file system cannot hold both): a create of "p/x.md/y.md" while the
+// file "p/x.md" exists, or of "q" while "q/y/z.md" exists, fails with
+// [ErrPathCollision] and writes nothing. Deleted files (and the tombstones
+// the store keeps for them) block nothing. The store checks before every
+// create, not before updates or deletes: one batched read of the path's
+// ancestors (one read each without [driver.BatchGetter]; none for a
+// top-level path) and one listing of one entry below the path. With
+// [driver.Mutator] the check precedes the atomic mutation, so a replay of
+// a create pays for it too and is answered from its receipt even when the
+// path is blocked since; over the primitives it follows the receipt
+// lookup, so a replay does not pay for it.
+//
 // # Errors
 //
 // Failures are reported with a small, closed set of sentinels, checked with
 // errors.Is: [ErrNotFound], [ErrConflict], [ErrOperationConflict],
 // [ErrInvalidPath], [ErrInvalidBound], [ErrInvalidMetadata], [ErrInvalidContent],
-// [ErrInvalidOperation], [ErrPathEscape], [ErrReservedPath], [ErrTooLarge]
-// and [ErrNoDriver]. A backend's own error stays in the chain for errors.As.
+// [ErrInvalidOperation], [ErrPathCollision], [ErrPathEscape], [ErrReservedPath],
+// [ErrTooLarge] and [ErrNoDriver]. A backend's own error stays in the chain for errors.As.
 // Context errors pass through.
 //
 // # Consistency
@@ -27,6 +45,15 @@
 // mutation names the version it expects ("" means the path must be absent),
 // and is refused with [ErrConflict] otherwise; nothing is ever overwritten
 // blindly. Receipts of operations are checked before versions.
+//
+// The file/folder check and the create are separate requests. A create of
+// a file and a concurrent create of a folder of the same name ("p/x.md"
+// and "p/x.md/y.md") may therefore both pass the check and both succeed on
+// a backend that can hold both (SQLite, PostgreSQL, DynamoDB, Firestore,
+// Cosmos DB); the file system backend (filestore) and memstore refuse the
+// later one even then, in the same atomic step as the create. Files that
+// both landed stay readable, listable, updatable and deletable; later
+// creates that collide with either are refused.
 //
 // Receipts make a mutation with an Operation exactly-once under crashes,
 // lost replies, retries and concurrent replays:

@@ -42,11 +42,10 @@ var (
 	ErrReservedPath = driver.ErrReservedPath
 	// ErrPathCollision reports a create whose path would make a file and a
 	// folder share a name: a file lies on its way ("p/x.md" for
-	// "p/x.md/y.md") or below it. Nothing was written. Only backends that
-	// keep files in a file system (filestore) refuse such paths; database
-	// backends hold both, and checking there would cost every create two
-	// more requests. Portable applications never use one name for a file
-	// and a folder.
+	// "p/x.md/y.md") or below it ("q/y/z.md" for "q"). Nothing was
+	// written. Every backend refuses such creates alike (a file system
+	// cannot hold both); updates and deletes never collide, and the name is
+	// free again once the blocking file is deleted.
 	ErrPathCollision = driver.ErrPathCollision
 	// ErrTooLarge reports a file over a backend's item size limit.
 	ErrTooLarge = driver.ErrTooLarge

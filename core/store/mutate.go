@@ -99,10 +99,20 @@ func (s *Store) mutateAtomic(ctx context.Context, c change) (Mutation, error) {
 			r := s.receipt(c, now, p.Version, true)
 			p.Receipt = &r
 		}
-		res, err := s.mutator.Mutate(ctx, p)
-		if err != nil && isPrecondition(err) && c.op != nil {
+		var res driver.MutateResult
+		var err error
+		if c.creates() {
+			// No receipt lookup precedes Mutate, so a replay pays for the
+			// check too; a refusal looks at the receipt below.
+			err = s.checkCollision(ctx, c.path)
+		}
+		if err == nil {
+			res, err = s.mutator.Mutate(ctx, p)
+		}
+		if err != nil && (isPrecondition(err) || errors.Is(err, ErrPathCollision)) && c.op != nil {
 			// A concurrent attempt of the same operation may have won the
-			// race for the file; its receipt then answers for us.
+			// race for the file, or the operation is a replay of a create
+			// whose path is blocked since; its receipt then answers for us.
 			if r, gerr := s.d.GetReceipt(ctx, c.op.ID); gerr == nil && r != nil {
 				res.Existing, err = r, nil
 			}
@@ -148,7 +158,9 @@ func (s *Store) mutatePlain(ctx context.Context, c change) (Mutation, error) {
 		m.Version = newVersion(s.now(), "")
 		f := driver.File{Path: c.path, Content: c.content, Version: m.Version, Metadata: c.meta}
 		if c.expected == "" {
-			err = s.createOver(ctx, f)
+			if err = s.checkCollision(ctx, c.path); err == nil {
+				err = s.createOver(ctx, f)
+			}
 		} else {
 			err = s.d.ReplaceFile(ctx, f, c.expected)
 		}
@@ -243,6 +255,11 @@ func (s *Store) attempt(ctx context.Context, c change, cond string) (Mutation, s
 		}
 	}
 
+	if prep == nil && c.creates() && cond != "" {
+		// After the receipt lookup, so a replay never pays for it; with a
+		// file at the path (cond "") the create conflicts anyway.
+		prep = s.checkCollision(ctx, c.path)
+	}
 	if prep != nil {
 		s.drop(ctx, rec)
 		return Mutation{}, "", prep

@@ -201,9 +201,11 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 // ("" = absent). With r.Operation it is exactly-once: a known operation
 // returns its original result with Replayed set and writes nothing.
 //
+// A create (Expected "") is refused with ErrPathCollision when a file lies
+// on the path's way or below it; see the package doc for what that costs.
+//
 // Errors: ErrInvalidPath, ErrInvalidContent, ErrInvalidMetadata, ErrInvalidOperation,
-// ErrPathCollision (on a backend that keeps files in a file system: a file
-// lies on the path's way or below it), ErrOperationConflict (checked before the version), ErrConflict,
+// ErrPathCollision, ErrOperationConflict (checked before the version), ErrConflict,
 // ErrTooLarge, or the backend's error (the outcome is then settled by a
 // later replay or mutation of the path).
 func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// creates reports whether c creates a file: a write that expects the path
+// to be absent. Only a create can make a file and a folder share a name.
+func (c change) creates() bool { return c.kind == driver.KindWrite && c.expected == "" }
+
+// checkCollision refuses with ErrPathCollision a create of path that would
+// make a file and a folder share a name: a proper ancestor of path is a
+// file ("p/x.md" for "p/x.md/y.md"), or a file lies below path. Tombstones
+// are not files. It costs one batched read of the ancestors (one GetFile
+// each without [driver.BatchGetter]; none for a top-level path) and one
+// listing of path+"/" (more pages only past tombstones).
+//
+// The check and the create are separate requests: on a backend that can
+// hold both, a concurrent create of the file and of the folder may both
+// pass it. A driver that can check atomically refuses the create itself.
+func (s *Store) checkCollision(ctx context.Context, path string) error {
+	if anc := ancestors(path); len(anc) > 0 {
+		files, err := s.getFiles(ctx, anc)
+		if err != nil {
+			return err
+		}
+		for _, a := range anc {
+			if f := files[a]; f != nil && !f.Tombstone {
+				return collisionError(path, fmt.Sprintf("%q is a file", a))
+			}
+		}
+	}
+	below, err := s.list(ctx, path+"/", 1, false)
+	if err != nil {
+		return err
+	}
+	if len(below) > 0 {
+		return collisionError(path, fmt.Sprintf("%q is a folder holding %q", path, below[0]))
+	}
+	return nil
+}
+
+// ancestors returns the proper ancestor paths of path, shallowest first:
+// "a" and "a/b" for "a/b/c.md".
+func ancestors(path string) []string {
+	var out []string
+	for i := strings.IndexByte(path, '/'); i >= 0; {
+		out = append(out, path[:i])
+		j := strings.IndexByte(path[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return out
+}
+
+// collisionError reports a refused create: ErrPathCollision, saying why.
+func collisionError(path, why string) error {
+	return &detailed{
+		msg:  fmt.Sprintf("agentmem: cannot create %q: %s (a file and a folder cannot share a path)", path, why),
+		errs: []error{ErrPathCollision},
+	}
+}
