@@ -30,6 +30,13 @@ CANDIDATE="${1:-v0.99.0-candidate.$(date +%s)}"
 log() { printf '[consumer] %s\n' "$*" >&2; }
 die() { printf '[consumer] FAIL: %s\n' "$*" >&2; exit 1; }
 
+# One check at a time per machine: each purges agentmem's modules from the
+# shared module cache, which would pull them from under another's build.
+if [[ -z "${AGENTMEM_CONSUMER_LOCKED:-}" ]] && command -v flock >/dev/null; then
+  export AGENTMEM_CONSUMER_LOCKED=1
+  exec flock "${TMPDIR:-/tmp}/agentmem-consumer-check.lock" "$0" "$@"
+fi
+
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/agentmem-consumer.XXXXXX")"
 trap 'rm -rf "$SCRATCH"' EXIT
 REPO="$SCRATCH/repo"
