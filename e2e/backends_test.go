@@ -43,10 +43,10 @@ func harnesses() []contract.Harness {
 	return []contract.Harness{
 		{Name: "memstore", Parallel: true, NewDriver: func(t *testing.T) driver.Driver { return memstore.New() }},
 		{Name: "filestore", Parallel: true, NewDriver: func(t *testing.T) driver.Driver {
-			return must[driver.Driver](t)(filestore.New(t.Context(), t.TempDir()))
+			return must[driver.Driver](t)(filestore.New(t.Context(), t.TempDir(), nil))
 		}},
 		{Name: "sqlite", Parallel: true, NewDriver: func(t *testing.T) driver.Driver {
-			d := must[*sqlite.Driver](t)(sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), nil))
+			d := must[*sqlite.Driver](t)(sqlite.New(t.Context(), filepath.Join(t.TempDir(), "memory.db"), nil))
 			t.Cleanup(func() { _ = d.Close() })
 			return d
 		}},

@@ -2,6 +2,11 @@
 // concrete [Store] over any [driver.Driver] (memory, files, SQLite,
 // PostgreSQL, DynamoDB, Cosmos DB, Firestore).
 //
+// [Open] picks the backend from a URL ("sqlite:memory.db",
+// "postgres://…", "dynamodb://table"); each backend's package registers
+// its schemes when imported, so a blank import adds one. [New] takes a
+// driver built by the backend's own constructor instead.
+//
 // A store keeps Markdown files at "/"-separated paths and offers bounded
 // reads, compare-and-swap writes and deletes, prefix listing and bounded
 // lexical search. Every mutation may carry an [Operation]; the store then
@@ -16,8 +21,9 @@
 // Failures are reported with a small, closed set of sentinels, checked with
 // errors.Is: [ErrNotFound], [ErrConflict], [ErrOperationConflict],
 // [ErrInvalidPath], [ErrInvalidBound], [ErrInvalidMetadata], [ErrInvalidContent],
-// [ErrInvalidOperation], [ErrPathEscape], [ErrReservedPath], [ErrTooLarge]
-// and [ErrNoDriver]. A backend's own error stays in the chain for errors.As.
+// [ErrInvalidOperation], [ErrPathEscape], [ErrReservedPath], [ErrTooLarge],
+// [ErrNoDriver], and for [Open] [ErrInvalidURL] and [ErrUnknownScheme]. A
+// backend's own error stays in the chain for errors.As.
 // Context errors pass through.
 //
 // # Consistency
