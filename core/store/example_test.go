@@ -99,3 +99,25 @@ func ExampleOpen() {
 	// "- lives in Hanoi\n"
 	// true
 }
+
+// Walk every path under a prefix, however many there are, one bounded page
+// at a time.
+func ExampleStore_Walk() {
+	ctx := context.Background()
+	s, _ := memstore.Open(ctx, map[string]string{
+		"kamal/main/MEMORY.md":        "- lives in Hanoi\n",
+		"kamal/main/trips/bangkok.md": "hotels\n",
+		"kamala/main/MEMORY.md":       "another user\n",
+	})
+	defer s.Close()
+	for path, err := range s.Walk(ctx, "kamal/", 0) { // 0: the default page size
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(path)
+	}
+	// Output:
+	// kamal/main/MEMORY.md
+	// kamal/main/trips/bangkok.md
+}
