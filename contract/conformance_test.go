@@ -21,14 +21,14 @@ func TestConformance(t *testing.T) {
 	contract.Run(t, contract.Harness{
 		Name: "filestore",
 		NewDriver: func(t *testing.T) driver.Driver {
-			d, err := filestore.New(t.Context(), t.TempDir())
+			d, err := filestore.New(t.Context(), t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return d
 		},
 		Reopen: func(t *testing.T, d driver.Driver) driver.Driver {
-			d2, err := filestore.New(t.Context(), d.(*filestore.Driver).Root())
+			d2, err := filestore.New(t.Context(), d.(*filestore.Driver).Root(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

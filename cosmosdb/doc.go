@@ -18,6 +18,19 @@
 // README explains the choice against the /id partitioning of the Python
 // seed.
 //
+// # Opening
+//
+// [New] (ctx, *azcosmos.Client, database, container, *Options) uses the
+// caller's client, with any credential (Entra ID through azidentity
+// included). Importing the package registers the store URL scheme
+// "cosmosdb" with store.Register: store.Open(ctx,
+// "cosmosdb://ACCOUNT.documents.azure.com/DATABASE/CONTAINER", nil) reads
+// the account key from [KeyEnv] (AGENTMEM_COSMOS_KEY; never from the URL)
+// and creates the database and container when absent. The parameter
+// insecure=1 speaks http, for a local emulator. The opener does not pull
+// in azidentity (and its dependencies) for every user of this module;
+// build the client yourself for Entra ID.
+//
 // # Errors
 //
 // A failed condition — 409 Conflict on a create, 412 Precondition Failed

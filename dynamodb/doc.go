@@ -15,6 +15,18 @@
 // until it is ACTIVE and enables time to live on [TTLAttribute]; set
 // [Options.DisableCreateTable] to manage the table yourself.
 //
+// # Opening
+//
+// [New] (ctx, *dynamodb.Client, table, *Options) uses the caller's
+// configured client. Importing the package registers the store URL scheme
+// "dynamodb" with store.Register: store.Open(ctx, "dynamodb://TABLE", nil)
+// loads the SDK's default configuration (config.LoadDefaultConfig:
+// credentials and region from the environment, shared files or the
+// instance role) and takes the parameters region, endpoint (an http(s)
+// URL, such as DynamoDB Local's http://localhost:8000), partition_depth
+// (Options.PartitionDepth) and create_table=false
+// (Options.DisableCreateTable).
+//
 // # Layout
 //
 // Key schema pk (HASH) + sk (RANGE), both strings. A file's sort key is its

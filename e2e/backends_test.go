@@ -4,28 +4,27 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 
-	gfirestore "cloud.google.com/go/firestore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/contract/emulator"
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/filestore"
-	"github.com/agentmem/agentmem/core/memstore"
+	_ "github.com/agentmem/agentmem/core/filestore"
+	_ "github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/cosmosdb"
 	"github.com/agentmem/agentmem/dynamodb"
-	"github.com/agentmem/agentmem/firestore"
-	"github.com/agentmem/agentmem/postgres"
-	"github.com/agentmem/agentmem/sqlite"
+	_ "github.com/agentmem/agentmem/firestore"
+	_ "github.com/agentmem/agentmem/postgres"
+	_ "github.com/agentmem/agentmem/sqlite"
 )
 
 // seq numbers the tables, collections and containers of this process.
@@ -37,18 +36,18 @@ func unique(prefix string) string {
 }
 
 // harnesses returns one harness per backend: a fresh, isolated driver per
-// subtest. The cloud backends need their emulator (the test fails saying
-// how to start it when its endpoint is not set).
+// subtest, opened by store URL as an application would (store.OpenDriver,
+// the blank imports above registering the schemes). The cloud backends
+// need their emulator (the test fails saying how to start it when its
+// endpoint is not set).
 func harnesses() []contract.Harness {
 	return []contract.Harness{
-		{Name: "memstore", Parallel: true, NewDriver: func(t *testing.T) driver.Driver { return memstore.New() }},
+		{Name: "memstore", Parallel: true, NewDriver: func(t *testing.T) driver.Driver { return open(t, "mem://") }},
 		{Name: "filestore", Parallel: true, NewDriver: func(t *testing.T) driver.Driver {
-			return must[driver.Driver](t)(filestore.New(t.Context(), t.TempDir()))
+			return open(t, "file://"+filepath.ToSlash(t.TempDir()))
 		}},
 		{Name: "sqlite", Parallel: true, NewDriver: func(t *testing.T) driver.Driver {
-			d := must[*sqlite.Driver](t)(sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), nil))
-			t.Cleanup(func() { _ = d.Close() })
-			return d
+			return open(t, "sqlite://"+filepath.ToSlash(filepath.Join(t.TempDir(), "memory.db")))
 		}},
 		{Name: "postgres", Parallel: true, NewDriver: newPostgres},
 		{Name: "dynamodb", Parallel: true, NewDriver: newDynamoDB},
@@ -57,24 +56,39 @@ func harnesses() []contract.Harness {
 	}
 }
 
-// must returns a function that fails t on a non-nil error and returns v.
-func must[T any](t *testing.T) func(v T, err error) T {
-	return func(v T, err error) T {
-		t.Helper()
-		if err != nil {
+// open opens the driver rawURL names, closed when the test ends (the
+// store over it closes it too; a second Close is harmless).
+func open(t *testing.T, rawURL string) driver.Driver {
+	t.Helper()
+	d, err := store.OpenDriver(t.Context(), rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// setenv sets an environment variable the SDKs read. t.Setenv cannot be
+// used in parallel tests; every subtest sets the same value.
+func setenv(t *testing.T, name, value string) {
+	if os.Getenv(name) != value {
+		if err := os.Setenv(name, value); err != nil {
 			t.Fatal(err)
 		}
-		return v
 	}
 }
 
 func newPostgres(t *testing.T) driver.Driver {
-	url := emulator.Require(t, emulator.PostgresURL)
+	base := emulator.Require(t, emulator.PostgresURL)
 	table := unique("e2e")
-	d := must[*postgres.Driver](t)(postgres.Open(t.Context(), url, &postgres.Options{Table: table}))
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("table", table)
+	u.RawQuery = q.Encode()
 	t.Cleanup(func() {
-		_ = d.Close()
-		c, err := pgx.Connect(context.Background(), url)
+		c, err := pgx.Connect(context.Background(), base)
 		if err != nil {
 			t.Errorf("drop %s: %v", table, err)
 			return
@@ -85,44 +99,53 @@ func newPostgres(t *testing.T) driver.Driver {
 			t.Errorf("drop %s: %v", table, err)
 		}
 	})
-	return d
+	return open(t, u.String())
 }
 
 func newDynamoDB(t *testing.T) driver.Driver {
-	c := awsdynamodb.New(awsdynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(emulator.Require(t, emulator.DynamoDBEndpoint)),
-		Credentials:  credentials.NewStaticCredentialsProvider("agentmemKey", "agentmemSecret", ""),
-	})
+	endpoint := emulator.Require(t, emulator.DynamoDBEndpoint)
+	// DynamoDB Local takes letters-only keys; the SDK's default chain
+	// finds them in the environment.
+	setenv(t, "AWS_ACCESS_KEY_ID", "agentmemKey")
+	setenv(t, "AWS_SECRET_ACCESS_KEY", "agentmemSecret")
 	table := unique("e2e-")
+	d := open(t, "dynamodb://"+table+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint))
+	c := d.(*dynamodb.Driver).Client()
 	t.Cleanup(func() {
 		_, _ = c.DeleteTable(context.Background(), &awsdynamodb.DeleteTableInput{TableName: &table})
 	})
-	return must[driver.Driver](t)(dynamodb.New(t.Context(), c, table, nil))
+	return d
 }
 
 func newFirestore(t *testing.T) driver.Driver {
 	host := emulator.Require(t, emulator.FirestoreHost)
-	if os.Getenv("FIRESTORE_EMULATOR_HOST") != host {
-		// The client finds the emulator here; t.Setenv cannot be used in
-		// parallel tests, and every subtest sets the same value.
-		if err := os.Setenv("FIRESTORE_EMULATOR_HOST", host); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := must[*gfirestore.Client](t)(gfirestore.NewClient(context.Background(), "demo-agentmem-e2e"))
-	t.Cleanup(func() { _ = c.Close() })
-	return must[driver.Driver](t)(firestore.New(t.Context(), c, unique("e2e"), nil))
+	return open(t, "firestore://demo-agentmem-e2e/"+unique("e2e")+"?emulator_host="+host)
 }
 
 func newCosmosDB(t *testing.T) driver.Driver {
-	cred := must[azcosmos.KeyCredential](t)(azcosmos.NewKeyCredential(emulator.Require(t, emulator.CosmosKey)))
-	c := must[*azcosmos.Client](t)(azcosmos.NewClientWithKey(emulator.Require(t, emulator.CosmosEndpoint), cred, nil))
+	endpoint, err := url.Parse(emulator.Require(t, emulator.CosmosEndpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := emulator.Require(t, emulator.CosmosKey)
+	setenv(t, cosmosdb.KeyEnv, key)
 	db := unique("agentmem-e2e-")
+	rawURL := "cosmosdb://" + endpoint.Host + "/" + db + "/memory"
+	if endpoint.Scheme == "http" {
+		rawURL += "?insecure=1"
+	}
 	t.Cleanup(func() {
+		cred, err := azcosmos.NewKeyCredential(key)
+		if err != nil {
+			return
+		}
+		c, err := azcosmos.NewClientWithKey(endpoint.String(), cred, nil)
+		if err != nil {
+			return
+		}
 		if d, err := c.NewDatabase(db); err == nil {
 			_, _ = d.Delete(context.Background(), nil)
 		}
 	})
-	return must[driver.Driver](t)(cosmosdb.New(t.Context(), c, db, "memory", nil))
+	return open(t, rawURL)
 }

@@ -21,6 +21,17 @@
 // path that lists a scope can never return them. See README.md for why this
 // needs no composite index and how to enable the TTL policy on expiresAt.
 //
+// # Opening
+//
+// [New] (ctx, *firestore.Client, collection, *Options) uses the caller's
+// client and leaves it open. Importing the package registers the store URL
+// scheme "firestore" with store.Register: store.Open(ctx,
+// "firestore://PROJECT/COLLECTION", nil) creates a client with Application
+// Default Credentials (FIRESTORE_EMULATOR_HOST is honoured), which the
+// store's Close closes; COLLECTION may be a path ("apps/a1/memory"). The
+// parameters are database (default "(default)") and emulator_host
+// (HOST:PORT of an emulator: no credentials, plain gRPC).
+//
 // # Errors
 //
 // A failed condition is [driver.ErrPrecondition], decided by gRPC code

@@ -31,6 +31,7 @@ type Driver struct {
 	client      *firestore.Client
 	coll        *firestore.CollectionRef
 	maxAttempts int
+	closer      func() error // closes a client the driver created (store URLs)
 }
 
 var (
@@ -62,9 +63,15 @@ func New(ctx context.Context, client *firestore.Client, collection string, opts 
 	return d, nil
 }
 
-// Close implements driver.Driver. It does not close the client, which the
-// caller owns.
-func (d *Driver) Close() error { return nil }
+// Close implements driver.Driver. It does not close a client passed to
+// New, which the caller owns; it closes the client that a store URL's
+// opener created.
+func (d *Driver) Close() error {
+	if d.closer != nil {
+		return d.closer()
+	}
+	return nil
+}
 
 // Document IDs. A file's ID is reversible: paths are made of
 // [A-Za-z0-9_.-] and "/", so "~" is free to stand for "/", and the prefix

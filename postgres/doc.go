@@ -13,6 +13,17 @@
 // code-point order like every other backend, and metadata is a JSONB column
 // applications can query.
 //
+// # Opening
+//
+// [New] (ctx, *pgxpool.Pool, *Options) uses the caller's pool and leaves it
+// open; [Open] (ctx, connection string, *Options) creates a pool the driver
+// owns. Importing the package registers the store URL schemes "postgres"
+// and "postgresql" with store.Register: store.Open(ctx,
+// "postgres://user@host:5432/db?sslmode=disable&table=agent_memory", nil)
+// passes the URL to pgx (libpq's parameters; the password from the URL, a
+// PGPASSWORD variable or ~/.pgpass) after taking out table
+// (Options.Table), and the store's Close closes the pool.
+//
 // # Errors
 //
 // A table name that is not 1–52 characters of [A-Za-z0-9_] starting with a

@@ -59,14 +59,20 @@ func tableOf(opts *Options) (string, error) {
 // Open connects a new pool to url (a libpq URL or key=value string, as
 // pgxpool.ParseConfig accepts), creates the schema if needed and returns a
 // driver that owns the pool: Close closes it. It fails with
-// [ErrInvalidTable] before connecting.
+// [ErrInvalidTable] before connecting, and with an error for an empty url
+// (libpq would read every setting from PG* variables; pass them as
+// "postgres://" on purpose if that is meant).
 func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
 	table, err := tableOf(opts)
 	if err != nil {
 		return nil, err
 	}
+	if url == "" {
+		return nil, errors.New(`postgres: Open needs a connection URL (got ""): pass postgres://user@host/db, or "postgres://" to take every setting from the PG* variables`)
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
+		// pgconn's parse errors redact the password.
 		return nil, fmt.Errorf("postgres: fix the connection URL (a postgres:// URL or key=value string): %w", err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -183,7 +183,7 @@ func main() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "agentmem")
 	defer os.RemoveAll(dir)
-	d, err := sqlite.Open(ctx, filepath.Join(dir, "memory.db"), nil)
+	d, err := sqlite.New(ctx, filepath.Join(dir, "memory.db"), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,7 +12,7 @@ func TestConformance(t *testing.T) {
 	contract.Run(t, contract.Harness{
 		Name: "sqlite",
 		NewDriver: func(t *testing.T) driver.Driver {
-			d, err := Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), nil)
+			d, err := New(t.Context(), filepath.Join(t.TempDir(), "memory.db"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 		},
 		// A second *sql.DB on the same file: another process's view.
 		Reopen: func(t *testing.T, d driver.Driver) driver.Driver {
-			d2, err := Open(t.Context(), d.(*Driver).Path(), nil)
+			d2, err := New(t.Context(), d.(*Driver).Path(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

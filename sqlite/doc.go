@@ -2,9 +2,20 @@
 // Go (no cgo), safe for several goroutines and several processes at once.
 // It is the embedded durable default.
 //
-//	d, err := sqlite.Open(ctx, "memory.db", nil)
+//	d, err := sqlite.New(ctx, "memory.db", nil)
 //	s := store.New(d, nil)
 //	defer s.Close()
+//
+// # Opening
+//
+// [New] (ctx, database path, *Options) returns the driver for store.New.
+// Importing the package registers the store URL scheme "sqlite" with
+// store.Register, so that store.Open opens a database by URL:
+//
+//	sqlite:///abs/path/memory.db     an absolute path
+//	sqlite:memory.db                 relative to the working directory
+//	?table=agent_memory              Options.Table
+//	?busy_timeout=30s                Options.BusyTimeout (a Go duration)
 //
 // The engine is github.com/ncruces/go-sqlite3 (SQLite translated to Go
 // from its Wasm build), through database/sql; the module README says why.

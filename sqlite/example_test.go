@@ -21,7 +21,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	d, err := sqlite.Open(ctx, filepath.Join(dir, "memory.db"), nil) // created if missing
+	d, err := sqlite.New(ctx, filepath.Join(dir, "memory.db"), nil) // created if missing
 	if err != nil {
 		log.Fatal(err)
 	}

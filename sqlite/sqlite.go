@@ -64,12 +64,20 @@ var (
 	_ driver.Pruner      = (*Driver)(nil)
 )
 
-// Open opens (creating if needed) the database file at path, in WAL mode,
+// New opens (creating if needed) the database file at path, in WAL mode,
 // and creates the schema if needed. The directory must exist (an error
 // wrapping fs.ErrNotExist says so otherwise). It fails with
-// [ErrInvalidTable] or [ErrInvalidPath] before touching the file.
-func Open(ctx context.Context, path string, opts *Options) (*Driver, error) {
+// [ErrInvalidTable] or [ErrInvalidPath] before touching the file. The
+// driver owns the database handle: Close closes it. opts may be nil.
+func New(ctx context.Context, path string, opts *Options) (*Driver, error) {
 	return open(ctx, path, opts, nil)
+}
+
+// Open is [New], under the name earlier releases used.
+//
+// Deprecated: use New, or store.Open with a "sqlite:" URL.
+func Open(ctx context.Context, path string, opts *Options) (*Driver, error) {
+	return New(ctx, path, opts)
 }
 
 // open is Open with a hook run on every new connection (tests install

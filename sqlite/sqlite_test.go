@@ -22,7 +22,7 @@ import (
 
 func openTest(t testing.TB, path string, opts *Options) *Driver {
 	t.Helper()
-	d, err := Open(t.Context(), path, opts)
+	d, err := New(t.Context(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,13 +35,13 @@ func TestInvalidNames(t *testing.T) {
 	for _, name := range []string{
 		"agent-memory", "agent_memory; DROP TABLE users", "1memory", strings.Repeat("a", 53), `a"b`, "tablé", "main.x",
 	} {
-		if _, err := Open(t.Context(), filepath.Join(dir, "x.db"), &Options{Table: name}); !errors.Is(err, ErrInvalidTable) {
-			t.Errorf("Open(table %q): %v, want ErrInvalidTable", name, err)
+		if _, err := New(t.Context(), filepath.Join(dir, "x.db"), &Options{Table: name}); !errors.Is(err, ErrInvalidTable) {
+			t.Errorf("New(table %q): %v, want ErrInvalidTable", name, err)
 		}
 	}
 	for _, path := range []string{"", ":memory:"} {
-		if _, err := Open(t.Context(), path, nil); !errors.Is(err, ErrInvalidPath) {
-			t.Errorf("Open(%q): %v, want ErrInvalidPath", path, err)
+		if _, err := New(t.Context(), path, nil); !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("New(%q): %v, want ErrInvalidPath", path, err)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -77,7 +77,7 @@ func TestConcurrentOpenOfANewFile(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			d, err := Open(t.Context(), path, nil)
+			d, err := New(t.Context(), path, nil)
 			if err == nil {
 				_, err = d.GetFile(t.Context(), "x")
 				_ = d.Close()
@@ -154,7 +154,7 @@ const (
 // append childAppends lines to log.md through CAS loops (half of them with
 // an operation). It returns whether its CAS won.
 func processRun(ctx context.Context, path, who, expected, goFile string) (bool, error) {
-	d, err := Open(ctx, path, nil)
+	d, err := New(ctx, path, nil)
 	if err != nil {
 		return false, err
 	}
@@ -540,7 +540,7 @@ func TestTooLargeIsRefused(t *testing.T) {
 func TestMissingDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "absent")
 	name := filepath.Join(dir, "memory.db")
-	_, err := Open(t.Context(), name, nil)
+	_, err := New(t.Context(), name, nil)
 	want := fmt.Sprintf("sqlite: cannot open the database file %s: directory %s does not exist", name, dir)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Open in a missing directory: %v, want %q… wrapping fs.ErrNotExist", err, want)

@@ -50,6 +50,15 @@
 // The nine primitives and [driver.Pruner] (receipts and tombstones are
 // removed by [store.Store.PruneExpired]). No atomic mutation: the store
 // runs its receipt algorithm over the primitives.
+//
+// # Opening
+//
+// [New] (ctx, directory, *Options) returns the driver for [store.New];
+// [Open] returns the store directly. Importing the package registers the
+// store URL scheme "file" with [store.Register]: store.Open(ctx,
+// "file:///abs/dir", nil) for an absolute directory, "file:rel/dir" for one
+// relative to the working directory (created if needed). The URL takes no
+// host and no parameters.
 package filestore
 
 import (
@@ -60,6 +69,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,10 +97,27 @@ var (
 	_ driver.Pruner = (*Driver)(nil)
 )
 
+// Options configures a Driver. It has no fields yet; nil means defaults.
+type Options struct{}
+
+func init() { store.Register("file", openURL) }
+
+// openURL opens "file:///abs/dir" or "file:rel/dir".
+func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
+	dir, err := store.URLFilePath(u)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.CheckQuery(u); err != nil {
+		return nil, err
+	}
+	return New(ctx, dir, nil)
+}
+
 // New opens (creating if needed) the directory dir as a file driver. An
 // empty dir is refused (it would put the store in the working directory);
-// pass "." to mean that.
-func New(ctx context.Context, dir string) (*Driver, error) {
+// pass "." to mean that. opts may be nil.
+func New(ctx context.Context, dir string, opts *Options) (*Driver, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -117,9 +144,10 @@ func New(ctx context.Context, dir string) (*Driver, error) {
 	return &Driver{root: root, sidecar: side}, nil
 }
 
-// Open returns a store over the directory dir (see New).
+// Open returns a store over the directory dir (see New), configured by
+// opts.
 func Open(ctx context.Context, dir string, opts *store.Options) (*store.Store, error) {
-	d, err := New(ctx, dir)
+	d, err := New(ctx, dir, nil)
 	if err != nil {
 		return nil, err
 	}

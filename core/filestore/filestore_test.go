@@ -104,7 +104,7 @@ func TestExternalEdit(t *testing.T) {
 
 func TestInterruptedReplaceReadsAsNotLanded(t *testing.T) {
 	dir := t.TempDir()
-	d, err := New(t.Context(), dir)
+	d, err := New(t.Context(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,20 @@
 //
 // [driver.Mutator], [driver.BatchGetter], [driver.ScopeReader] and
 // [driver.Pruner]. Nothing survives the process.
+//
+// # Opening
+//
+// [New] returns an empty driver for [store.New]; [Open] returns a store
+// seeded with files. Importing the package registers the store URL scheme
+// "mem" with [store.Register]: store.Open(ctx, "mem://", nil) opens an
+// empty in-memory store (the URL takes no host, path or parameters).
 package memstore
 
 import (
 	"context"
 	"fmt"
 	"maps"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -73,6 +81,19 @@ func Open(ctx context.Context, files map[string]string) (*store.Store, error) {
 		}
 	}
 	return s, nil
+}
+
+func init() { store.Register("mem", openURL) }
+
+// openURL opens "mem://": a new, empty driver.
+func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
+	if u.Opaque != "" || u.Host != "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+		return nil, store.URLError(u, "write mem:// (an in-memory store has no host or path)")
+	}
+	if err := store.CheckQuery(u); err != nil {
+		return nil, err
+	}
+	return New(), nil
 }
 
 var errClosed = fmt.Errorf("memstore: driver is closed")

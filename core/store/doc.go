@@ -2,6 +2,11 @@
 // concrete [Store] over any [driver.Driver] (memory, files, SQLite,
 // PostgreSQL, DynamoDB, Cosmos DB, Firestore).
 //
+// [Open] picks the backend from a URL ("sqlite:memory.db",
+// "postgres://…", "dynamodb://table"); each backend's package registers
+// its schemes when imported, so a blank import adds one. [New] takes a
+// driver built by the backend's own constructor instead.
+//
 // A store keeps Markdown files at "/"-separated paths and offers bounded
 // reads, compare-and-swap writes and deletes, prefix listing and bounded
 // lexical search. Every mutation may carry an [Operation]; the store then
@@ -35,7 +40,8 @@
 // errors.Is: [ErrNotFound], [ErrConflict], [ErrOperationConflict],
 // [ErrInvalidPath], [ErrInvalidBound], [ErrInvalidMetadata], [ErrInvalidContent],
 // [ErrInvalidOperation], [ErrPathCollision], [ErrPathEscape], [ErrReservedPath],
-// [ErrTooLarge] and [ErrNoDriver]. A backend's own error stays in the chain for errors.As.
+// [ErrTooLarge], [ErrNoDriver], and for [Open] [ErrInvalidURL] and
+// [ErrUnknownScheme]. A backend's own error stays in the chain for errors.As.
 // Context errors pass through.
 //
 // # Consistency

@@ -49,6 +49,16 @@ var (
 	ErrPathCollision = driver.ErrPathCollision
 	// ErrTooLarge reports a file over a backend's item size limit.
 	ErrTooLarge = driver.ErrTooLarge
+	// ErrInvalidURL reports a store URL that does not parse, or that its
+	// backend refuses (a host where none belongs, an unknown or malformed
+	// parameter). The error says what to fix and never repeats a password
+	// or a query.
+	ErrInvalidURL = errors.New("agentmem: invalid store URL")
+	// ErrUnknownScheme reports a store URL whose scheme no imported package
+	// registered; the error names the registered schemes and, for the
+	// schemes of agentmem's own modules, the import that adds it. It also
+	// matches ErrInvalidURL.
+	ErrUnknownScheme = errors.New("agentmem: unknown store URL scheme")
 )
 
 // detailed is an error with its own text that errors.Is and errors.As

@@ -75,3 +75,49 @@ func ExampleStore_ListPaths() {
 	fmt.Println(paths)
 	// Output: [tenant/main/a.md tenant/main/c.md]
 }
+
+// Open a store by URL. A backend's package registers its schemes when
+// imported (this file imports core/memstore, which registers "mem"); a
+// program that takes the URL from its configuration blank-imports the
+// backends it supports, such as _ "github.com/agentmem/agentmem/sqlite".
+func ExampleOpen() {
+	ctx := context.Background()
+	s, err := store.Open(ctx, "mem://", nil) // or "file:notes", "sqlite:memory.db", "postgres://…"
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close() // closes the driver and whatever the URL's opener created
+
+	_, _ = s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n"})
+	f, _ := s.Read(ctx, "kamal/main/MEMORY.md", 100)
+	fmt.Printf("%q\n", f.Content)
+
+	_, err = store.Open(ctx, "dynamodb://agentmem", nil) // the dynamodb package is not imported here
+	fmt.Println(errors.Is(err, store.ErrUnknownScheme))
+	// Output:
+	// "- lives in Hanoi\n"
+	// true
+}
+
+// Walk every path under a prefix, however many there are, one bounded page
+// at a time.
+func ExampleStore_Walk() {
+	ctx := context.Background()
+	s, _ := memstore.Open(ctx, map[string]string{
+		"kamal/main/MEMORY.md":        "- lives in Hanoi\n",
+		"kamal/main/trips/bangkok.md": "hotels\n",
+		"kamala/main/MEMORY.md":       "another user\n",
+	})
+	defer s.Close()
+	for path, err := range s.Walk(ctx, "kamal/", 0) { // 0: the default page size
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(path)
+	}
+	// Output:
+	// kamal/main/MEMORY.md
+	// kamal/main/trips/bangkok.md
+}

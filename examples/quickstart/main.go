@@ -52,9 +52,9 @@ func main() {
 	ctx := context.Background()
 
 	// The driver is the only line to change for another backend
-	// (filestore.New(ctx, dir), postgres.Open, dynamodb.New, firestore.New,
+	// (filestore.New, postgres.Open, dynamodb.New, firestore.New,
 	// cosmosdb.New).
-	d, err := sqlite.Open(ctx, *db, nil)
+	d, err := sqlite.New(ctx, *db, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// URLOpener opens a driver from a store URL whose scheme it was registered
+// for. u is parsed and its scheme lower-cased; the opener checks the rest
+// (host, path, query) and reports a bad one with an error wrapping
+// [ErrInvalidURL]. The driver it returns owns whatever the opener created
+// (pools, SDK clients): its Close releases them.
+type URLOpener func(ctx context.Context, u *url.URL) (driver.Driver, error)
+
+var registry struct {
+	mu      sync.RWMutex
+	openers map[string]URLOpener
+}
+
+// knownSchemes maps each scheme agentmem's own modules register to the
+// package whose import registers it, so that an unknown-scheme error can
+// say which import is missing.
+var knownSchemes = map[string]string{
+	"mem":        "github.com/agentmem/agentmem/core/memstore",
+	"file":       "github.com/agentmem/agentmem/core/filestore",
+	"sqlite":     "github.com/agentmem/agentmem/sqlite",
+	"postgres":   "github.com/agentmem/agentmem/postgres",
+	"postgresql": "github.com/agentmem/agentmem/postgres",
+	"dynamodb":   "github.com/agentmem/agentmem/dynamodb",
+	"firestore":  "github.com/agentmem/agentmem/firestore",
+	"cosmosdb":   "github.com/agentmem/agentmem/cosmosdb",
+}
+
+// Register makes open the opener of store URLs with scheme (such as
+// "sqlite"; compared case-insensitively). Backends call it from an init
+// function, so that a blank import of the backend's package adds its
+// schemes, as database/sql drivers do. It is safe for concurrent use.
+// Like sql.Register it panics when scheme is empty or not a valid URL
+// scheme, when open is nil, or when scheme is registered already: each is
+// a programming error found the first time the program starts.
+func Register(scheme string, open URLOpener) {
+	s := strings.ToLower(scheme)
+	if !validScheme(s) {
+		panic(fmt.Sprintf("store: Register of invalid scheme %q", scheme))
+	}
+	if open == nil {
+		panic(fmt.Sprintf("store: Register of scheme %q with a nil opener", scheme))
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if _, dup := registry.openers[s]; dup {
+		panic(fmt.Sprintf("store: Register called twice for scheme %q", s))
+	}
+	if registry.openers == nil {
+		registry.openers = map[string]URLOpener{}
+	}
+	registry.openers[s] = open
+}
+
+// Schemes returns the registered schemes, sorted.
+func Schemes() []string {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	out := make([]string, 0, len(registry.openers))
+	for s := range registry.openers {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// validScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, "+", "-" or ".".
+func validScheme(s string) bool {
+	for i, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z':
+		case i > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// OpenDriver opens the driver that rawURL names, through the opener
+// registered for its scheme (see [Open] for the schemes). Most programs
+// call Open; OpenDriver serves code that needs the driver itself, such as
+// a conformance harness or a driver wrapper. The caller owns the driver.
+//
+// It fails with [ErrInvalidURL] for a URL that does not parse or that the
+// backend refuses, and with [ErrUnknownScheme] (which also wraps
+// ErrInvalidURL) when no package registered the scheme. No error repeats
+// the URL's password or query.
+func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
+	if ctx == nil {
+		return nil, errors.New("agentmem: OpenDriver needs a context (got nil)")
+	}
+	u, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	registry.mu.RLock()
+	open := registry.openers[u.Scheme]
+	registry.mu.RUnlock()
+	if open == nil {
+		return nil, unknownScheme(u.Scheme)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, err := open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, fmt.Errorf("agentmem: the opener of scheme %q returned no driver", u.Scheme)
+	}
+	return d, nil
+}
+
+// Open returns a store over the backend that rawURL names. The scheme
+// picks the backend; the package that implements it registers it when
+// imported (a blank import is enough):
+//
+//	mem://                                      core/memstore: in memory, empty
+//	file:///abs/dir  file:rel/dir               core/filestore: Markdown files in a directory
+//	sqlite:///abs/memory.db  sqlite:memory.db   sqlite: one database file (?table=, ?busy_timeout=)
+//	postgres://user@host/db  postgresql://…     postgres: a libpq URL for pgx (?table=)
+//	dynamodb://TABLE                            dynamodb: (?region=, ?endpoint=, ?partition_depth=, ?create_table=)
+//	firestore://PROJECT/COLLECTION              firestore: (?database=, ?emulator_host=)
+//	cosmosdb://HOST/DATABASE/CONTAINER          cosmosdb: key from the environment (?insecure=1)
+//
+// Each backend's package documentation lists its parameters; an unknown
+// parameter is an error. Credentials come from each SDK's usual chain or
+// from the environment, never from a URL's log line: no error repeats a
+// password or a query. opts configure the store as for [New]. The store
+// owns the driver: Close closes it and whatever the opener created.
+//
+// It fails with [ErrInvalidURL] for a URL that does not parse or that the
+// backend refuses, with [ErrUnknownScheme] when no imported package
+// registered the scheme (the error names the import that adds it), or with
+// the backend's error when it cannot be reached.
+func Open(ctx context.Context, rawURL string, opts *Options) (*Store, error) {
+	d, err := OpenDriver(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(d, opts), nil
+}
+
+// ParseURL parses a store URL and lower-cases its scheme. It fails with
+// [ErrInvalidURL] when rawURL does not parse or has no scheme; the error
+// never repeats the URL.
+func ParseURL(rawURL string) (*url.URL, error) {
+	if rawURL == "" {
+		return nil, fmt.Errorf("%w: the URL is empty: name a store such as mem://, file:notes or sqlite:memory.db", ErrInvalidURL)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url.Parse's error repeats the URL, password included.
+		scheme, _, _ := strings.Cut(rawURL, ":")
+		if !validScheme(strings.ToLower(scheme)) {
+			scheme = "?"
+		}
+		return nil, fmt.Errorf("%w: a %s: URL that does not parse: percent-encode reserved characters (@ : / ? # %%) in a password or a name", ErrInvalidURL, scheme)
+	}
+	if u.Scheme == "" {
+		return nil, fmt.Errorf("%w: %q has no scheme: write mem://, file:DIR, sqlite:FILE.db, postgres://… (registered: %s)", ErrInvalidURL, Redact(u), strings.Join(Schemes(), ", "))
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	return u, nil
+}
+
+// unknownScheme reports a scheme that no imported package registered.
+func unknownScheme(scheme string) error {
+	registered := strings.Join(Schemes(), ", ")
+	if registered == "" {
+		registered = "none"
+	}
+	msg := fmt.Sprintf("agentmem: no store is registered for scheme %q (registered: %s)", scheme, registered)
+	if pkg, ok := knownSchemes[scheme]; ok {
+		msg = fmt.Sprintf("agentmem: no store is registered for scheme %q: add import _ %q (registered: %s)", scheme, pkg, registered)
+	}
+	return &detailed{msg: msg, errs: []error{ErrUnknownScheme, ErrInvalidURL}}
+}
+
+// Redact returns u for an error message or a log line: without its query,
+// fragment and password (user names stay).
+func Redact(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.Fragment, c.RawFragment, c.ForceQuery = "", "", "", false
+	return c.Redacted()
+}
+
+// URLError returns an error wrapping [ErrInvalidURL] that names u (as
+// [Redact] shows it) and says what to fix. Openers use it for a host,
+// path or parameter they refuse.
+func URLError(u *url.URL, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalidURL, Redact(u), fmt.Sprintf(format, args...))
+}
+
+// CheckQuery fails with [ErrInvalidURL] when u's query has a parameter
+// not in known, or one given twice, so that a misspelt option is never
+// ignored silently. It never repeats a parameter's value.
+func CheckQuery(u *url.URL, known ...string) error {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return URLError(u, "the query does not parse")
+	}
+	for k, v := range q {
+		if !slices.Contains(known, k) {
+			hint := "it takes no parameters"
+			if len(known) > 0 {
+				hint = "known: " + strings.Join(known, ", ")
+			}
+			return URLError(u, "unknown parameter %q (%s)", k, hint)
+		}
+		if len(v) > 1 {
+			return URLError(u, "parameter %q is given %d times", k, len(v))
+		}
+	}
+	return nil
+}
+
+// URLFilePath returns the local file-system path a file-like URL names:
+// "scheme:///abs/path" (or "scheme://localhost/abs/path") is absolute,
+// "scheme:rel/path" is relative to the working directory; percent-escapes
+// are decoded. A host, or an empty path, fails with [ErrInvalidURL].
+func URLFilePath(u *url.URL) (string, error) {
+	var p string
+	switch {
+	case u.Opaque != "":
+		var err error
+		if p, err = url.PathUnescape(u.Opaque); err != nil {
+			return "", URLError(u, "the path has a bad percent-escape")
+		}
+	case u.Host != "" && u.Host != "localhost":
+		return "", URLError(u, "a %s URL names no host: write %s:///abs/path for an absolute path or %s:rel/path for a relative one", u.Scheme, u.Scheme, u.Scheme)
+	default:
+		p = u.Path
+	}
+	if p == "" {
+		return "", URLError(u, "name a path: %s:///abs/path or %s:rel/path", u.Scheme, u.Scheme)
+	}
+	return p, nil
+}

@@ -1,0 +1,198 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/filestore"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// writeRead writes one file through s, reads it back and closes s.
+func writeRead(t *testing.T, s *store.Store) {
+	t.Helper()
+	defer s.Close()
+	if _, err := s.Write(t.Context(), store.WriteRequest{Path: "u/a.md", Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.Read(t.Context(), "u/a.md", 10); err != nil || f.Content != "hi" {
+		t.Fatalf("read = %+v, %v", f, err)
+	}
+}
+
+func TestOpenMem(t *testing.T) {
+	for _, u := range []string{"mem://", "MEM://", "mem:", "mem:///"} {
+		s, err := store.Open(t.Context(), u, nil)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", u, err)
+		}
+		if _, ok := s.Driver().(*memstore.Driver); !ok {
+			t.Fatalf("Open(%q) driver %T", u, s.Driver())
+		}
+		writeRead(t, s)
+	}
+}
+
+func TestOpenFileAbsoluteAndRelative(t *testing.T) {
+	dir := t.TempDir()
+	abs := filepath.Join(dir, "abs")
+	s, err := store.Open(t.Context(), "file://"+filepath.ToSlash(abs), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRead(t, s)
+	if _, err := os.Stat(filepath.Join(abs, "u", "a.md")); err != nil {
+		t.Errorf("absolute file URL: %v", err)
+	}
+
+	t.Chdir(dir)
+	for _, u := range []string{"file:rel", "file:./rel%20two"} {
+		s, err := store.Open(t.Context(), u, nil)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", u, err)
+		}
+		writeRead(t, s)
+	}
+	for _, name := range []string{"rel", "rel two"} {
+		if _, err := os.Stat(filepath.Join(dir, name, "u", "a.md")); err != nil {
+			t.Errorf("relative file URL: %v", err)
+		}
+	}
+}
+
+func TestOpenDriverOwnedByCaller(t *testing.T) {
+	d, err := store.OpenDriver(t.Context(), "file:"+filepath.ToSlash(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.(*filestore.Driver); !ok {
+		t.Fatalf("driver %T", d)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenInvalidURL(t *testing.T) {
+	for _, u := range []string{
+		"",                    // empty
+		"memory.db",           // no scheme
+		"mem://host",          // mem takes no host
+		"mem://?x=1",          // nor parameters
+		"file:",               // no directory
+		"file://host/dir",     // a host
+		"file:dir?mode=0700",  // an unknown parameter
+		"file:dir?%zz",        // a query that does not parse
+		"postgres://a b@host", // does not parse
+		"1bad://x",            // not a scheme
+	} {
+		_, err := store.Open(t.Context(), u, nil)
+		if !errors.Is(err, store.ErrInvalidURL) {
+			t.Errorf("Open(%q) = %v, want ErrInvalidURL", u, err)
+		}
+	}
+}
+
+func TestOpenUnknownScheme(t *testing.T) {
+	_, err := store.Open(t.Context(), "sqlite:memory.db", nil)
+	if !errors.Is(err, store.ErrUnknownScheme) || !errors.Is(err, store.ErrInvalidURL) {
+		t.Fatalf("err = %v, want ErrUnknownScheme and ErrInvalidURL", err)
+	}
+	for _, want := range []string{`"github.com/agentmem/agentmem/sqlite"`, "file", "mem"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	_, err = store.Open(t.Context(), "ftp://example.com/x", nil)
+	if !errors.Is(err, store.ErrUnknownScheme) || !strings.Contains(err.Error(), "file, mem") {
+		t.Errorf("err = %v, want ErrUnknownScheme listing the registered schemes", err)
+	}
+}
+
+func TestOpenErrorsHideSecrets(t *testing.T) {
+	for _, u := range []string{
+		"postgres://kamal:s3cret@db.example.com/mem?password=s3cret",       // unknown scheme here
+		"postgres://kamal:s3cret@[::1/mem",                                 // does not parse
+		"postgres://kamal:s3cret@db.example.com:port/mem",                  // bad port
+		"file://kamal:s3cret@host/dir",                                     // refused by the opener
+		"file:dir?key=s3cret",                                              // unknown parameter
+		"mem://kamal:s3cret@",                                              // refused by the opener
+		"cosmosdb://kamal:s3cret@acct.documents.azure.com/db/c?key=s3cret", // unknown scheme here
+	} {
+		_, err := store.Open(t.Context(), u, nil)
+		if err == nil {
+			t.Fatalf("Open(%q) succeeded", u)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open(%q) error repeats the secret: %v", u, err)
+		}
+	}
+}
+
+func TestOpenAppliesOptions(t *testing.T) {
+	called := false
+	now := func() time.Time { called = true; return time.Now() }
+	s, err := store.Open(t.Context(), "mem://", &store.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRead(t, s)
+	if !called {
+		t.Error("the store did not use Options.Now")
+	}
+}
+
+func TestOpenCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := store.Open(ctx, "mem://", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestRegister(t *testing.T) {
+	open := func(context.Context, *url.URL) (driver.Driver, error) { return memstore.New(), nil }
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s did not panic", name)
+			}
+		}()
+		f()
+	}
+	mustPanic("duplicate", func() { store.Register("MEM", open) })
+	mustPanic("nil opener", func() { store.Register("test-nil", nil) })
+	mustPanic("bad scheme", func() { store.Register("not a scheme", open) })
+	mustPanic("empty scheme", func() { store.Register("", open) })
+
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			store.Register(fmt.Sprintf("test-concurrent-%d", i), open)
+			_ = store.Schemes()
+		})
+	}
+	wg.Wait()
+	s, err := store.Open(t.Context(), "Test-Concurrent-3://anything", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRead(t, s)
+
+	nilDriver := func(context.Context, *url.URL) (driver.Driver, error) { return nil, nil }
+	store.Register("test-nil-driver", nilDriver)
+	if _, err := store.Open(t.Context(), "test-nil-driver:", nil); err == nil {
+		t.Error("an opener returning no driver was accepted")
+	}
+}

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// Page sizes of [Store.Walk].
+const (
+	// DefaultWalkPageSize is the page size Walk uses for pageSize 0.
+	DefaultWalkPageSize = 500
+	// MaxWalkPageSize bounds the page size: larger requests are cut to it.
+	MaxWalkPageSize = 5000
+)
+
+// Walk returns an iterator over every path that starts with prefix (a
+// plain string prefix, as for [Store.ListPaths]: nested paths included,
+// "a" also matches "ab/x"), in code-point order, without a limit. It asks
+// the driver for one page of pageSize paths at a time (0 means
+// [DefaultWalkPageSize]; more than [MaxWalkPageSize] is cut to it), each
+// starting after the last path of the one before, so memory stays bounded
+// however many files there are. Receipts and tombstones are never yielded.
+//
+// The walk is not a snapshot: a file written or deleted during the walk
+// is yielded or not depending on whether its path is still ahead, but no
+// path is yielded twice, none is yielded out of order, and a file that
+// exists, unchanged, for the whole walk is always yielded.
+//
+// An error ends the walk: it is yielded once, with an empty path. That is
+// ErrInvalidPath for a bad prefix, ErrInvalidBound for a negative
+// pageSize, ErrNoDriver, ctx's error when ctx is done (checked before
+// every page), or the backend's error.
+//
+//	for path, err := range s.Walk(ctx, "kamal/", 0) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(path)
+//	}
+func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		if err := s.usable(ctx); err != nil {
+			yield("", err)
+			return
+		}
+		if err := ValidatePrefix(prefix); err != nil {
+			yield("", err)
+			return
+		}
+		switch {
+		case pageSize < 0:
+			yield("", fmt.Errorf("%w: page size must be positive or 0 for the default, got %d", ErrInvalidBound, pageSize))
+			return
+		case pageSize == 0:
+			pageSize = DefaultWalkPageSize
+		case pageSize > MaxWalkPageSize:
+			pageSize = MaxWalkPageSize
+		}
+		after := ""
+		for {
+			if err := ctx.Err(); err != nil {
+				yield("", err)
+				return
+			}
+			entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: pageSize})
+			if err != nil {
+				yield("", err)
+				return
+			}
+			last := after
+			for _, e := range entries {
+				if e.Path <= after {
+					continue // never backwards, never twice, whatever the driver does
+				}
+				after = e.Path
+				if e.Tombstone {
+					continue
+				}
+				if !yield(e.Path, nil) {
+					return
+				}
+			}
+			if len(entries) < pageSize {
+				return
+			}
+			if after == last {
+				yield("", fmt.Errorf("agentmem: the driver returned a full page of paths none of which is after %q: fix its ListFiles", after))
+				return
+			}
+		}
+	}
+}
