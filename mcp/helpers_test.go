@@ -162,8 +162,11 @@ type bearer struct{ token string }
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	return clientTransport.RoundTrip(r)
 }
+
+// clientTransport keeps connections for many concurrent sessions.
+var clientTransport = &http.Transport{MaxIdleConns: 200, MaxIdleConnsPerHost: 200}
 
 // connectHTTP opens a client session as user (key "key-<user>").
 func connectHTTP(t *testing.T, hs *httptest.Server, user string) *mcpsdk.ClientSession {

@@ -90,9 +90,9 @@ func (k *KeyFile) Verify(_ context.Context, token string, _ *http.Request) (*aut
 
 // current returns the keys, reloading the file when it changed.
 func (k *KeyFile) current() ([]apiKey, error) {
+	fi, err := os.Stat(k.path) // outside the lock: requests stat in parallel
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	fi, err := os.Stat(k.path)
 	if err != nil {
 		k.info, k.keys, k.err = nil, nil, fmt.Errorf("%w: %w", ErrKeyFile, err)
 		return nil, k.err
