@@ -324,3 +324,28 @@ func TestResentRequestIDAppliedOnce(t *testing.T) {
 		t.Fatalf("MEMORY.md = %q, want two lines (ids 7 and 8)", text)
 	}
 }
+
+func TestRequestsFailWithoutAUserOrOnAMemoryWithItsOwnNamespace(t *testing.T) {
+	own, err := memory.New(store.New(memstore.New(), nil), &memory.Options{Namespace: "everyone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		mem  *memory.Memory
+		opts *agentmemmcp.Options
+		want error
+	}{
+		"own namespace": {own, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("u")}, agentmemmcp.ErrOwnNamespace},
+		"no user":       {newMemory(t), nil, agentmemmcp.ErrNoUser}, // stdio has no token
+		"empty user":    {newMemory(t), &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("")}, agentmemmcp.ErrNoUser},
+	} {
+		cs := connect(t, newServer(t, c.mem, c.opts), nil)
+		_, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory", Arguments: map[string]any{"content": "x"}})
+		if err == nil || !strings.Contains(err.Error(), c.want.Error()) {
+			t.Errorf("%s: write_memory error %v, want %v", name, err, c.want)
+		}
+		if _, err := cs.ReadResource(t.Context(), &mcpsdk.ReadResourceParams{URI: agentmemmcp.SnapshotURI}); err == nil {
+			t.Errorf("%s: reading the snapshot succeeded", name)
+		}
+	}
+}
