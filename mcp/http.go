@@ -1,0 +1,143 @@
+package mcp
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxBodyBytes bounds an HTTP request body by default (1 MiB).
+const DefaultMaxBodyBytes = 1 << 20
+
+// HTTPOptions configures [Server.Handler]. Set exactly one of Keys and
+// Verifier.
+type HTTPOptions struct {
+	// Keys verifies API keys from a key file ([OpenKeyFile]).
+	Keys *KeyFile
+	// Verifier verifies bearer tokens some other way (OAuth access tokens,
+	// JWTs). It must set TokenInfo.UserID, the user whose notebook the
+	// request reaches, and an Expiration.
+	Verifier auth.TokenVerifier
+	// BearerOptions are passed to auth.RequireBearerToken (resource
+	// metadata URL, required scopes). With Keys, AllowMissingExpiration is
+	// always set, as API keys do not expire.
+	BearerOptions *auth.RequireBearerTokenOptions
+	// MaxBodyBytes bounds each request body; a larger one is refused with
+	// 413. Default [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+	// SessionTimeout closes sessions idle for this long. Zero means never.
+	SessionTimeout time.Duration
+}
+
+// Handler returns an http.Handler serving s over MCP's streamable HTTP
+// transport, behind bearer-token authentication: a missing or unknown
+// token gets 401, and each request reaches the notebook of its token's
+// user (with the default [Options.Namespace]). A session is bound to the
+// user that opened it: its id presented with another user's token gets
+// 403. Request bodies are bounded (413).
+func (s *Server) Handler(opts *HTTPOptions) (http.Handler, error) {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if (o.Keys == nil) == (o.Verifier == nil) {
+		return nil, errors.New("agentmem/mcp: set exactly one of HTTPOptions.Keys and Verifier")
+	}
+	if o.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("agentmem/mcp: MaxBodyBytes must be positive, got %d", o.MaxBodyBytes)
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	bearer := &auth.RequireBearerTokenOptions{}
+	if o.BearerOptions != nil {
+		*bearer = *o.BearerOptions
+	}
+	verify := o.Verifier
+	if o.Keys != nil {
+		verify = o.Keys.Verify
+		bearer.AllowMissingExpiration = true
+	}
+	streamable := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s.sdk },
+		&mcpsdk.StreamableHTTPOptions{
+			SessionTimeout:      o.SessionTimeout,
+			MaxRequestBodyBytes: o.MaxBodyBytes,
+			Logger:              s.opts.Logger,
+		})
+	return auth.RequireBearerToken(verify, bearer)(stampHTTP(streamable, o.MaxBodyBytes)), nil
+}
+
+// stampHTTP bounds the body of a POST and stamps each tools/call in it with
+// its session id and JSON-RPC id (see withRequestIDs). The session id is
+// the Mcp-Session-Id header: the SDK answers an unknown one with 404 and
+// another user's with 403, so it names this user's live session.
+func stampHTTP(next http.Handler, limit int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			return
+		}
+		session := r.Header.Get("Mcp-Session-Id")
+		if session == "" {
+			session = rand.Text()
+		}
+		body = stampBody(body, "http:"+session)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// stampBody stamps the tools/call requests of a JSON-RPC message or batch;
+// a body it cannot decode is passed on unchanged for the SDK to refuse.
+func stampBody(body []byte, session string) []byte {
+	var batch []json.RawMessage
+	if err := json.Unmarshal(body, &batch); err != nil {
+		batch = []json.RawMessage{body}
+	} else if len(batch) == 0 {
+		return body
+	}
+	out := make([]json.RawMessage, 0, len(batch))
+	for _, raw := range batch {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return body
+		}
+		if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "tools/call" {
+			out = append(out, raw)
+			continue
+		}
+		stamp(msg, session)
+		b, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return body
+		}
+		out = append(out, b)
+	}
+	if len(out) == 1 && bytes.TrimSpace(body)[0] != '[' {
+		return out[0]
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return body
+	}
+	return b
+}

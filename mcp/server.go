@@ -1,0 +1,549 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmem/agentmem/core/memory"
+)
+
+// URIs of the resources the server offers. A file's URI is FileURIPrefix
+// plus its name ("memory:///MEMORY.md"); it is relative to the caller's
+// namespace, so two users reading the same URI read their own files.
+const (
+	SnapshotURI   = "memory://snapshot"
+	FileURIPrefix = "memory:///"
+	// FileURITemplate is the RFC 6570 template of the file resources.
+	FileURITemplate = FileURIPrefix + "{file}"
+)
+
+// PromptName is the name of the prompt that returns the injected block.
+const PromptName = "memory"
+
+// DefaultMaxResources bounds the files resources/list returns.
+const DefaultMaxResources = 1000
+
+// Options configures a [Server]. Nil means defaults.
+type Options struct {
+	// Namespace returns the user id of the caller of one request; the
+	// notebook lives under memory.EscapeNamespace(id). It is never taken
+	// from a tool argument. Default [AuthenticatedUser] (the user id of the
+	// bearer token, for HTTP); use [FixedUser] for a stdio server that
+	// serves one user. An error fails the request (a JSON-RPC error, not a
+	// tool result); an empty id is refused.
+	Namespace func(ctx context.Context, req mcpsdk.Request) (string, error)
+	// Name and Version identify the server to clients. Defaults "agentmem"
+	// and "v0".
+	Name, Version string
+	// MaxResources bounds the files resources/list returns. Default
+	// [DefaultMaxResources].
+	MaxResources int
+	// OnError, when set, receives every Go error of a request with its full
+	// detail (for logging); clients only see a redacted message.
+	OnError func(ctx context.Context, err error)
+	// Logger receives the SDK's logs; nil means none.
+	Logger *slog.Logger
+}
+
+// FixedUser returns a Namespace function that always answers id: a stdio
+// server runs as one user.
+func FixedUser(id string) func(context.Context, mcpsdk.Request) (string, error) {
+	return func(context.Context, mcpsdk.Request) (string, error) { return id, nil }
+}
+
+// ErrNoUser reports a request whose user could not be resolved (no
+// authenticated user, or an empty id).
+var ErrNoUser = errors.New("agentmem/mcp: no user for this request: authenticate, or set Options.Namespace")
+
+// AuthenticatedUser is the default Namespace function: the UserID of the
+// bearer token the HTTP transport verified (auth.TokenInfo). It fails with
+// [ErrNoUser] when there is none.
+func AuthenticatedUser(_ context.Context, req mcpsdk.Request) (string, error) {
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return extra.TokenInfo.UserID, nil
+	}
+	return "", ErrNoUser
+}
+
+// Server serves one notebook ([memory.Memory]) over MCP. It is safe for
+// concurrent use.
+type Server struct {
+	mem      *memory.Memory
+	sdk      *mcpsdk.Server
+	opts     Options
+	readTool string
+
+	mu   sync.Mutex
+	subs map[subscription]struct{}
+}
+
+// subscription is one session's subscription to one URI of one scope.
+type subscription struct {
+	session *mcpsdk.ServerSession
+	scope   string // hash of the scope path
+	uri     string
+}
+
+// metaScope tags a resources/updated notification with the hash of the
+// scope it is about; the sending middleware delivers it only to sessions
+// subscribed under that scope, and strips the tag.
+const metaScope = "agentmem/scope"
+
+// NewServer returns an MCP server for mem: the four notebook tools with
+// the notebook's own JSON Schemas, the notebook's guidance as the server
+// instructions, the caller's files and the injected block as resources
+// (with subscriptions), and the prompt [PromptName]. mem must resolve the
+// namespace from the invocation (no memory.Options.Namespace or
+// NamespaceFunc): the server gives it the caller's. It fails when mem is nil.
+func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
+	if mem == nil {
+		return nil, errors.New("agentmem/mcp: nil memory")
+	}
+	s := &Server{mem: mem, subs: map[subscription]struct{}{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Namespace == nil {
+		s.opts.Namespace = AuthenticatedUser
+	}
+	if s.opts.MaxResources < 0 {
+		return nil, fmt.Errorf("agentmem/mcp: MaxResources must be positive, got %d", s.opts.MaxResources)
+	}
+	if s.opts.MaxResources == 0 {
+		s.opts.MaxResources = DefaultMaxResources
+	}
+	impl := &mcpsdk.Implementation{Name: cmpOr(s.opts.Name, "agentmem"), Version: cmpOr(s.opts.Version, "v0")}
+	s.sdk = mcpsdk.NewServer(impl, &mcpsdk.ServerOptions{
+		Instructions:       mem.Instructions(),
+		Logger:             s.opts.Logger,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
+		// Static tools and prompts; the resource list is per user, so no
+		// list_changed notifications (they would go to every session).
+		Capabilities: &mcpsdk.ServerCapabilities{
+			Tools:     &mcpsdk.ToolCapabilities{},
+			Prompts:   &mcpsdk.PromptCapabilities{},
+			Resources: &mcpsdk.ResourceCapabilities{Subscribe: true},
+		},
+	})
+	specs := mem.Tools()
+	s.readTool = specs[1].Name
+	for _, spec := range specs {
+		s.sdk.AddTool(&mcpsdk.Tool{
+			Name:        spec.Name,
+			Description: spec.Description,
+			InputSchema: spec.InputSchema,
+			Annotations: annotations(spec.Name, specs),
+		}, s.callTool(spec.Name, specs))
+	}
+	s.sdk.AddResource(&mcpsdk.Resource{
+		URI: SnapshotURI, Name: "memory-snapshot", Title: "Memory block",
+		Description: "The <memory> block injected beside the user's prompts: the end of MEMORY.md and the list of other memory files.",
+		MIMEType:    "text/markdown",
+	}, s.readSnapshot)
+	s.sdk.AddResourceTemplate(&mcpsdk.ResourceTemplate{
+		URITemplate: FileURITemplate, Name: "memory-file", Title: "Memory file",
+		Description: "One memory file of the current user, such as " + FileURIPrefix + memory.MainFile + ".",
+		MIMEType:    "text/markdown",
+	}, s.readFile)
+	s.sdk.AddPrompt(&mcpsdk.Prompt{
+		Name: PromptName, Title: "Memory",
+		Description: "The current user's memory block (the end of MEMORY.md and the list of other memory files).",
+	}, s.prompt)
+	s.sdk.AddReceivingMiddleware(s.listResources)
+	s.sdk.AddSendingMiddleware(s.filterUpdates)
+	return s, nil
+}
+
+// annotations returns the hints of one tool. read_memory and search_memory
+// only read. delete_memory is destructive and idempotent (a second delete
+// finds nothing). write_memory is destructive too: with old_text it
+// replaces or removes a passage, which is more than an additive update in
+// the MCP sense; and it is not idempotent (each append appends).
+func annotations(name string, specs []memory.ToolSpec) *mcpsdk.ToolAnnotations {
+	no, yes := false, true
+	a := &mcpsdk.ToolAnnotations{OpenWorldHint: &no}
+	switch name {
+	case specs[0].Name: // write
+		a.Title, a.DestructiveHint = "Write memory", &yes
+	case specs[1].Name: // read
+		a.Title, a.ReadOnlyHint = "Read memory", true
+	case specs[2].Name: // delete
+		a.Title, a.DestructiveHint, a.IdempotentHint = "Delete memory file", &yes, true
+	default: // search
+		a.Title, a.ReadOnlyHint = "Search memory", true
+	}
+	return a
+}
+
+// MCP returns the underlying SDK server, for adding features of your own.
+// Serve it through [Server.Run], [Server.Connect] or [Server.Handler]:
+// they key each tool call by its JSON-RPC request id (see the package doc).
+func (s *Server) MCP() *mcpsdk.Server { return s.sdk }
+
+// Run serves one session over t (such as &mcpsdk.StdioTransport{}) until
+// the client disconnects or ctx is done.
+func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
+	return s.sdk.Run(ctx, withRequestIDs(t))
+}
+
+// Connect starts a session over t and returns it without waiting (for
+// in-memory transports in tests and for custom transports).
+func (s *Server) Connect(ctx context.Context, t mcpsdk.Transport, opts *mcpsdk.ServerSessionOptions) (*mcpsdk.ServerSession, error) {
+	return s.sdk.Connect(ctx, withRequestIDs(t), opts)
+}
+
+// caller is the resolved notebook of one request.
+type caller struct {
+	ns    string // escaped namespace, for memory.Invocation
+	path  string // scope path, <ns>/<agent name>
+	scope string // hash of path, tags notifications
+}
+
+// resolve returns the caller of a request.
+func (s *Server) resolve(ctx context.Context, req mcpsdk.Request) (caller, error) {
+	id, err := s.opts.Namespace(ctx, req)
+	if err != nil && !errors.Is(err, ErrNoUser) {
+		err = fmt.Errorf("%w: %w", ErrNoUser, err)
+	}
+	if err != nil {
+		return caller{}, err
+	}
+	if id == "" {
+		return caller{}, ErrNoUser
+	}
+	ns := memory.EscapeNamespace(id)
+	path, err := s.mem.Scope(ctx, memory.Invocation{Namespace: ns})
+	if err != nil {
+		return caller{}, err
+	}
+	// The memory must use the namespace given: one of its own would put
+	// every caller in one notebook.
+	rest, ok := strings.CutPrefix(path, ns+"/")
+	if !ok || strings.Contains(rest, "/") {
+		return caller{}, ErrOwnNamespace
+	}
+	sum := sha256.Sum256([]byte(path))
+	return caller{ns: ns, path: path, scope: hex.EncodeToString(sum[:16])}, nil
+}
+
+// ErrOwnNamespace reports a memory built with a namespace of its own
+// (memory.Options.Namespace or NamespaceFunc): it would put every caller
+// in one notebook, so the server refuses to serve it.
+var ErrOwnNamespace = errors.New("agentmem/mcp: the memory has a namespace of its own; build it without Options.Namespace and NamespaceFunc")
+
+func (s *Server) report(ctx context.Context, err error) {
+	if s.opts.OnError != nil {
+		s.opts.OnError(ctx, err)
+	}
+}
+
+// fail reports err and returns what a client may see of it.
+func (s *Server) fail(ctx context.Context, err error) error {
+	s.report(ctx, err)
+	switch {
+	case errors.Is(err, ErrNoUser):
+		return ErrNoUser
+	case errors.Is(err, ErrOwnNamespace):
+		return ErrOwnNamespace
+	}
+	return memory.Redact(err)
+}
+
+// callTool returns the handler of one notebook tool.
+func (s *Server) callTool(name string, specs []memory.ToolSpec) mcpsdk.ToolHandler {
+	mutates := name == specs[0].Name || name == specs[2].Name
+	return func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		c, err := s.resolve(ctx, req)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		run, call, te := invocationIDs(req)
+		if te != nil {
+			return toolResult(te, true)
+		}
+		res, err := s.mem.Call(ctx, memory.Invocation{Namespace: c.ns, RunID: run, ToolCallID: call}, name, req.Params.Arguments)
+		if err != nil {
+			return toolResult(&memory.ToolError{Message: s.fail(ctx, err).Error()}, true)
+		}
+		if mutates {
+			s.changed(ctx, c.scope, res)
+		}
+		_, isErr := res.(*memory.ToolError)
+		return toolResult(res, isErr)
+	}
+}
+
+// toolResult encodes a notebook result as structured content (an object:
+// read_memory's text becomes {"result": text}, as in the ADK adapter) and
+// as the same JSON in a text content, for clients that ignore structured
+// content.
+func toolResult(res any, isErr bool) (*mcpsdk.CallToolResult, error) {
+	if text, ok := res.(string); ok {
+		res = map[string]string{"result": text}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	return &mcpsdk.CallToolResult{
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           isErr,
+	}, nil
+}
+
+// changed notifies the subscribers of a file (and of the snapshot) that a
+// tool call changed it. A replay changed nothing.
+func (s *Server) changed(ctx context.Context, scope string, res any) {
+	var file string
+	switch r := res.(type) {
+	case *memory.WriteResult:
+		if r.Replayed {
+			return
+		}
+		file = r.File
+	case *memory.DeleteResult:
+		if r.Replayed || r.Status != "deleted" {
+			return
+		}
+		file = r.File
+	default:
+		return
+	}
+	for _, uri := range []string{FileURIPrefix + file, SnapshotURI} {
+		if !s.subscribed(scope, uri) {
+			continue
+		}
+		err := s.sdk.ResourceUpdated(ctx, &mcpsdk.ResourceUpdatedNotificationParams{
+			URI: uri, Meta: mcpsdk.Meta{metaScope: scope},
+		})
+		if err != nil {
+			s.report(ctx, err)
+		}
+	}
+}
+
+// subscribed reports whether any live session subscribed to uri under
+// scope, and forgets the subscriptions of sessions that ended.
+func (s *Server) subscribed(scope, uri string) bool {
+	live := map[*mcpsdk.ServerSession]bool{}
+	for ss := range s.sdk.Sessions() {
+		live[ss] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for sub := range s.subs {
+		switch {
+		case !live[sub.session]:
+			delete(s.subs, sub)
+		case sub.scope == scope && sub.uri == uri:
+			found = true
+		}
+	}
+	return found
+}
+
+// filterUpdates is sending middleware: a resources/updated notification
+// this server tagged with a scope reaches only the sessions subscribed
+// under that scope (the SDK's own bookkeeping knows URIs, which are the
+// same for every user), without the tag.
+func (s *Server) filterUpdates(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		p, ok := req.GetParams().(*mcpsdk.ResourceUpdatedNotificationParams)
+		ss, isServer := req.GetSession().(*mcpsdk.ServerSession)
+		if !ok || !isServer {
+			return next(ctx, method, req)
+		}
+		scope, tagged := p.Meta[metaScope].(string)
+		if !tagged {
+			return next(ctx, method, req)
+		}
+		s.mu.Lock()
+		_, want := s.subs[subscription{ss, scope, p.URI}]
+		s.mu.Unlock()
+		if !want {
+			return nil, nil
+		}
+		meta := mcpsdk.Meta{}
+		for k, v := range p.Meta {
+			if k != metaScope {
+				meta[k] = v
+			}
+		}
+		if len(meta) == 0 {
+			meta = nil
+		}
+		out := &mcpsdk.ServerRequest[*mcpsdk.ResourceUpdatedNotificationParams]{
+			Session: ss, Params: &mcpsdk.ResourceUpdatedNotificationParams{URI: p.URI, Meta: meta},
+		}
+		return next(ctx, method, out)
+	}
+}
+
+func (s *Server) subscribe(ctx context.Context, req *mcpsdk.SubscribeRequest) error {
+	c, err := s.resolve(ctx, req)
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	if req.Params.URI != SnapshotURI {
+		if _, ok := fileName(req.Params.URI); !ok {
+			return mcpsdk.ResourceNotFoundError(req.Params.URI)
+		}
+	}
+	s.mu.Lock()
+	s.subs[subscription{req.Session, c.scope, req.Params.URI}] = struct{}{}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) unsubscribe(ctx context.Context, req *mcpsdk.UnsubscribeRequest) error {
+	c, err := s.resolve(ctx, req)
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	s.mu.Lock()
+	delete(s.subs, subscription{req.Session, c.scope, req.Params.URI})
+	s.mu.Unlock()
+	return nil
+}
+
+// fileNameRE is the notebook's file-name rule (see core/memory).
+var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`)
+
+// fileName returns the notebook file a URI names: "memory:///<name>" with
+// name a valid notebook file name ending in ".md". Anything else (another
+// scheme or host, a query, escapes, slashes, "..") is no file.
+func fileName(uri string) (string, bool) {
+	rest, ok := strings.CutPrefix(uri, FileURIPrefix)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "memory" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" || u.Path != "/"+rest {
+		return "", false
+	}
+	if !fileNameRE.MatchString(rest) || strings.Contains(rest, "..") || !strings.HasSuffix(rest, ".md") {
+		return "", false
+	}
+	return rest, true
+}
+
+// listResources answers resources/list with the caller's own files (and
+// the snapshot): the SDK's list is one for all sessions.
+func (s *Server) listResources(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		if method != "resources/list" {
+			return next(ctx, method, req)
+		}
+		c, err := s.resolve(ctx, req)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		prefix := c.path + "/"
+		paths, err := s.mem.Store().ListPaths(ctx, prefix, s.opts.MaxResources+1)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		res := &mcpsdk.ListResourcesResult{Resources: []*mcpsdk.Resource{{
+			URI: SnapshotURI, Name: "memory-snapshot", Title: "Memory block", MIMEType: "text/markdown",
+		}}}
+		res.CacheScope = "private"
+		for _, p := range paths[:min(len(paths), s.opts.MaxResources)] {
+			name, ok := strings.CutPrefix(p, prefix)
+			if !ok {
+				continue
+			}
+			if _, ok := fileName(FileURIPrefix + name); !ok {
+				continue
+			}
+			res.Resources = append(res.Resources, &mcpsdk.Resource{
+				URI: FileURIPrefix + name, Name: name, MIMEType: "text/markdown",
+			})
+		}
+		return res, nil
+	}
+}
+
+// readFile reads one of the caller's files, bounded as read_memory is.
+func (s *Server) readFile(ctx context.Context, req *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
+	c, err := s.resolve(ctx, req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	name, ok := fileName(req.Params.URI)
+	if !ok {
+		return nil, mcpsdk.ResourceNotFoundError(req.Params.URI)
+	}
+	args, _ := json.Marshal(map[string]string{"file": name})
+	res, err := s.mem.Call(ctx, memory.Invocation{Namespace: c.ns}, s.readTool, args)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	text, ok := res.(string)
+	if !ok {
+		return nil, mcpsdk.ResourceNotFoundError(req.Params.URI)
+	}
+	return textResource(req.Params.URI, text), nil
+}
+
+func (s *Server) readSnapshot(ctx context.Context, req *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
+	block, err := s.block(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return textResource(SnapshotURI, block), nil
+}
+
+func textResource(uri, text string) *mcpsdk.ReadResourceResult {
+	res := &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}
+	res.CacheScope = "private"
+	return res
+}
+
+// block returns the caller's injected block; an empty notebook gives an
+// empty block.
+func (s *Server) block(ctx context.Context, req mcpsdk.Request) (string, error) {
+	c, err := s.resolve(ctx, req)
+	if err != nil {
+		return "", s.fail(ctx, err)
+	}
+	block, err := s.mem.Snapshot(ctx, c.ns)
+	if err != nil {
+		return "", s.fail(ctx, err)
+	}
+	if block == "" {
+		block = memory.BlockOpen + memory.BlockClose
+	}
+	return block, nil
+}
+
+func (s *Server) prompt(ctx context.Context, req *mcpsdk.GetPromptRequest) (*mcpsdk.GetPromptResult, error) {
+	block, err := s.block(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &mcpsdk.GetPromptResult{
+		Description: "The current user's memory.",
+		Messages:    []*mcpsdk.PromptMessage{{Role: "user", Content: &mcpsdk.TextContent{Text: block}}},
+	}, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
