@@ -14,7 +14,7 @@
 # checks every module tidy and vetted with GOWORK=off against those tags; then,
 # from outside modules (GOWORK=off, agentmem fetched from the scratch copy's
 # tags with git, everything else from the module cache or proxy):
-#   - go gets core, sqlite and adk, builds and runs a program per backend that
+#   - go gets core, sqlite, adk and mcp, builds and runs a program per backend that
 #     needs no server (memstore, filestore, sqlite: open, write, read back);
 #   - go gets each cloud backend and compiles a program that opens it;
 #   - asserts each consumer's `go list -m all` holds no other backend's SDK
@@ -89,7 +89,7 @@ declare -A SDK=(
 # consumer NAME ALLOWED RUN|BUILD MODULE... : a fresh outside module that
 # go-gets MODULE…@CANDIDATE and builds (and runs, for RUN) $NAME.go, written
 # by the caller to $SCRATCH/$NAME/main.go; ALLOWED lists the SDK keys it may
-# pull (comma-separated).
+# pull, and =MODULE for one module path it may (comma-separated).
 consumer() {
   local name="$1" allowed="$2" mode="$3"; shift 3
   local dir="$SCRATCH/$name" mods=() m key
@@ -109,6 +109,12 @@ consumer() {
       log "$name: go get and build"
     fi
     go list -m all >"$dir/modules.txt" || die "$name: go list -m all"
+    # ALLOWED entries "=MODULE" name one module path that may appear.
+    local IFS=, entry
+    for entry in $allowed; do
+      [[ "$entry" == =* ]] && sed -i "\#^${entry#=} #d" "$dir/modules.txt"
+    done
+    unset IFS
     for key in "${!SDK[@]}"; do
       [[ ",$allowed," == *",$key,"* ]] && continue
       if grep -Eq "${SDK[$key]}" "$dir/modules.txt"; then
@@ -224,6 +230,35 @@ func main() {
 }
 EOF
 
+write mcp <<'EOF'
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/mcp"
+)
+
+func main() {
+	s, err := memstore.Open(context.Background(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := mcp.NewServer(mem, &mcp.Options{Namespace: mcp.FixedUser("kamal")}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("ok mcp server")
+}
+EOF
+
 write dynamodb <<'EOF'
 package main
 
@@ -327,6 +362,8 @@ check_all() {
   consumer core "" RUN core || return 1
   consumer sqlite sqlite RUN sqlite || return 1
   consumer adk adk,gcloud RUN adk core || return 1
+  # The MCP SDK's golang.org/x/oauth2 requires GCE's metadata client (never built here).
+  consumer mcp "=cloud.google.com/go/compute/metadata" RUN mcp core || return 1
   consumer postgres pgx BUILD postgres || return 1
   consumer dynamodb aws BUILD dynamodb || return 1
   consumer firestore gcloud BUILD firestore || return 1
