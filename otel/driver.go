@@ -18,11 +18,17 @@ import (
 // Attribute keys of driver spans and metrics (stable database semantic
 // conventions, plus agentmem.path).
 const (
-	KeyDBSystem     = attribute.Key("db.system.name")
-	KeyDBOperation  = attribute.Key("db.operation.name")
+	// KeyDBSystem names the backend (Options.System, or detected).
+	KeyDBSystem = attribute.Key("db.system.name")
+	// KeyDBOperation is the driver primitive (GetFile, Mutate, …).
+	KeyDBOperation = attribute.Key("db.operation.name")
+	// KeyDBCollection is Options.Collection.
 	KeyDBCollection = attribute.Key("db.collection.name")
-	KeyDBBatchSize  = attribute.Key("db.operation.batch.size")
-	KeyErrorType    = attribute.Key("error.type")
+	// KeyDBBatchSize is the number of paths of a GetFiles call.
+	KeyDBBatchSize = attribute.Key("db.operation.batch.size")
+	// KeyErrorType is the kind of a failure (store.ErrorKind on driver
+	// spans, the notebook's exception type on notebook spans).
+	KeyErrorType = attribute.Key("error.type")
 	// KeyPath is the path or prefix of a driver call, recorded only with
 	// Options.RecordPaths.
 	KeyPath = attribute.Key("agentmem.path")
@@ -68,7 +74,8 @@ type wrapped struct {
 	names  [numOps]string
 	starts [numOps][]trace.SpanStartOption
 	attrs  [numOps][]attribute.KeyValue
-	record [numOps]metric.MeasurementOption
+	record [numOps][]metric.RecordOption // passed whole: no allocation per call
+	add    [numOps][]metric.AddOption
 }
 
 var _ driver.CapabilityReporter = (*wrapped)(nil)
@@ -109,7 +116,8 @@ func newWrapped(d driver.Driver, in *instruments) *wrapped {
 		w.names[op] = name + " " + target
 		w.attrs[op] = attrs
 		w.starts[op] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
-		w.record[op] = metric.WithAttributeSet(attribute.NewSet(attrs...))
+		set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+		w.record[op], w.add[op] = []metric.RecordOption{set}, []metric.AddOption{set}
 	}
 	return w
 }
@@ -162,35 +170,19 @@ func (w *wrapped) start(ctx context.Context, op int, path string) (context.Conte
 func (w *wrapped) end(ctx context.Context, op int, sp trace.Span, began time.Time, err error) {
 	elapsed := time.Since(began).Seconds()
 	if err == nil {
-		w.in.duration.Record(ctx, elapsed, w.record[op])
+		w.in.duration.Record(ctx, elapsed, w.record[op]...)
 		sp.End()
 		return
 	}
 	kind := store.ErrorKind(err)
 	if errors.Is(err, driver.ErrPrecondition) && conditional(op) {
-		w.in.conflicts.Add(ctx, 1, w.record[op])
+		w.in.conflicts.Add(ctx, 1, w.add[op]...)
 	}
 	attrs := append(w.attrs[op][:len(w.attrs[op]):len(w.attrs[op])], KeyErrorType.String(kind))
 	w.in.duration.Record(ctx, elapsed, metric.WithAttributes(attrs...))
 	sp.SetAttributes(KeyErrorType.String(kind))
 	sp.SetStatus(codes.Error, kind)
 	sp.End()
-}
-
-// call0 instruments a call that returns only an error.
-func call0(ctx context.Context, w *wrapped, op int, path string, f func(context.Context) error) error {
-	ctx, sp, began := w.start(ctx, op, path)
-	err := f(ctx)
-	w.end(ctx, op, sp, began, err)
-	return err
-}
-
-// call1 instruments a call that returns a value and an error.
-func call1[T any](ctx context.Context, w *wrapped, op int, path string, f func(context.Context) (T, error)) (T, error) {
-	ctx, sp, began := w.start(ctx, op, path)
-	v, err := f(ctx)
-	w.end(ctx, op, sp, began, err)
-	return v, err
 }
 
 // Inner returns the wrapped driver.
@@ -202,47 +194,74 @@ func (w *wrapped) DriverCapabilities() driver.Capabilities { return w.caps }
 
 // GetFile implements driver.Driver.
 func (w *wrapped) GetFile(ctx context.Context, path string) (*driver.File, error) {
-	return call1(ctx, w, opGetFile, path, func(ctx context.Context) (*driver.File, error) { return w.inner.GetFile(ctx, path) })
+	ctx, sp, began := w.start(ctx, opGetFile, path)
+	v, err := w.inner.GetFile(ctx, path)
+	w.end(ctx, opGetFile, sp, began, err)
+	return v, err
 }
 
 // ListFiles implements driver.Driver.
 func (w *wrapped) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
-	return call1(ctx, w, opListFiles, p.Prefix, func(ctx context.Context) ([]driver.Entry, error) { return w.inner.ListFiles(ctx, p) })
+	ctx, sp, began := w.start(ctx, opListFiles, p.Prefix)
+	v, err := w.inner.ListFiles(ctx, p)
+	w.end(ctx, opListFiles, sp, began, err)
+	return v, err
 }
 
 // CreateFile implements driver.Driver.
 func (w *wrapped) CreateFile(ctx context.Context, f driver.File) error {
-	return call0(ctx, w, opCreateFile, f.Path, func(ctx context.Context) error { return w.inner.CreateFile(ctx, f) })
+	ctx, sp, began := w.start(ctx, opCreateFile, f.Path)
+	err := w.inner.CreateFile(ctx, f)
+	w.end(ctx, opCreateFile, sp, began, err)
+	return err
 }
 
 // ReplaceFile implements driver.Driver.
 func (w *wrapped) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
-	return call0(ctx, w, opReplaceFile, f.Path, func(ctx context.Context) error { return w.inner.ReplaceFile(ctx, f, expected) })
+	ctx, sp, began := w.start(ctx, opReplaceFile, f.Path)
+	err := w.inner.ReplaceFile(ctx, f, expected)
+	w.end(ctx, opReplaceFile, sp, began, err)
+	return err
 }
 
 // DeleteFile implements driver.Driver.
 func (w *wrapped) DeleteFile(ctx context.Context, path, expected string) error {
-	return call0(ctx, w, opDeleteFile, path, func(ctx context.Context) error { return w.inner.DeleteFile(ctx, path, expected) })
+	ctx, sp, began := w.start(ctx, opDeleteFile, path)
+	err := w.inner.DeleteFile(ctx, path, expected)
+	w.end(ctx, opDeleteFile, sp, began, err)
+	return err
 }
 
 // GetReceipt implements driver.Driver.
 func (w *wrapped) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
-	return call1(ctx, w, opGetReceipt, "", func(ctx context.Context) (*driver.Receipt, error) { return w.inner.GetReceipt(ctx, id) })
+	ctx, sp, began := w.start(ctx, opGetReceipt, "")
+	v, err := w.inner.GetReceipt(ctx, id)
+	w.end(ctx, opGetReceipt, sp, began, err)
+	return v, err
 }
 
 // ReserveReceipt implements driver.Driver.
 func (w *wrapped) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
-	return call0(ctx, w, opReserveReceipt, r.Path, func(ctx context.Context) error { return w.inner.ReserveReceipt(ctx, r) })
+	ctx, sp, began := w.start(ctx, opReserveReceipt, r.Path)
+	err := w.inner.ReserveReceipt(ctx, r)
+	w.end(ctx, opReserveReceipt, sp, began, err)
+	return err
 }
 
 // CompleteReceipt implements driver.Driver.
 func (w *wrapped) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
-	return call0(ctx, w, opCompleteReceipt, r.Path, func(ctx context.Context) error { return w.inner.CompleteReceipt(ctx, r) })
+	ctx, sp, began := w.start(ctx, opCompleteReceipt, r.Path)
+	err := w.inner.CompleteReceipt(ctx, r)
+	w.end(ctx, opCompleteReceipt, sp, began, err)
+	return err
 }
 
 // DropReceipt implements driver.Driver.
 func (w *wrapped) DropReceipt(ctx context.Context, id, version string) error {
-	return call0(ctx, w, opDropReceipt, "", func(ctx context.Context) error { return w.inner.DropReceipt(ctx, id, version) })
+	ctx, sp, began := w.start(ctx, opDropReceipt, "")
+	err := w.inner.DropReceipt(ctx, id, version)
+	w.end(ctx, opDropReceipt, sp, began, err)
+	return err
 }
 
 // Close implements driver.Driver. It is not traced.
@@ -255,11 +274,11 @@ type mutator struct{ w *wrapped }
 // counts as a replay.
 func (m mutator) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
 	w := m.w
-	res, err := call1(ctx, w, opMutate, p.Path, func(ctx context.Context) (driver.MutateResult, error) {
-		return w.inner.(driver.Mutator).Mutate(ctx, p)
-	})
+	ctx, sp, began := w.start(ctx, opMutate, p.Path)
+	res, err := w.inner.(driver.Mutator).Mutate(ctx, p)
+	w.end(ctx, opMutate, sp, began, err)
 	if err == nil && res.Existing != nil {
-		w.in.replays.Add(ctx, 1, w.record[opMutate])
+		w.in.replays.Add(ctx, 1, w.add[opMutate]...)
 	}
 	return res, err
 }
@@ -271,10 +290,11 @@ type batchGetter struct{ w *wrapped }
 // db.operation.batch.size.
 func (b batchGetter) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
 	w := b.w
-	return call1(ctx, w, opGetFiles, "", func(ctx context.Context) ([]*driver.File, error) {
-		trace.SpanFromContext(ctx).SetAttributes(KeyDBBatchSize.Int(len(paths)))
-		return w.inner.(driver.BatchGetter).GetFiles(ctx, paths)
-	})
+	ctx, sp, began := w.start(ctx, opGetFiles, "")
+	sp.SetAttributes(KeyDBBatchSize.Int(len(paths)))
+	files, err := w.inner.(driver.BatchGetter).GetFiles(ctx, paths)
+	w.end(ctx, opGetFiles, sp, began, err)
+	return files, err
 }
 
 // scopeReader adds driver.ScopeReader.
@@ -283,9 +303,10 @@ type scopeReader struct{ w *wrapped }
 // ReadScope implements driver.ScopeReader.
 func (s scopeReader) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	w := s.w
-	return call1(ctx, w, opReadScope, p.Prefix, func(ctx context.Context) ([]driver.ScopeFile, error) {
-		return w.inner.(driver.ScopeReader).ReadScope(ctx, p)
-	})
+	ctx, sp, began := w.start(ctx, opReadScope, p.Prefix)
+	files, err := w.inner.(driver.ScopeReader).ReadScope(ctx, p)
+	w.end(ctx, opReadScope, sp, began, err)
+	return files, err
 }
 
 // pruner adds driver.Pruner.
@@ -294,11 +315,11 @@ type pruner struct{ w *wrapped }
 // PruneExpired implements driver.Pruner; the rows removed are counted.
 func (p pruner) PruneExpired(ctx context.Context, now time.Time) (int, error) {
 	w := p.w
-	n, err := call1(ctx, w, opPruneExpired, "", func(ctx context.Context) (int, error) {
-		return w.inner.(driver.Pruner).PruneExpired(ctx, now)
-	})
+	ctx, sp, began := w.start(ctx, opPruneExpired, "")
+	n, err := w.inner.(driver.Pruner).PruneExpired(ctx, now)
+	w.end(ctx, opPruneExpired, sp, began, err)
 	if n > 0 {
-		w.in.pruned.Add(ctx, int64(n), w.record[opPruneExpired])
+		w.in.pruned.Add(ctx, int64(n), w.add[opPruneExpired]...)
 	}
 	return n, err
 }

@@ -14,9 +14,13 @@ import (
 // Attribute keys of notebook spans (GenAI memory conventions, development
 // status; the Go semconv packages no longer carry them).
 const (
+	// KeyGenAIOperation is the GenAI operation: upsert_memory,
+	// delete_memory or search_memory.
 	KeyGenAIOperation = attribute.Key("gen_ai.operation.name")
-	KeyMemoryStoreID  = attribute.Key("gen_ai.memory.store.id")
-	KeyRecordCount    = attribute.Key("gen_ai.memory.record.count")
+	// KeyMemoryStoreID is Options.StoreID.
+	KeyMemoryStoreID = attribute.Key("gen_ai.memory.store.id")
+	// KeyRecordCount is the number of matches of a search.
+	KeyRecordCount = attribute.Key("gen_ai.memory.record.count")
 	// KeyNotebookSpan is the notebook's own name for the span
 	// (memory.write, memory.inject, …), which tells apart the calls that
 	// share a GenAI operation.
