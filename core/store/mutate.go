@@ -420,12 +420,17 @@ func (s *Store) apply(ctx context.Context, c change, rec driver.Receipt, cond st
 func (s *Store) finish(ctx context.Context, c change, rec driver.Receipt) Mutation {
 	rec.Completed = true
 	err := s.bookkeep(ctx, func(ctx context.Context) error { return s.d.CompleteReceipt(ctx, rec) })
+	if err != nil {
+		s.warn(ctx, "completing a receipt failed after its change landed; it stays pending until a replay or the next write of the path settles it", rec.ID, c.path, err)
+	}
 	if err == nil {
 		s.markCompleted(rec.Version)
 		if c.kind == driver.KindDelete && c.expected != "" {
 			// The receipt now answers for the delete; the tombstone can go.
 			ctx, cancel := s.cleanup(ctx)
-			_ = s.d.DeleteFile(ctx, c.path, rec.Version)
+			if err := s.d.DeleteFile(ctx, c.path, rec.Version); err != nil && !isPrecondition(err) {
+				s.warn(ctx, "removing a delete's tombstone failed; it expires after the receipt retention", rec.ID, c.path, err)
+			}
 			cancel()
 		}
 	}
@@ -449,11 +454,17 @@ func (s *Store) result(c change, rec driver.Receipt) Mutation {
 func (s *Store) drop(ctx context.Context, rec driver.Receipt) (landed, dropped bool) {
 	err := s.bookkeep(ctx, func(ctx context.Context) error { return s.d.DropReceipt(ctx, rec.ID, rec.Version) })
 	if !isPrecondition(err) {
+		if err != nil {
+			s.warn(ctx, "dropping a receipt failed; it stays pending until a replay or the next write of the path settles it", rec.ID, rec.Path, err)
+		}
 		return false, err == nil
 	}
 	ctx, cancel := s.cleanup(ctx)
 	defer cancel()
 	r, gerr := s.d.GetReceipt(ctx, rec.ID)
+	if gerr != nil {
+		s.warn(ctx, "reading a receipt whose drop was refused failed; the change is reported as not applied", rec.ID, rec.Path, gerr)
+	}
 	landed = gerr == nil && r != nil && r.Completed && r.Version == rec.Version
 	if landed {
 		s.markCompleted(rec.Version)
@@ -599,7 +610,9 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 			if row, err = act(ctx, r.Path, f); err != nil {
 				if isPrecondition(err) {
 					if round++; round >= maxSettleRounds {
-						return nil, "", fmt.Errorf("%w: operation %q: %q keeps changing while it is settled", ErrConflict, r.ID, r.Path)
+						err := fmt.Errorf("%w: operation %q: %q keeps changing while it is settled", ErrConflict, r.ID, r.Path)
+						s.warn(ctx, "settling a pending receipt gave up: its path kept changing; it stays pending", r.ID, r.Path, err)
+						return nil, "", err
 					}
 					continue // the row changed meanwhile; look again
 				}

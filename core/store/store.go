@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
 	"sync"
@@ -32,6 +33,20 @@ type Options struct {
 	PendingTimeout time.Duration
 	// Now returns the current time; default time.Now. For tests.
 	Now func() time.Time
+	// Logger receives a Warn record for each failure the store swallows by
+	// design, so that none goes unseen: a receipt that could not be
+	// completed or dropped after its change (it stays pending until a
+	// replay or the next write of the path settles it), a delete's
+	// tombstone that could not be removed (it expires), a settlement that
+	// gave up on a path that kept changing. nil means [slog.Default].
+	// Nothing else is logged. A record carries the error's kind
+	// ([ErrorKind]) and a hash of the operation id; never content, paths,
+	// operation ids or error text, unless LogDetails is set.
+	Logger *slog.Logger
+	// LogDetails adds the path, the operation id and the error text to the
+	// Logger's records. They may name other tenants' files: set it only
+	// where logs are as private as the store.
+	LogDetails bool
 }
 
 // Store is the portable memory store. It is safe for concurrent use.
@@ -45,6 +60,9 @@ type Store struct {
 	retention time.Duration
 	pending   time.Duration
 	now       func() time.Time
+
+	logger     *slog.Logger
+	logDetails bool
 
 	mu        sync.Mutex
 	completed map[string]struct{} // versions whose receipts this store saw settled
@@ -67,6 +85,7 @@ func New(d driver.Driver, opts *Options) *Store {
 		if opts.Now != nil {
 			s.now = opts.Now
 		}
+		s.logger, s.logDetails = opts.Logger, opts.LogDetails
 	}
 	if d == nil {
 		return s

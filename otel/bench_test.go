@@ -1,0 +1,60 @@
+package otel_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+	amotel "github.com/agentmem/agentmem/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// BenchmarkWrapper measures the wrapper's overhead per store call on
+// memstore: a read and a CAS write per iteration (two driver calls), raw,
+// wrapped with no-op providers (instrumentation installed, no SDK), and
+// wrapped with the SDK recording every span and metric (spans dropped at
+// end, no exporter).
+func BenchmarkWrapper(b *testing.B) {
+	sdk := func() *amotel.Options {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
+		return &amotel.Options{TracerProvider: tp, MeterProvider: mp}
+	}
+	for _, bc := range []struct {
+		name string
+		wrap func() driver.Driver
+	}{
+		{"raw", func() driver.Driver { return memstore.New() }},
+		{"noop", func() driver.Driver {
+			return amotel.WrapDriver(memstore.New(), &amotel.Options{TracerProvider: noop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()})
+		}},
+		{"sdk", func() driver.Driver { return amotel.WrapDriver(memstore.New(), sdk()) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx := context.Background()
+			s := store.New(bc.wrap(), nil)
+			m, err := s.Write(ctx, store.WriteRequest{Path: "k/main/MEMORY.md", Content: "- lives in Hanoi\n"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				f, err := s.Read(ctx, "k/main/MEMORY.md", 4000)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if m, err = s.Write(ctx, store.WriteRequest{Path: "k/main/MEMORY.md", Content: f.Content, Expected: m.Version}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(2, "calls/op")
+		})
+	}
+}

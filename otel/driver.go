@@ -1,0 +1,429 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Attribute keys of driver spans and metrics (stable database semantic
+// conventions, plus agentmem.path).
+const (
+	// KeyDBSystem names the backend (Options.System, or detected).
+	KeyDBSystem = attribute.Key("db.system.name")
+	// KeyDBOperation is the driver primitive (GetFile, Mutate, …).
+	KeyDBOperation = attribute.Key("db.operation.name")
+	// KeyDBCollection is Options.Collection.
+	KeyDBCollection = attribute.Key("db.collection.name")
+	// KeyDBBatchSize is the number of paths of a GetFiles call.
+	KeyDBBatchSize = attribute.Key("db.operation.batch.size")
+	// KeyErrorType is the kind of a failure (store.ErrorKind on driver
+	// spans, the notebook's exception type on notebook spans).
+	KeyErrorType = attribute.Key("error.type")
+	// KeyPath is the path or prefix of a driver call, recorded only with
+	// Options.RecordPaths.
+	KeyPath = attribute.Key("agentmem.path")
+)
+
+// The driver calls, in the order of the names below.
+const (
+	opGetFile = iota
+	opListFiles
+	opCreateFile
+	opReplaceFile
+	opDeleteFile
+	opGetReceipt
+	opReserveReceipt
+	opCompleteReceipt
+	opDropReceipt
+	opMutate
+	opGetFiles
+	opReadScope
+	opPruneExpired
+	numOps
+)
+
+// opNames are the db.operation.name values: the driver primitives.
+var opNames = [numOps]string{"GetFile", "ListFiles", "CreateFile", "ReplaceFile", "DeleteFile",
+	"GetReceipt", "ReserveReceipt", "CompleteReceipt", "DropReceipt",
+	"Mutate", "GetFiles", "ReadScope", "PruneExpired"}
+
+// conditional reports the calls whose ErrPrecondition is a refused write
+// of a file (counted as a conflict).
+func conditional(op int) bool {
+	return op == opCreateFile || op == opReplaceFile || op == opDeleteFile || op == opMutate
+}
+
+// wrapped is the instrumented driver: every primitive, Close and the
+// capability report. The optional interfaces are added by compose, only
+// those the inner driver offers.
+type wrapped struct {
+	inner driver.Driver
+	caps  driver.Capabilities
+	in    *instruments
+	// Per call, computed once: span name, start options, metric attributes.
+	names  [numOps]string
+	starts [numOps][]trace.SpanStartOption
+	attrs  [numOps][]attribute.KeyValue
+	record [numOps][]metric.RecordOption // passed whole: no allocation per call
+	add    [numOps][]metric.AddOption
+}
+
+var _ driver.CapabilityReporter = (*wrapped)(nil)
+
+// WrapDriver returns d instrumented: one CLIENT span per driver call, named
+// "{db.operation.name} {db.collection.name or db.system.name}", with
+// db.system.name, db.operation.name (the primitive: GetFile, Mutate, …),
+// db.collection.name when Options.Collection is set,
+// db.operation.batch.size for GetFiles, and on failure error.type (the
+// error's kind, [store.ErrorKind]: "precondition_failed", "too_large", …,
+// else the Go type) with an Error status; the db.client.operation.duration
+// histogram; the conflict, replay and prune counters.
+//
+// The result implements exactly the optional interfaces (Mutator,
+// BatchGetter, ScopeReader, Pruner) that the store would use on d, and
+// reports them through driver.CapabilityReporter. A nil d returns nil.
+func WrapDriver(d driver.Driver, opts *Options) driver.Driver {
+	if d == nil {
+		return nil
+	}
+	return compose(newWrapped(d, newInstruments(opts)))
+}
+
+func newWrapped(d driver.Driver, in *instruments) *wrapped {
+	w := &wrapped{inner: d, caps: driver.CapabilitiesOf(d), in: in}
+	system := in.opts.System
+	if system == "" {
+		system = detectSystem(d)
+	}
+	target := system
+	base := []attribute.KeyValue{KeyDBSystem.String(system)}
+	if c := in.opts.Collection; c != "" {
+		target = c
+		base = append(base, KeyDBCollection.String(c))
+	}
+	for op, name := range opNames {
+		attrs := append(base[:len(base):len(base)], KeyDBOperation.String(name))
+		w.names[op] = name + " " + target
+		w.attrs[op] = attrs
+		w.starts[op] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
+		set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+		w.record[op], w.add[op] = []metric.RecordOption{set}, []metric.AddOption{set}
+	}
+	return w
+}
+
+// systems maps a driver's package name to db.system.name.
+var systems = map[string]string{
+	"postgres":  "postgresql",
+	"sqlite":    "sqlite",
+	"dynamodb":  "aws.dynamodb",
+	"cosmosdb":  "azure.cosmosdb",
+	"firestore": "gcp.firestore",
+	"memstore":  "agentmem.memstore",
+	"filestore": "agentmem.filestore",
+}
+
+// detectSystem names the backend under d, looking through wrappers that
+// expose Inner (contract's wrappers, this package's).
+func detectSystem(d driver.Driver) string {
+	for range 16 {
+		u, ok := d.(interface{ Inner() driver.Driver })
+		if !ok {
+			break
+		}
+		d = u.Inner()
+	}
+	t := reflect.TypeOf(d)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil {
+		pkg := t.PkgPath()
+		if s, ok := systems[pkg[strings.LastIndexByte(pkg, '/')+1:]]; ok {
+			return s
+		}
+	}
+	return "other"
+}
+
+// start starts the span of call op; path is its path or prefix ("" for
+// none).
+func (w *wrapped) start(ctx context.Context, op int, path string) (context.Context, trace.Span, time.Time) {
+	ctx, sp := w.in.tracer.Start(ctx, w.names[op], w.starts[op]...)
+	if path != "" && w.in.opts.RecordPaths && sp.IsRecording() {
+		sp.SetAttributes(KeyPath.String(path))
+	}
+	return ctx, sp, time.Now()
+}
+
+// end records the outcome of call op and ends its span.
+func (w *wrapped) end(ctx context.Context, op int, sp trace.Span, began time.Time, err error) {
+	elapsed := time.Since(began).Seconds()
+	if err == nil {
+		w.in.duration.Record(ctx, elapsed, w.record[op]...)
+		sp.End()
+		return
+	}
+	kind := store.ErrorKind(err)
+	if errors.Is(err, driver.ErrPrecondition) && conditional(op) {
+		w.in.conflicts.Add(ctx, 1, w.add[op]...)
+	}
+	attrs := append(w.attrs[op][:len(w.attrs[op]):len(w.attrs[op])], KeyErrorType.String(kind))
+	w.in.duration.Record(ctx, elapsed, metric.WithAttributes(attrs...))
+	sp.SetAttributes(KeyErrorType.String(kind))
+	sp.SetStatus(codes.Error, kind)
+	sp.End()
+}
+
+// Inner returns the wrapped driver.
+func (w *wrapped) Inner() driver.Driver { return w.inner }
+
+// DriverCapabilities implements driver.CapabilityReporter: the inner
+// driver's capabilities.
+func (w *wrapped) DriverCapabilities() driver.Capabilities { return w.caps }
+
+// GetFile implements driver.Driver.
+func (w *wrapped) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	ctx, sp, began := w.start(ctx, opGetFile, path)
+	v, err := w.inner.GetFile(ctx, path)
+	w.end(ctx, opGetFile, sp, began, err)
+	return v, err
+}
+
+// ListFiles implements driver.Driver.
+func (w *wrapped) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
+	ctx, sp, began := w.start(ctx, opListFiles, p.Prefix)
+	v, err := w.inner.ListFiles(ctx, p)
+	w.end(ctx, opListFiles, sp, began, err)
+	return v, err
+}
+
+// CreateFile implements driver.Driver.
+func (w *wrapped) CreateFile(ctx context.Context, f driver.File) error {
+	ctx, sp, began := w.start(ctx, opCreateFile, f.Path)
+	err := w.inner.CreateFile(ctx, f)
+	w.end(ctx, opCreateFile, sp, began, err)
+	return err
+}
+
+// ReplaceFile implements driver.Driver.
+func (w *wrapped) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
+	ctx, sp, began := w.start(ctx, opReplaceFile, f.Path)
+	err := w.inner.ReplaceFile(ctx, f, expected)
+	w.end(ctx, opReplaceFile, sp, began, err)
+	return err
+}
+
+// DeleteFile implements driver.Driver.
+func (w *wrapped) DeleteFile(ctx context.Context, path, expected string) error {
+	ctx, sp, began := w.start(ctx, opDeleteFile, path)
+	err := w.inner.DeleteFile(ctx, path, expected)
+	w.end(ctx, opDeleteFile, sp, began, err)
+	return err
+}
+
+// GetReceipt implements driver.Driver.
+func (w *wrapped) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
+	ctx, sp, began := w.start(ctx, opGetReceipt, "")
+	v, err := w.inner.GetReceipt(ctx, id)
+	w.end(ctx, opGetReceipt, sp, began, err)
+	return v, err
+}
+
+// ReserveReceipt implements driver.Driver.
+func (w *wrapped) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
+	ctx, sp, began := w.start(ctx, opReserveReceipt, r.Path)
+	err := w.inner.ReserveReceipt(ctx, r)
+	w.end(ctx, opReserveReceipt, sp, began, err)
+	return err
+}
+
+// CompleteReceipt implements driver.Driver.
+func (w *wrapped) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
+	ctx, sp, began := w.start(ctx, opCompleteReceipt, r.Path)
+	err := w.inner.CompleteReceipt(ctx, r)
+	w.end(ctx, opCompleteReceipt, sp, began, err)
+	return err
+}
+
+// DropReceipt implements driver.Driver.
+func (w *wrapped) DropReceipt(ctx context.Context, id, version string) error {
+	ctx, sp, began := w.start(ctx, opDropReceipt, "")
+	err := w.inner.DropReceipt(ctx, id, version)
+	w.end(ctx, opDropReceipt, sp, began, err)
+	return err
+}
+
+// Close implements driver.Driver. It is not traced.
+func (w *wrapped) Close() error { return w.inner.Close() }
+
+// mutator adds driver.Mutator to a wrapped driver whose inner one has it.
+type mutator struct{ w *wrapped }
+
+// Mutate implements driver.Mutator; an answer from an existing receipt
+// counts as a replay.
+func (m mutator) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	w := m.w
+	ctx, sp, began := w.start(ctx, opMutate, p.Path)
+	res, err := w.inner.(driver.Mutator).Mutate(ctx, p)
+	w.end(ctx, opMutate, sp, began, err)
+	if err == nil && res.Existing != nil {
+		w.in.replays.Add(ctx, 1, w.add[opMutate]...)
+	}
+	return res, err
+}
+
+// batchGetter adds driver.BatchGetter.
+type batchGetter struct{ w *wrapped }
+
+// GetFiles implements driver.BatchGetter; the span carries
+// db.operation.batch.size.
+func (b batchGetter) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
+	w := b.w
+	ctx, sp, began := w.start(ctx, opGetFiles, "")
+	sp.SetAttributes(KeyDBBatchSize.Int(len(paths)))
+	files, err := w.inner.(driver.BatchGetter).GetFiles(ctx, paths)
+	w.end(ctx, opGetFiles, sp, began, err)
+	return files, err
+}
+
+// scopeReader adds driver.ScopeReader.
+type scopeReader struct{ w *wrapped }
+
+// ReadScope implements driver.ScopeReader.
+func (s scopeReader) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	w := s.w
+	ctx, sp, began := w.start(ctx, opReadScope, p.Prefix)
+	files, err := w.inner.(driver.ScopeReader).ReadScope(ctx, p)
+	w.end(ctx, opReadScope, sp, began, err)
+	return files, err
+}
+
+// pruner adds driver.Pruner.
+type pruner struct{ w *wrapped }
+
+// PruneExpired implements driver.Pruner; the rows removed are counted.
+func (p pruner) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	w := p.w
+	ctx, sp, began := w.start(ctx, opPruneExpired, "")
+	n, err := w.inner.(driver.Pruner).PruneExpired(ctx, now)
+	w.end(ctx, opPruneExpired, sp, began, err)
+	if n > 0 {
+		w.in.pruned.Add(ctx, int64(n), w.add[opPruneExpired]...)
+	}
+	return n, err
+}
+
+// compose returns w with exactly the optional interfaces its capabilities
+// name, so that a type assertion finds what the inner driver offers and
+// nothing more.
+func compose(w *wrapped) driver.Driver {
+	m, b, s, p := mutator{w}, batchGetter{w}, scopeReader{w}, pruner{w}
+	c := w.caps
+	switch [4]bool{c.AtomicMutation, c.BatchGet, c.ScopeRead, c.Prune} {
+	case [4]bool{false, false, false, false}:
+		return w
+	case [4]bool{false, false, false, true}:
+		return struct {
+			*wrapped
+			pruner
+		}{w, p}
+	case [4]bool{false, false, true, false}:
+		return struct {
+			*wrapped
+			scopeReader
+		}{w, s}
+	case [4]bool{false, false, true, true}:
+		return struct {
+			*wrapped
+			scopeReader
+			pruner
+		}{w, s, p}
+	case [4]bool{false, true, false, false}:
+		return struct {
+			*wrapped
+			batchGetter
+		}{w, b}
+	case [4]bool{false, true, false, true}:
+		return struct {
+			*wrapped
+			batchGetter
+			pruner
+		}{w, b, p}
+	case [4]bool{false, true, true, false}:
+		return struct {
+			*wrapped
+			batchGetter
+			scopeReader
+		}{w, b, s}
+	case [4]bool{false, true, true, true}:
+		return struct {
+			*wrapped
+			batchGetter
+			scopeReader
+			pruner
+		}{w, b, s, p}
+	case [4]bool{true, false, false, false}:
+		return struct {
+			*wrapped
+			mutator
+		}{w, m}
+	case [4]bool{true, false, false, true}:
+		return struct {
+			*wrapped
+			mutator
+			pruner
+		}{w, m, p}
+	case [4]bool{true, false, true, false}:
+		return struct {
+			*wrapped
+			mutator
+			scopeReader
+		}{w, m, s}
+	case [4]bool{true, false, true, true}:
+		return struct {
+			*wrapped
+			mutator
+			scopeReader
+			pruner
+		}{w, m, s, p}
+	case [4]bool{true, true, false, false}:
+		return struct {
+			*wrapped
+			mutator
+			batchGetter
+		}{w, m, b}
+	case [4]bool{true, true, false, true}:
+		return struct {
+			*wrapped
+			mutator
+			batchGetter
+			pruner
+		}{w, m, b, p}
+	case [4]bool{true, true, true, false}:
+		return struct {
+			*wrapped
+			mutator
+			batchGetter
+			scopeReader
+		}{w, m, b, s}
+	default:
+		return struct {
+			*wrapped
+			mutator
+			batchGetter
+			scopeReader
+			pruner
+		}{w, m, b, s, p}
+	}
+}

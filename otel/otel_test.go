@@ -1,0 +1,355 @@
+package otel_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+	amotel "github.com/agentmem/agentmem/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// harness records the spans and metrics of one test.
+type harness struct {
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+	opts   *amotel.Options
+}
+
+func newHarness(t *testing.T, opts amotel.Options) *harness {
+	t.Helper()
+	h := &harness{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
+	t.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	opts.TracerProvider, opts.MeterProvider = tp, mp
+	h.opts = &opts
+	return h
+}
+
+func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes() {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+// metrics returns every data point as "name{k=v,…}" → value (the sum for
+// counters, the count for histograms).
+func (h *harness) metrics(t *testing.T) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := h.reader.Collect(t.Context(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	key := func(name string, set attribute.Set) string {
+		var parts []string
+		for _, kv := range set.ToSlice() {
+			parts = append(parts, fmt.Sprintf("%s=%s", kv.Key, kv.Value.Emit()))
+		}
+		return name + "{" + strings.Join(parts, ",") + "}"
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					out[key(m.Name, p.Attributes)] += p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					out[key(m.Name, p.Attributes)] += int64(p.Count)
+				}
+			default:
+				t.Fatalf("unexpected metric %s of type %T", m.Name, m.Data)
+			}
+		}
+	}
+	return out
+}
+
+// TestDriverSpans checks the client spans, the histogram and the conflict
+// counter of a wrapped memstore, on a write and on a conflict.
+func TestDriverSpans(t *testing.T) {
+	h := newHarness(t, amotel.Options{Collection: "memory_files"})
+	s := store.New(amotel.WrapDriver(memstore.New(), h.opts), nil)
+	ctx := t.Context()
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "y", Expected: "v-stale"}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale write: %v, want ErrConflict", err)
+	}
+	spans := h.spans.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2 (one Mutate per write)", len(spans))
+	}
+	for i, sp := range spans {
+		a := attrs(sp)
+		if sp.Name() != "Mutate memory_files" || sp.SpanKind() != trace.SpanKindClient ||
+			a["db.system.name"].AsString() != "agentmem.memstore" || a["db.operation.name"].AsString() != "Mutate" ||
+			a["db.collection.name"].AsString() != "memory_files" {
+			t.Errorf("span %d: %s %v %v", i, sp.Name(), sp.SpanKind(), a)
+		}
+	}
+	if st := spans[0].Status(); st.Code != codes.Unset {
+		t.Errorf("write status = %v", st)
+	}
+	if st, a := spans[1].Status(), attrs(spans[1]); st.Code != codes.Error || st.Description != "precondition_failed" ||
+		a["error.type"].AsString() != "precondition_failed" {
+		t.Errorf("conflict: status %v, error.type %v; want Error, precondition_failed", st, a["error.type"])
+	}
+	got := h.metrics(t)
+	base := "db.collection.name=memory_files,db.operation.name=Mutate,db.system.name=agentmem.memstore"
+	for name, want := range map[string]int64{
+		"db.client.operation.duration{" + base + "}":                                1,
+		"db.client.operation.duration{" + base + ",error.type=precondition_failed}": 1,
+		"agentmem.conflicts{" + base + "}":                                          1,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %d, want %d (all: %v)", name, got[name], want, got)
+		}
+	}
+}
+
+// TestDriverCounters checks the replay counter on an atomic replay and the
+// prune counter.
+func TestDriverCounters(t *testing.T) {
+	h := newHarness(t, amotel.Options{})
+	now := time.Now()
+	s := store.New(amotel.WrapDriver(memstore.New(), h.opts), &store.Options{ReceiptRetention: time.Minute, Now: func() time.Time { return now }})
+	ctx := t.Context()
+	w := store.WriteRequest{Path: "k/main/a.md", Content: "x", Operation: &store.Operation{ID: "op", Fingerprint: "fp"}}
+	for range 2 {
+		if _, err := s.Write(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(time.Hour)
+	if n, err := s.PruneExpired(ctx); err != nil || n != 1 {
+		t.Fatalf("PruneExpired = %d, %v; want 1", n, err)
+	}
+	got := h.metrics(t)
+	for name, want := range map[string]int64{
+		"agentmem.replays{db.operation.name=Mutate,db.system.name=agentmem.memstore}":               1,
+		"agentmem.receipts.pruned{db.operation.name=PruneExpired,db.system.name=agentmem.memstore}": 1,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %d, want %d (all: %v)", name, got[name], want, got)
+		}
+	}
+}
+
+// full implements every optional interface over memstore and reports
+// only caps, as contract's wrappers do.
+type full struct {
+	*memstore.Driver
+	caps driver.Capabilities
+}
+
+func (f full) DriverCapabilities() driver.Capabilities { return f.caps }
+
+// hidden hides every optional interface of memstore.
+type hidden struct{ driver.Driver }
+
+// TestCapabilities checks that the wrapper offers exactly the optional
+// interfaces the store would use on the inner driver, in all 16
+// combinations, and still works through each.
+func TestCapabilities(t *testing.T) {
+	for mask := range 16 {
+		caps := driver.Capabilities{AtomicMutation: mask&1 != 0, BatchGet: mask&2 != 0, ScopeRead: mask&4 != 0, Prune: mask&8 != 0}
+		w := amotel.WrapDriver(full{memstore.New(), caps}, nil)
+		_, m := w.(driver.Mutator)
+		_, b := w.(driver.BatchGetter)
+		_, s := w.(driver.ScopeReader)
+		_, p := w.(driver.Pruner)
+		if got := (driver.Capabilities{AtomicMutation: m, BatchGet: b, ScopeRead: s, Prune: p}); got != caps || driver.CapabilitiesOf(w) != caps {
+			t.Errorf("inner %+v: interfaces %+v, reported %+v", caps, got, driver.CapabilitiesOf(w))
+		}
+		st := store.New(w, nil)
+		ctx := t.Context()
+		if _, err := st.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "x", Operation: &store.Operation{ID: "o", Fingerprint: "f"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Search(ctx, store.SearchRequest{Prefix: "k/main/", Query: "x", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := driver.CapabilitiesOf(amotel.WrapDriver(hidden{memstore.New()}, nil)); c != (driver.Capabilities{}) {
+		t.Errorf("primitives only: %+v", c)
+	}
+	if amotel.WrapDriver(nil, nil) != nil {
+		t.Error("WrapDriver(nil) is not nil")
+	}
+}
+
+// TestSystemNames checks the detected and configured db.system.name.
+func TestSystemNames(t *testing.T) {
+	for _, tc := range []struct {
+		d    driver.Driver
+		opts amotel.Options
+		want string
+	}{
+		{memstore.New(), amotel.Options{}, "agentmem.memstore"},
+		{amotel.WrapDriver(memstore.New(), nil), amotel.Options{}, "agentmem.memstore"}, // through Inner
+		{hidden{memstore.New()}, amotel.Options{}, "other"},
+		{memstore.New(), amotel.Options{System: "postgresql"}, "postgresql"},
+	} {
+		h := newHarness(t, tc.opts)
+		if _, err := amotel.WrapDriver(tc.d, h.opts).GetFile(t.Context(), "a.md"); err != nil {
+			t.Fatal(err)
+		}
+		sp := h.spans.Ended()[0]
+		if got := attrs(sp)["db.system.name"].AsString(); got != tc.want || sp.Name() != "GetFile "+tc.want {
+			t.Errorf("%T %+v: %q %q, want %q", tc.d, tc.opts.System, sp.Name(), got, tc.want)
+		}
+	}
+}
+
+// notebook returns a notebook over an instrumented memstore.
+func notebook(t *testing.T, h *harness, d driver.Driver) *memory.Memory {
+	t.Helper()
+	wd, tr := amotel.Instrument(d, h.opts)
+	mem, err := memory.New(store.New(wd, nil), &memory.Options{Tracer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem
+}
+
+const (
+	secretContent = "secret-content-about-hanoi"
+	secretNS      = "tenant-secret"
+	secretQuery   = "needle-query"
+	secretCall    = "call-user-42"
+)
+
+func useNotebook(t *testing.T, mem *memory.Memory) {
+	t.Helper()
+	ctx := t.Context()
+	for i, c := range []struct{ tool, args string }{
+		{"write_memory", `{"content": "` + secretContent + `", "file": "travel", "old_text": null}`},
+		{"write_memory", `{"content": "` + secretContent + `", "file": "travel", "old_text": null}`}, // replayed
+		{"read_memory", `{"file": "travel.md"}`},
+		{"search_memory", `{"query": "` + secretQuery + ` hanoi"}`},
+		{"write_memory", `{"content": "z", "file": "travel", "old_text": "not-there-` + secretContent + `"}`}, // a tool error
+		{"delete_memory", `{"file": "travel.md"}`},
+	} {
+		in := memory.Invocation{Namespace: secretNS, RunID: "run-1", ToolCallID: fmt.Sprintf("%s-%d", secretCall, max(i, 1))}
+		if _, err := mem.Call(ctx, in, c.tool, json.RawMessage(c.args)); err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+	}
+	if _, err := mem.Snapshot(ctx, secretNS); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNotebookSpans checks the GenAI spans of tool calls, that backend
+// requests are their children, and the replay counter.
+func TestNotebookSpans(t *testing.T) {
+	h := newHarness(t, amotel.Options{StoreID: "agent-memory"})
+	mem := notebook(t, h, memstore.New())
+	useNotebook(t, mem)
+	var tools []sdktrace.ReadOnlySpan
+	ids := map[trace.SpanID]string{}
+	for _, sp := range h.spans.Ended() {
+		if sp.SpanKind() == trace.SpanKindInternal {
+			tools = append(tools, sp)
+			ids[sp.SpanContext().SpanID()] = sp.Name()
+		}
+	}
+	var names []string
+	for _, sp := range tools {
+		a := attrs(sp)
+		names = append(names, sp.Name()+"/"+a["agentmem.memory.span"].AsString())
+		if a["gen_ai.operation.name"].AsString() != sp.Name() || a["gen_ai.memory.store.id"].AsString() != "agent-memory" ||
+			a["memory.backend"].AsString() != "memstore.Driver" || a["memory.outcome"].AsString() == "" {
+			t.Errorf("%s: %v", sp.Name(), a)
+		}
+	}
+	want := "upsert_memory/memory.write upsert_memory/memory.write search_memory/memory.read search_memory/memory.search upsert_memory/memory.write delete_memory/memory.delete search_memory/memory.inject"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("tool spans:\n%s\nwant\n%s", got, want)
+	}
+	if a := attrs(tools[3]); a["gen_ai.memory.record.count"].AsInt64() != 1 {
+		t.Errorf("search: record count %v, want 1", a["gen_ai.memory.record.count"])
+	}
+	if st, a := tools[4].Status(), attrs(tools[4]); st.Code != codes.Error || a["error.type"].AsString() != "ToolError" {
+		t.Errorf("failed write: status %v, error.type %v", st, a["error.type"])
+	}
+	for _, sp := range h.spans.Ended() {
+		if sp.SpanKind() != trace.SpanKindClient {
+			continue
+		}
+		if _, ok := ids[sp.Parent().SpanID()]; !ok {
+			t.Errorf("driver span %s has no tool span as parent", sp.Name())
+		}
+	}
+	if got := h.metrics(t)["agentmem.replays{gen_ai.operation.name=upsert_memory}"]; got != 1 {
+		t.Errorf("notebook replays = %d, want 1", got)
+	}
+}
+
+// TestNoContentByDefault checks that no span, event, status or metric
+// carries content, queries, namespaces, paths or call ids, on both store
+// paths; RecordPaths adds paths and nothing else.
+func TestNoContentByDefault(t *testing.T) {
+	secrets := []string{secretContent, secretQuery, secretNS, secretCall, "travel", "hanoi"}
+	for _, record := range []bool{false, true} {
+		for name, d := range map[string]driver.Driver{"atomic": memstore.New(), "primitives": hidden{memstore.New()}} {
+			h := newHarness(t, amotel.Options{RecordPaths: record})
+			useNotebook(t, notebook(t, h, d))
+			var texts []string
+			for _, sp := range h.spans.Ended() {
+				texts = append(texts, sp.Name(), sp.Status().Description)
+				for _, kv := range sp.Attributes() {
+					if record && kv.Key == amotel.KeyPath {
+						continue
+					}
+					texts = append(texts, string(kv.Key)+"="+kv.Value.Emit())
+				}
+				for _, e := range sp.Events() {
+					texts = append(texts, fmt.Sprint(e))
+				}
+			}
+			for k := range h.metrics(t) {
+				texts = append(texts, k)
+			}
+			all := strings.Join(texts, "\n")
+			for _, s := range secrets {
+				if strings.Contains(all, s) {
+					t.Errorf("%s, RecordPaths %v: telemetry holds %q", name, record, s)
+				}
+			}
+			paths := 0
+			for _, sp := range h.spans.Ended() {
+				if v, ok := attrs(sp)[amotel.KeyPath]; ok && strings.HasPrefix(v.AsString(), secretNS+"/") {
+					paths++
+				}
+			}
+			if record != (paths > 0) {
+				t.Errorf("%s, RecordPaths %v: %d spans with a path", name, record, paths)
+			}
+		}
+	}
+}
