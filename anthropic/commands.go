@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,7 +148,7 @@ func (t *Tool) viewDir(ctx context.Context, tg target, p string) (Result, error)
 	lines := []string{dirSize + "\t" + p}
 	var walk func(e *entry, rel string, depth int) error
 	walk = func(e *entry, rel string, depth int) error {
-		for _, name := range slices.Sorted(mapsKeys(e.children)) {
+		for _, name := range slices.Sorted(maps.Keys(e.children)) {
 			if strings.HasPrefix(name, ".") {
 				continue
 			}
@@ -180,16 +181,6 @@ func (t *Tool) viewDir(ctx context.Context, tg target, p string) (Result, error)
 	}
 	return ok(fmt.Sprintf("Here're the files and directories up to 2 levels deep in %s, excluding hidden items:\n", p) +
 		strings.Join(lines, "\n")), nil
-}
-
-func mapsKeys(m map[string]*entry) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // replayed returns the recorded outcome of op, or nil.
