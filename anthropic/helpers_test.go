@@ -22,14 +22,14 @@ type backend struct {
 var backends = []backend{
 	{"memstore", func(t *testing.T) driver.Driver { return memstore.New() }},
 	{"filestore", func(t *testing.T) driver.Driver {
-		d, err := filestore.New(t.Context(), t.TempDir())
+		d, err := filestore.New(t.Context(), t.TempDir(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}},
 	{"sqlite", func(t *testing.T) driver.Driver {
-		d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), nil)
+		d, err := sqlite.New(t.Context(), filepath.Join(t.TempDir(), "m.db"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@
 # checks every module tidy and vetted with GOWORK=off against those tags; then,
 # from outside modules (GOWORK=off, agentmem fetched from the scratch copy's
 # tags with git, everything else from the module cache or proxy):
-#   - go gets core, sqlite, adk and mcp, builds and runs a program per backend that
+#   - go gets core, sqlite, adk, mcp, anthropic and otel, builds and runs a program per backend that
 #     needs no server (memstore, filestore, sqlite: open, write, read back);
 #   - go gets each cloud backend and compiles a program that opens it;
 #   - asserts each consumer's `go list -m all` holds no other backend's SDK
@@ -259,6 +259,49 @@ func main() {
 }
 EOF
 
+write anthropic <<'EOF'
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/agentmem/agentmem/anthropic"
+	"github.com/agentmem/agentmem/core/memstore"
+)
+
+func main() {
+	s, err := memstore.Open(context.Background(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := anthropic.New(s, nil); err != nil {
+		log.Fatal(err)
+	}
+	_ = anthropic.ToolParam()
+	fmt.Println("ok anthropic memory tool")
+}
+EOF
+
+write otel <<'EOF'
+package main
+
+import (
+	"fmt"
+
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/otel"
+)
+
+func main() {
+	d, tracer := otel.Instrument(memstore.New(), nil)
+	_ = store.New(d, nil).Close()
+	fmt.Println("ok otel", tracer != nil)
+}
+EOF
+
 write dynamodb <<'EOF'
 package main
 
@@ -364,6 +407,8 @@ check_all() {
   consumer adk adk,gcloud RUN adk core || return 1
   # The MCP SDK's golang.org/x/oauth2 requires GCE's metadata client (never built here).
   consumer mcp "=cloud.google.com/go/compute/metadata" RUN mcp core || return 1
+  consumer anthropic "" RUN anthropic core || return 1
+  consumer otel "" RUN otel core || return 1
   consumer postgres pgx BUILD postgres || return 1
   consumer dynamodb aws BUILD dynamodb || return 1
   consumer firestore gcloud BUILD firestore || return 1
