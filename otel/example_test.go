@@ -51,6 +51,8 @@ func Example() {
 	// Output:
 	// client   GetReceipt agentmem.memstore parent: upsert_memory
 	// client   GetFile agentmem.memstore    parent: upsert_memory
+	// client   GetFiles agentmem.memstore   parent: upsert_memory
+	// client   ListFiles agentmem.memstore  parent: upsert_memory
 	// client   Mutate agentmem.memstore     parent: upsert_memory
 	// internal upsert_memory                parent: -
 	// client   ReadScope agentmem.memstore  parent: search_memory

@@ -91,12 +91,19 @@ func (h *harness) metrics(t *testing.T) map[string]int64 {
 // counter of a wrapped memstore, on a write and on a conflict.
 func TestDriverSpans(t *testing.T) {
 	h := newHarness(t, amotel.Options{Collection: "memory_files"})
-	s := store.New(amotel.WrapDriver(memstore.New(), h.opts), nil)
+	// The file is created unwrapped: a create also reads what would
+	// collide with it, and this test counts the Mutate of an update.
+	d := memstore.New()
 	ctx := t.Context()
-	if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "x"}); err != nil {
+	m, err := store.New(d, nil).Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "x"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "y", Expected: "v-stale"}); !errors.Is(err, store.ErrConflict) {
+	s := store.New(amotel.WrapDriver(d, h.opts), nil)
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "y", Expected: m.Version}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "z", Expected: "v-stale"}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale write: %v, want ErrConflict", err)
 	}
 	spans := h.spans.Ended()
