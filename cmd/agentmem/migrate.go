@@ -129,7 +129,8 @@ func (a *app) progress(what string) func(done, total int) {
 				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr),
 					progressbar.OptionSetDescription(what), progressbar.OptionShowCount(),
 					progressbar.OptionShowIts(), progressbar.OptionSetItsString("files"),
-					progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+					progressbar.OptionSetPredictTime(true),
+					progressbar.OptionOnCompletion(func() { fmt.Fprintln(a.stderr) }))
 			}
 			_ = bar.Set(done)
 			if done == total {

@@ -157,11 +157,9 @@ changed or the file exists; nothing written), 4 not found.`,
 		}
 		return usagef("%s: %v (see %s --help%s)", cmd.Name(), err, cmd.CommandPath(), hint)
 	})
-	def := os.Getenv(StoreEnv)
-	if def == "" {
-		def = DefaultStore
-	}
-	root.PersistentFlags().StringVar(&a.storeURL, "store", def, "store URL (default from $"+StoreEnv+", else "+DefaultStore+")")
+	// No default value in the flag itself: help would print it, and a URL
+	// from the environment may hold a password.
+	root.PersistentFlags().StringVar(&a.storeURL, "store", "", "store `URL` (default $"+StoreEnv+", else "+DefaultStore+")")
 	root.PersistentFlags().DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the store to open and for each request")
 	root.AddCommand(
 		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
@@ -195,9 +193,17 @@ func (a *app) open(ctx context.Context, rawURL string) (*store.Store, error) {
 	return s, nil
 }
 
-// openStore opens the --store store.
+// openStore opens the store of --store, else $AGENTMEM_STORE, else
+// DefaultStore.
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {
-	return a.open(ctx, a.storeURL)
+	u := a.storeURL
+	if u == "" {
+		u = os.Getenv(StoreEnv)
+	}
+	if u == "" {
+		u = DefaultStore
+	}
+	return a.open(ctx, u)
 }
 
 // deadline explains a timeout.
