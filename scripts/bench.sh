@@ -6,12 +6,15 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 mapfile -t MODULES < <(go list -m -f '{{.Dir}}' | sed "s#^$ROOT/##")
-declare -A NEEDS=([postgres]=postgres [dynamodb]=dynamodb [firestore]=firestore [cosmosdb]=cosmos)
+declare -A NEEDS=([postgres]=postgres [dynamodb]=dynamodb [firestore]=firestore [cosmosdb]=cosmos
+  [cmd/agentmem]="postgres dynamodb")
 emulators=()
 for m in "${MODULES[@]}"; do
   # Only modules that have tests yet need their emulator.
   if [[ -n "${NEEDS[$m]:-}" ]] && [[ -n "$(find "$m" -name '*_test.go' -print -quit)" ]]; then
-    emulators+=("${NEEDS[$m]}")
+    for e in ${NEEDS[$m]}; do
+      [[ " ${emulators[*]} " == *" $e "* ]] || emulators+=("$e")
+    done
   fi
 done
 if ((${#emulators[@]})); then

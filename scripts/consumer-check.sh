@@ -20,6 +20,8 @@
 #   - asserts each consumer's `go list -m all` holds no other backend's SDK
 #     and no agent framework (ADK, genai) unless it asked for one;
 #   - runs `go run github.com/agentmem/agentmem/examples/quickstart@CANDIDATE`;
+#   - `go install`s github.com/agentmem/agentmem/cmd/agentmem@CANDIDATE into a
+#     scratch GOBIN and runs `agentmem --help`, then put and cat on SQLite;
 #   - checks that make release refuses a used, malformed or v2+ version and a dirty tree.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -418,6 +420,16 @@ check_all() {
     { echo "$out" >&2; log "FAIL: go run $AGENTMEM_REPO/examples/quickstart@$CANDIDATE"; return 1; }
   [[ -s .agent-memory.db ]] || { log "FAIL: the quickstart left no .agent-memory.db"; return 1; }
   log "go run $AGENTMEM_REPO/examples/quickstart@$CANDIDATE: $(echo "$out" | wc -l) lines, memory stored"
+  local bin="$SCRATCH/bin" db="sqlite:$SCRATCH/run/cli.db"
+  GOBIN="$bin" go install "$AGENTMEM_REPO/cmd/agentmem@$CANDIDATE" ||
+    die "go install $AGENTMEM_REPO/cmd/agentmem@$CANDIDATE"
+  out="$("$bin/agentmem" --help)" || die "agentmem --help failed"
+  [[ "$out" == *"Exit codes"* ]] || die "agentmem --help says no exit codes"
+  echo "- lives in Hanoi" | "$bin/agentmem" --store "$db" put kamal/main/MEMORY.md >/dev/null ||
+    die "agentmem put on $db"
+  out="$("$bin/agentmem" --store "$db" cat kamal/main/MEMORY.md)" || die "agentmem cat on $db"
+  [[ "$out" == "- lives in Hanoi" ]] || die "agentmem cat printed $out"
+  log "go install $AGENTMEM_REPO/cmd/agentmem@$CANDIDATE: --help, put and cat on SQLite"
 }
 with_local_modules "$REPO" check_all
 log "ok: $CANDIDATE installs from outside the repository"

@@ -14,12 +14,15 @@ export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 
 # Modules, in go.work order; the emulators each one needs.
 mapfile -t MODULES < <(go list -m -f '{{.Dir}}' | sed "s#^$ROOT/##")
-declare -A NEEDS=([postgres]=postgres [dynamodb]=dynamodb [firestore]=firestore [cosmosdb]=cosmos)
+declare -A NEEDS=([postgres]=postgres [dynamodb]=dynamodb [firestore]=firestore [cosmosdb]=cosmos
+  [cmd/agentmem]="postgres dynamodb")
 emulators=()
 for m in "${MODULES[@]}"; do
   # Only modules that have tests yet need their emulator.
   if [[ -n "${NEEDS[$m]:-}" ]] && [[ -n "$(find "$m" -name '*_test.go' -print -quit)" ]]; then
-    emulators+=("${NEEDS[$m]}")
+    for e in ${NEEDS[$m]}; do
+      [[ " ${emulators[*]} " == *" $e "* ]] || emulators+=("$e")
+    done
   fi
 done
 

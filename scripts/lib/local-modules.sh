@@ -17,7 +17,7 @@ modules() {
 # installable_modules: the modules meant for `go install`/`go run …@version`.
 # They carry no replace directives; every other module replaces its siblings
 # with their directories (ignored by anyone who depends on it).
-installable_modules() { echo examples; }
+installable_modules() { echo examples; echo cmd/agentmem; }
 
 # sibling_requirements: reads `go mod edit -json` on stdin and prints the
 # agentmem modules it requires, one per line.

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// An export is a tar archive: one plain Markdown file per memory file, named
+// by its store path, then ManifestName. Each file's version and metadata also
+// ride in its PAX header (paxVersion, paxMeta), so that import streams.
+const (
+	// ManifestName is the archive's last entry; its name is a reserved
+	// store path, so it never collides with a memory file.
+	ManifestName    = ".agentmem-manifest.json"
+	manifestType    = "agentmem-export/v1"
+	paxVersion      = "AGENTMEM.version"
+	paxMeta         = "AGENTMEM.metadata"
+	archiveFileMode = 0o644
+)
+
+// manifest describes an export.
+type manifest struct {
+	Format string          `json:"format"`
+	Prefix string          `json:"prefix"`
+	Files  []manifestEntry `json:"files"`
+}
+
+// manifestEntry is one exported file.
+type manifestEntry struct {
+	Path     string            `json:"path"`
+	Version  string            `json:"version"`
+	Bytes    int               `json:"bytes"`
+	SHA256   string            `json:"sha256"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// sameFile reports whether f holds content and metadata md (nil and empty
+// metadata are the same).
+func sameFile(f *store.File, content string, md map[string]string) bool {
+	return f.Content == content && len(f.Metadata) == len(md) && maps.Equal(f.Metadata, md)
+}
+
+func (a *app) exportCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "export [PREFIX]",
+		Short: "Write every file under PREFIX to a tar archive",
+		Long: `export writes every file whose path starts with PREFIX (default: all) to a tar
+archive on stdout, or to -o FILE: each file as a plain Markdown file named by
+its path, then ` + ManifestName + ` (JSON: each path's version, size, SHA-256
+and metadata). agentmem import reads it back; tar -x unpacks it.`,
+		Example: "  agentmem export kamal/ -o kamal.tar\n  agentmem export | tar -t",
+		Args:    args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			prefix := ""
+			if len(argv) == 1 {
+				prefix = argv[0]
+			}
+			if err := store.ValidatePrefix(prefix); err != nil {
+				return fileErr(prefix, err)
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				w := a.stdout
+				if out != "" {
+					f, err := os.Create(out)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					w = f
+				}
+				n, err := a.export(ctx, s, prefix, w)
+				if err != nil {
+					if out != "" {
+						os.Remove(out)
+					}
+					return err
+				}
+				fmt.Fprintf(a.stderr, "exported %d files\n", n)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "write the archive to `FILE` instead of stdout")
+	return c
+}
+
+// export writes the files under prefix to w as a tar archive and returns
+// how many it wrote.
+func (a *app) export(ctx context.Context, s *store.Store, prefix string, w io.Writer) (int, error) {
+	tw := tar.NewWriter(w)
+	m := manifest{Format: manifestType, Prefix: prefix, Files: []manifestEntry{}}
+	now := time.Now().Truncate(time.Second)
+	for p, err := range s.Walk(ctx, prefix, 0) {
+		if err != nil {
+			return 0, err
+		}
+		f, err := a.readFile(ctx, s, p)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted since listed
+		}
+		if err != nil {
+			return 0, err
+		}
+		pax := map[string]string{paxVersion: f.Version}
+		if len(f.Metadata) > 0 {
+			b, err := json.Marshal(f.Metadata)
+			if err != nil {
+				return 0, err
+			}
+			pax[paxMeta] = string(b)
+		}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: archiveFileMode, Size: int64(len(f.Content)),
+			ModTime: now, Format: tar.FormatPAX, PAXRecords: pax}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return 0, err
+		}
+		if _, err := io.WriteString(tw, f.Content); err != nil {
+			return 0, err
+		}
+		m.Files = append(m.Files, manifestEntry{Path: p, Version: f.Version, Bytes: len(f.Content), SHA256: sha(f.Content), Metadata: f.Metadata})
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return 0, err
+	}
+	b = append(b, '\n')
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: ManifestName, Mode: archiveFileMode, Size: int64(len(b)), ModTime: now}); err != nil {
+		return 0, err
+	}
+	if _, err := tw.Write(b); err != nil {
+		return 0, err
+	}
+	return len(m.Files), tw.Close()
+}
+
+// importReport counts what an import did.
+type importReport struct {
+	Created, Replaced, Unchanged int
+	Conflicts                    []string
+}
+
+func (a *app) importCmd() *cobra.Command {
+	var in string
+	var force bool
+	c := &cobra.Command{
+		Use:   "import [-i FILE]",
+		Short: "Read an archive made by agentmem export back into the store",
+		Long: `import reads a tar archive made by agentmem export from stdin, or from -i FILE,
+and writes each file with its metadata. A file that is absent is created; one
+that already holds the same content and metadata is left alone, so a rerun
+writes nothing. A file that differs is not overwritten (exit 3, listing them)
+unless --force, which replaces it with compare-and-swap on the version it read.
+The archive is checked against its manifest (count and SHA-256 of each file).`,
+		Example: "  agentmem import -i kamal.tar\n  agentmem --store file:backup export | agentmem import",
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			r := a.stdin
+			if in != "" {
+				f, err := os.Open(in)
+				if err != nil {
+					return usagef("import: %v", err)
+				}
+				defer f.Close()
+				r = f
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				rep, err := a.importArchive(ctx, s, r, force)
+				fmt.Fprintf(a.stderr, "imported: %d created, %d replaced, %d unchanged, %d differ\n", rep.Created, rep.Replaced, rep.Unchanged, len(rep.Conflicts))
+				if err != nil {
+					return err
+				}
+				if len(rep.Conflicts) > 0 {
+					for _, p := range rep.Conflicts {
+						fmt.Fprintf(a.stderr, "differs: %s\n", p)
+					}
+					return withCode(exitConflict, fmt.Errorf("%d files differ from the archive and were left as they are: rerun with --force to replace them", len(rep.Conflicts)))
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVarP(&in, "input", "i", "", "read the archive from `FILE` instead of stdin")
+	c.Flags().BoolVar(&force, "force", false, "replace files that differ from the archive")
+	return c
+}
+
+// importArchive writes the files of the archive r to s.
+func (a *app) importArchive(ctx context.Context, s *store.Store, r io.Reader, force bool) (importReport, error) {
+	var rep importReport
+	tr := tar.NewReader(r)
+	digests := map[string]string{}
+	var man *manifest
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return rep, withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
+		}
+		if hdr.Typeflag == tar.TypeDir {
+			continue
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			return rep, withCode(exitUsage, fmt.Errorf("import: %s is not a regular file", hdr.Name))
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			return rep, err
+		}
+		if hdr.Name == ManifestName {
+			man = &manifest{}
+			if err := json.Unmarshal(body, man); err != nil || man.Format != manifestType {
+				return rep, withCode(exitUsage, fmt.Errorf("import: %s is not an %s manifest", ManifestName, manifestType))
+			}
+			continue
+		}
+		var md map[string]string
+		if js, ok := hdr.PAXRecords[paxMeta]; ok {
+			if err := json.Unmarshal([]byte(js), &md); err != nil {
+				return rep, withCode(exitUsage, fmt.Errorf("import: %s: unreadable metadata", hdr.Name))
+			}
+		}
+		content := string(body)
+		digests[hdr.Name] = sha(content)
+		switch outcome, err := a.put(ctx, s, hdr.Name, content, md, force); {
+		case err != nil:
+			return rep, err
+		case outcome == putCreated:
+			rep.Created++
+		case outcome == putReplaced:
+			rep.Replaced++
+		case outcome == putUnchanged:
+			rep.Unchanged++
+		default:
+			rep.Conflicts = append(rep.Conflicts, hdr.Name)
+		}
+	}
+	if man == nil {
+		return rep, nil
+	}
+	if len(man.Files) != len(digests) {
+		return rep, fmt.Errorf("import: the manifest lists %d files, the archive holds %d: the archive is damaged", len(man.Files), len(digests))
+	}
+	for _, e := range man.Files {
+		if digests[e.Path] != e.SHA256 {
+			return rep, fmt.Errorf("import: %s does not match its SHA-256 in the manifest: the archive is damaged", e.Path)
+		}
+	}
+	return rep, nil
+}
+
+// putOutcome is what put did.
+type putOutcome int
+
+const (
+	putCreated putOutcome = iota
+	putReplaced
+	putUnchanged
+	putDiffers
+)
+
+// put makes p hold content and md. It first tries to create p: one request
+// when p is absent, the usual case of a first import or migration. If p
+// exists, it reads it, leaves an identical file alone and replaces a
+// different one only when replace is set (compare-and-swap on the version
+// it read); otherwise it reports putDiffers.
+func (a *app) put(ctx context.Context, s *store.Store, p, content string, md map[string]string, replace bool) (putOutcome, error) {
+	err := a.writeCAS(ctx, s, p, content, md, "")
+	if err == nil {
+		return putCreated, nil
+	}
+	if !errors.Is(err, store.ErrConflict) {
+		return 0, err
+	}
+	cur, err := a.readFile(ctx, s, p)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, changedMeanwhile(p, err) // deleted since the create failed
+	case err != nil:
+		return 0, err
+	case sameFile(cur, content, md):
+		return putUnchanged, nil
+	case !replace:
+		return putDiffers, nil
+	}
+	if err := a.writeCAS(ctx, s, p, content, md, cur.Version); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return 0, changedMeanwhile(p, err)
+		}
+		return 0, err
+	}
+	return putReplaced, nil
+}
+
+// writeCAS writes content and md at p if its version is expected, bounded
+// by --timeout; a conflict is returned as the store's ErrConflict.
+func (a *app) writeCAS(ctx context.Context, s *store.Store, p, content string, md map[string]string, expected string) error {
+	wctx, cancel := a.request(ctx)
+	defer cancel()
+	_, err := s.Write(wctx, store.WriteRequest{Path: p, Content: content, Expected: expected, Metadata: md})
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		return fileErr(p, deadline(err, a.timeout))
+	}
+	return err
+}
+
+// changedMeanwhile explains a conflict of a file written concurrently.
+func changedMeanwhile(p string, err error) error {
+	return fmt.Errorf("%s changed while it was being written; nothing was written to it: run the command again: %w", p, err)
+}

@@ -1,0 +1,494 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// withStore runs f on the --store store and closes it afterwards.
+func (a *app) withStore(cmd *cobra.Command, f func(ctx context.Context, s *store.Store) error) error {
+	ctx := cmd.Context()
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(ctx, s)
+}
+
+// readFile reads the whole file at p, bounded by --timeout.
+func (a *app) readFile(ctx context.Context, s *store.Store, p string) (*store.File, error) {
+	rctx, cancel := a.request(ctx)
+	defer cancel()
+	f, err := s.Read(rctx, p, wholeFile)
+	if err != nil {
+		return nil, fileErr(p, deadline(err, a.timeout))
+	}
+	return f, nil
+}
+
+// fileErr names p in err, with what to do for the usual sentinels.
+func fileErr(p string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%s: no such file (agentmem ls lists the paths): %w", p, err)
+	case errors.Is(err, store.ErrInvalidPath):
+		return fmt.Errorf("%s: invalid path: use /-separated segments of letters, digits, '_', '.' and '-': %w", p, err)
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
+func (a *app) lsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "ls [PREFIX]",
+		Short: "List every path that starts with PREFIX",
+		Long: `ls prints every path that starts with PREFIX (a plain string prefix: "kamal"
+also lists "kamal-b/x.md"), one per line, in code-point order, walking the store
+page by page however many files there are.`,
+		Example: "  agentmem ls\n  agentmem ls kamal/main/",
+		Args:    args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			prefix := ""
+			if len(argv) == 1 {
+				prefix = argv[0]
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				for p, err := range s.Walk(ctx, prefix, 0) {
+					if err != nil {
+						return fileErr(prefix, err)
+					}
+					fmt.Fprintln(a.stdout, p)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) catCmd() *cobra.Command {
+	var verbose bool
+	c := &cobra.Command{
+		Use:   "cat PATH",
+		Short: "Print a file's content",
+		Long: `cat prints the content of the file at PATH on stdout, byte for byte.
+With -v it first prints its version and metadata on stderr, so that stdout stays
+the content alone.`,
+		Example: "  agentmem cat kamal/main/MEMORY.md\n  agentmem cat -v kamal/main/MEMORY.md",
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				f, err := a.readFile(ctx, s, argv[0])
+				if err != nil {
+					return err
+				}
+				if verbose {
+					fmt.Fprintf(a.stderr, "version: %s\n", f.Version)
+					for _, k := range slices.Sorted(maps.Keys(f.Metadata)) {
+						fmt.Fprintf(a.stderr, "meta: %s=%s\n", k, f.Metadata[k])
+					}
+				}
+				_, err = io.WriteString(a.stdout, f.Content)
+				return err
+			})
+		},
+	}
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print the version and metadata (on stderr)")
+	return c
+}
+
+func (a *app) putCmd() *cobra.Command {
+	var ifVersion string
+	var meta []string
+	var force bool
+	c := &cobra.Command{
+		Use:   "put PATH",
+		Short: "Write stdin to a file: create it, or replace a version you name",
+		Long: `put writes stdin (UTF-8 text) to the file at PATH and prints the new version.
+
+Without --if-version it only creates: an existing file is never overwritten and
+put fails with exit code 3. --if-version V replaces the file only if its version
+is still V (compare-and-swap; see agentmem cat -v). --force replaces whatever
+version is there now (still compare-and-swap on the version it reads, so a
+write that lands in between is not lost silently: put then fails with 3).
+
+--meta key=value (repeatable) stores metadata with the content; a write
+without --meta clears earlier metadata.`,
+		Example: `  echo "- likes tea" | agentmem put kamal/main/MEMORY.md
+  agentmem put --if-version 3f9a… kamal/main/MEMORY.md < MEMORY.md
+  agentmem put --force --meta source=import kamal/main/notes.md < notes.md`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			p := argv[0]
+			if ifVersion != "" && force {
+				return usagef("put: give --if-version or --force, not both")
+			}
+			md, err := parseMeta(meta)
+			if err != nil {
+				return err
+			}
+			if err := store.ValidatePath(p); err != nil {
+				return fileErr(p, err)
+			}
+			content, err := io.ReadAll(a.stdin)
+			if err != nil {
+				return fmt.Errorf("read stdin: %w", err)
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				expected := ifVersion
+				if force {
+					f, err := a.readFile(ctx, s, p)
+					switch {
+					case err == nil:
+						expected = f.Version
+					case !errors.Is(err, store.ErrNotFound):
+						return err
+					}
+				}
+				m, err := a.write(ctx, s, store.WriteRequest{Path: p, Content: string(content), Expected: expected, Metadata: md})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.stdout, m.Version)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&ifVersion, "if-version", "", "replace the file only if its version is still `V`")
+	c.Flags().StringArrayVar(&meta, "meta", nil, "metadata `key=value` to store with the content (repeatable)")
+	c.Flags().BoolVar(&force, "force", false, "replace the file whatever its version")
+	return c
+}
+
+// write writes r, bounded by --timeout, with a message for a conflict.
+func (a *app) write(ctx context.Context, s *store.Store, r store.WriteRequest) (store.Mutation, error) {
+	wctx, cancel := a.request(ctx)
+	defer cancel()
+	m, err := s.Write(wctx, r)
+	if errors.Is(err, store.ErrConflict) {
+		if r.Expected == "" {
+			return m, fmt.Errorf("%s exists already; nothing was written: pass --if-version with its version (agentmem cat -v) or --force to replace it: %w", r.Path, err)
+		}
+		return m, fmt.Errorf("%s is no longer at version %s (changed or deleted); nothing was written: read it again: %w", r.Path, r.Expected, err)
+	}
+	if err != nil {
+		return m, fileErr(r.Path, deadline(err, a.timeout))
+	}
+	return m, nil
+}
+
+func (a *app) editCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "edit PATH",
+		Short: "Edit a file in $VISUAL or $EDITOR, written back with compare-and-swap",
+		Long: `edit copies the file at PATH (or nothing, for a new file) to a temporary file,
+opens it in $VISUAL, else $EDITOR, and writes the result back only if the file is
+still at the version it read. If it changed meanwhile, edit writes nothing, keeps
+your text in the temporary file, says where, and exits with 3. Unchanged text
+writes nothing. Metadata is kept.`,
+		Example: "  EDITOR=nano agentmem edit kamal/main/MEMORY.md",
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			p := argv[0]
+			if err := store.ValidatePath(p); err != nil {
+				return fileErr(p, err)
+			}
+			editor := os.Getenv("VISUAL")
+			if editor == "" {
+				editor = os.Getenv("EDITOR")
+			}
+			if editor == "" {
+				return usagef("edit: set $VISUAL or $EDITOR to the editor to run (for example EDITOR=vi)")
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				var before, version string
+				var md map[string]string
+				f, err := a.readFile(ctx, s, p)
+				switch {
+				case err == nil:
+					before, version, md = f.Content, f.Version, f.Metadata
+				case !errors.Is(err, store.ErrNotFound):
+					return err
+				}
+				tmp, err := os.CreateTemp("", "agentmem-edit-*-"+path.Base(p))
+				if err != nil {
+					return err
+				}
+				name := tmp.Name()
+				_, err = tmp.WriteString(before)
+				if cerr := tmp.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					os.Remove(name)
+					return err
+				}
+				ed := exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "sh", name)
+				ed.Stdin, ed.Stdout, ed.Stderr = os.Stdin, a.stdout, a.stderr
+				if err := ed.Run(); err != nil {
+					return fmt.Errorf("editor %q failed, nothing was written; your text is in %s: %w", editor, name, err)
+				}
+				after, err := os.ReadFile(name)
+				if err != nil {
+					return err
+				}
+				if bytes.Equal(after, []byte(before)) {
+					os.Remove(name)
+					fmt.Fprintf(a.stderr, "%s: unchanged, nothing written\n", p)
+					return nil
+				}
+				m, err := a.write(ctx, s, store.WriteRequest{Path: p, Content: string(after), Expected: version, Metadata: md})
+				if err != nil {
+					if errors.Is(err, store.ErrConflict) {
+						return withCode(exitConflict, fmt.Errorf("%s changed while you edited it; nothing was written; your text is in %s (agentmem cat %s shows the new version)", p, name, p))
+					}
+					return fmt.Errorf("%w (your text is in %s)", err, name)
+				}
+				os.Remove(name)
+				fmt.Fprintln(a.stdout, m.Version)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) rmCmd() *cobra.Command {
+	var ifVersion string
+	c := &cobra.Command{
+		Use:   "rm PATH",
+		Short: "Delete a file",
+		Long: `rm deletes the file at PATH. With --if-version V it deletes only if the version
+is still V; without, it deletes the version it reads (so a write landing in
+between fails the delete with 3 rather than vanishing). A missing file is exit 4.`,
+		Example: "  agentmem rm kamal/main/old.md\n  agentmem rm --if-version 3f9a… kamal/main/old.md",
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			p := argv[0]
+			if err := store.ValidatePath(p); err != nil {
+				return fileErr(p, err)
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				expected := ifVersion
+				if expected == "" {
+					f, err := a.readFile(ctx, s, p)
+					if err != nil {
+						return err
+					}
+					expected = f.Version
+				}
+				dctx, cancel := a.request(ctx)
+				defer cancel()
+				m, err := s.Delete(dctx, store.DeleteRequest{Path: p, Expected: expected})
+				if errors.Is(err, store.ErrConflict) {
+					return fmt.Errorf("%s is no longer at version %s; nothing was deleted: %w", p, expected, err)
+				}
+				if err != nil {
+					return fileErr(p, deadline(err, a.timeout))
+				}
+				if !m.Existed {
+					return withCode(exitNotFound, fmt.Errorf("%s: no such file", p))
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&ifVersion, "if-version", "", "delete only if the version is still `V`")
+	return c
+}
+
+func (a *app) searchCmd() *cobra.Command {
+	var r store.SearchRequest
+	c := &cobra.Command{
+		Use:   "search PREFIX QUERY",
+		Short: "Bounded lexical search of the files directly under PREFIX",
+		Long: `search scores the files whose path starts with PREFIX and has no further "/"
+(PREFIX is usually a folder ending in "/"), by the case-insensitive terms of
+QUERY, and prints "score path" then the snippet, best first. Every bound is a
+flag, so a search never reads more than you allow.`,
+		Example: `  agentmem search kamal/main/ "tea hanoi"`,
+		Args:    args(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			r.Prefix, r.Query = argv[0], argv[1]
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				sctx, cancel := a.request(ctx)
+				defer cancel()
+				res, err := s.Search(sctx, r)
+				if err != nil {
+					return fileErr(r.Prefix, deadline(err, a.timeout))
+				}
+				for _, m := range res.Matches {
+					fmt.Fprintf(a.stdout, "%g %s\n", m.Score, m.Path)
+					fmt.Fprintf(a.stdout, "\t%s\n", strings.ReplaceAll(strings.TrimRight(m.Snippet, "\n"), "\n", "\n\t"))
+				}
+				if res.Truncated {
+					fmt.Fprintf(a.stderr, "(truncated: %d files scored; raise --limit, --max-files, --max-chars or --max-file-chars)\n", res.Scanned)
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().IntVar(&r.Limit, "limit", 10, "most matches to print")
+	c.Flags().IntVar(&r.MaxFiles, "max-files", 1000, "most files to score")
+	c.Flags().IntVar(&r.MaxChars, "max-chars", 8000, "most characters of names and snippets, over all matches")
+	c.Flags().IntVar(&r.MaxFileChars, "max-file-chars", 65536, "most characters read of each file")
+	return c
+}
+
+func (a *app) appendCmd() *cobra.Command {
+	var opID string
+	var meta []string
+	c := &cobra.Command{
+		Use:   "append PATH TEXT --op-id ID",
+		Short: "Append TEXT to a file, exactly once per operation id",
+		Long: `append adds TEXT to the file at PATH as the notebook's write_memory does (one
+newline between entries), with compare-and-swap retries, and prints the version.
+
+--op-id is required: an error (a timeout, a lost reply) does not prove that
+nothing was written, so a retried append without one could add TEXT twice. With
+the same id, a rerun writes nothing and prints the original version; the same id
+with another PATH or TEXT fails with 3. Use an id stable across retries, such as
+"import/2025-06-01/line-42".`,
+		Example: `  agentmem append --op-id crm-sync/42 kamal/main/MEMORY.md -- "- moved to Hanoi"`,
+		Args:    args(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if opID == "" {
+				return usagef("append needs --op-id ID: without one, a retried append can add the text twice (an error does not prove nothing was written); use an id stable across retries, such as job/run-42/step-1")
+			}
+			md, err := parseMeta(meta)
+			if err != nil {
+				return err
+			}
+			p := argv[0]
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				actx, cancel := a.request(ctx)
+				defer cancel()
+				m, err := memory.Append(actx, s, p, argv[1], &memory.AppendOptions{OperationID: opID, Metadata: md})
+				if errors.Is(err, store.ErrOperationConflict) {
+					return fmt.Errorf("operation id %q was used before with another path or text; nothing was written: pick a new id: %w", opID, err)
+				}
+				if err != nil {
+					return fileErr(p, deadline(err, a.timeout))
+				}
+				if m.Replayed {
+					fmt.Fprintf(a.stderr, "%s: operation %s was applied before; nothing written again\n", p, opID)
+				}
+				fmt.Fprintln(a.stdout, m.Version)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&opID, "op-id", "", "operation `ID` that makes the append exactly-once (required)")
+	c.Flags().StringArrayVar(&meta, "meta", nil, "metadata `key=value` to store with the content (repeatable)")
+	return c
+}
+
+func (a *app) snapshotCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "snapshot USER",
+		Short: "Print the memory block a model request carries for USER",
+		Long: `snapshot prints exactly the <memory> block that the notebook injects beside
+the latest prompt of USER (a user id, escaped to a namespace as the ADK adapter
+does: "kamal@example.com" reads namespace kamal_40example.com), with the default
+notebook options (agent "main"). It prints nothing for an empty notebook.`,
+		Example: "  agentmem snapshot kamal@example.com",
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			ns := memory.EscapeNamespace(argv[0])
+			if ns == "" {
+				return usagef("snapshot: USER must not be empty")
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				// Default options, except that a store failure is reported
+				// rather than injected as an empty block.
+				m, err := memory.New(s, &memory.Options{InjectionErrors: memory.RaiseErrors})
+				if err != nil {
+					return err
+				}
+				sctx, cancel := a.request(ctx)
+				defer cancel()
+				block, err := m.Snapshot(sctx, ns)
+				if err != nil {
+					return deadline(err, a.timeout)
+				}
+				if block != "" {
+					fmt.Fprintln(a.stdout, strings.TrimSuffix(block, "\n"))
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) pruneCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "prune",
+		Short: "Remove expired operation receipts and tombstones",
+		Long: `prune removes the expired receipts and delete tombstones on backends without a
+native TTL (files, SQLite, PostgreSQL) and prints how many rows it removed;
+backends with a TTL (DynamoDB, Firestore, Cosmos DB) expire them themselves (0).
+It never touches a memory file.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				n, err := s.PruneExpired(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "pruned %d expired receipts and tombstones\n", n)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) statsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats [PREFIX]",
+		Short: "Count files, bytes and namespaces",
+		Long: `stats walks every file that starts with PREFIX (default: the whole store) and
+prints the number of files, the bytes of their content and the number of
+namespaces (distinct first path segments).`,
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			prefix := ""
+			if len(argv) == 1 {
+				prefix = argv[0]
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				var files, size int
+				ns := map[string]bool{}
+				for p, err := range s.Walk(ctx, prefix, 0) {
+					if err != nil {
+						return fileErr(prefix, err)
+					}
+					f, err := a.readFile(ctx, s, p)
+					if errors.Is(err, store.ErrNotFound) {
+						continue // deleted since listed
+					}
+					if err != nil {
+						return err
+					}
+					files++
+					size += len(f.Content)
+					first, _, _ := strings.Cut(p, "/")
+					ns[first] = true
+				}
+				fmt.Fprintf(a.stdout, "files: %d\nbytes: %d\nnamespaces: %d\n", files, size, len(ns))
+				return nil
+			})
+		},
+	}
+}

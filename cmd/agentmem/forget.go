@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// listed is a file and the version it had when listed.
+type listed struct{ path, version string }
+
+func (a *app) forgetCmd() *cobra.Command {
+	var yes, user bool
+	c := &cobra.Command{
+		Use:   "forget NAMESPACE",
+		Short: "Erase every file of one namespace (one user's memory)",
+		Long: `forget erases every file under NAMESPACE/ and nothing else: not "kamal-b/…"
+for "kamal", not a file named NAMESPACE itself. Each delete compares-and-swaps on
+the version listed, so a file written after the listing is kept and reported
+(exit 3: run forget again). On a terminal it shows the count and asks for
+confirmation; otherwise it needs --yes. --user takes a user id and escapes it
+as the ADK adapter does ("kamal@example.com" is namespace kamal_40example.com).`,
+		Example: "  agentmem forget kamal\n  agentmem forget --user --yes kamal@example.com",
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			ns := argv[0]
+			if user {
+				ns = memory.EscapeNamespace(ns)
+			}
+			if err := store.ValidatePath(ns); err != nil {
+				return usagef("forget: namespace %q is not a valid path (give a namespace such as kamal, or --user with a user id): %v", ns, err)
+			}
+			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+				files, err := a.listVersions(ctx, s, ns+"/")
+				if err != nil {
+					return err
+				}
+				if len(files) == 0 {
+					fmt.Fprintf(a.stdout, "namespace %s has no files; nothing erased\n", ns)
+					return nil
+				}
+				if !yes {
+					if !a.isTerminal(a.stdin) {
+						return usagef("forget would erase %d files of namespace %s: pass --yes to confirm (stdin is not a terminal)", len(files), ns)
+					}
+					fmt.Fprintf(a.stderr, "Erase %d files of namespace %s (%s/…)? This cannot be undone. Type yes: ", len(files), ns, ns)
+					line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+					if strings.TrimSpace(line) != "yes" {
+						return usagef("forget: not confirmed; nothing erased")
+					}
+				}
+				deleted, kept := 0, 0
+				for _, f := range files {
+					dctx, cancel := a.request(ctx)
+					_, err := s.Delete(dctx, store.DeleteRequest{Path: f.path, Expected: f.version})
+					cancel()
+					switch {
+					case errors.Is(err, store.ErrConflict):
+						kept++
+					case err != nil:
+						return fmt.Errorf("forget: erased %d of %d files, then %s: %w (rerun to finish)", deleted, len(files), f.path, deadline(err, a.timeout))
+					default:
+						deleted++
+					}
+				}
+				fmt.Fprintf(a.stdout, "erased %d files of namespace %s\n", deleted, ns)
+				if kept > 0 {
+					return withCode(exitConflict, fmt.Errorf("forget: %d files of %s changed after they were listed and were kept: run forget again", kept, ns))
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "erase without asking")
+	c.Flags().BoolVar(&user, "user", false, "NAMESPACE is a user id, escaped as the ADK adapter does")
+	return c
+}
+
+// listVersions lists every file under prefix with its current version.
+func (a *app) listVersions(ctx context.Context, s *store.Store, prefix string) ([]listed, error) {
+	var out []listed
+	for p, err := range s.Walk(ctx, prefix, 0) {
+		if err != nil {
+			return nil, err
+		}
+		rctx, cancel := a.request(ctx)
+		f, err := s.Read(rctx, p, 1)
+		cancel()
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fileErr(p, deadline(err, a.timeout))
+		}
+		out = append(out, listed{p, f.Version})
+	}
+	return out, nil
+}

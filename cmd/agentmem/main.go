@@ -1,0 +1,37 @@
+// Command agentmem reads, writes, moves and erases agentmem memory files in any
+// store that a URL names, from a terminal or a script.
+//
+//	go install github.com/agentmem/agentmem/cmd/agentmem@latest
+//
+//	agentmem ls kamal/                      # every path under a prefix
+//	agentmem cat -v kamal/main/MEMORY.md    # content; -v adds version and metadata
+//	agentmem edit kamal/main/MEMORY.md      # $VISUAL/$EDITOR, written back with compare-and-swap
+//	agentmem migrate sqlite:.agent-memory.db postgres://app@db/agents
+//
+// The store is --store URL, else $AGENTMEM_STORE, else
+// sqlite:.agent-memory.db (the quickstart's file). Every backend is compiled
+// in, so every scheme of store.Open works: mem:, file:, sqlite:, postgres:,
+// postgresql:, dynamodb:, firestore:, cosmosdb:.
+//
+// Nothing is overwritten blindly: put creates only, unless given the version
+// it replaces (--if-version) or --force; edit, rm, import, migrate and forget
+// write and delete with compare-and-swap on the version they read.
+//
+// # Exit codes
+//
+//	0  success
+//	1  error: the store failed or could not be reached, an interrupted run
+//	2  usage: a bad flag or argument, a malformed store URL or unknown scheme,
+//	   an invalid path, metadata or bound, a confirmation that was not given
+//	3  conflict: the file's version is not the one expected (it changed, or
+//	   exists already), or an operation id was reused with other arguments;
+//	   nothing was written
+//	4  not found: no file at the path
+//
+// Errors are one line on stderr, "agentmem: …", saying what to fix; none
+// repeats a URL's password or query.
+package main
+
+import "os"
+
+func main() { os.Exit(Main()) }

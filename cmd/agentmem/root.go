@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentmem/agentmem/core/store"
+
+	// Every backend registers its URL schemes on import.
+	_ "github.com/agentmem/agentmem/core/filestore"
+	_ "github.com/agentmem/agentmem/core/memstore"
+	_ "github.com/agentmem/agentmem/cosmosdb"
+	_ "github.com/agentmem/agentmem/dynamodb"
+	_ "github.com/agentmem/agentmem/firestore"
+	_ "github.com/agentmem/agentmem/postgres"
+	_ "github.com/agentmem/agentmem/sqlite"
+)
+
+// Exit codes; see the package documentation.
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitUsage    = 2
+	exitConflict = 3
+	exitNotFound = 4
+)
+
+// DefaultStore is the store URL used without --store and $AGENTMEM_STORE:
+// the SQLite file the quickstart writes.
+const DefaultStore = "sqlite:.agent-memory.db"
+
+// StoreEnv names the environment variable that gives the store URL.
+const StoreEnv = "AGENTMEM_STORE"
+
+// wholeFile is the read bound that returns a file entire.
+const wholeFile = 1 << 40
+
+// exitError carries the exit code an error ends the command with.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
+
+// usagef returns a usage error (exit 2).
+func usagef(format string, args ...any) error {
+	return &codeError{exitUsage, fmt.Errorf(format, args...)}
+}
+
+// withCode gives err the exit code code.
+func withCode(code int, err error) error { return &codeError{code, err} }
+
+// exitCode maps an error to the documented exit codes, by sentinel.
+func exitCode(err error) int {
+	var ce *codeError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrOperationConflict):
+		return exitConflict
+	case errors.Is(err, store.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, store.ErrInvalidURL), errors.Is(err, store.ErrInvalidPath),
+		errors.Is(err, store.ErrInvalidBound), errors.Is(err, store.ErrInvalidMetadata),
+		errors.Is(err, store.ErrInvalidContent), errors.Is(err, store.ErrInvalidOperation):
+		return exitUsage
+	}
+	return exitError
+}
+
+// app is one run of the command: its streams and global flags.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	storeURL       string
+	timeout        time.Duration
+	// isTerminal reports whether f is an interactive terminal; tests replace it.
+	isTerminal func(f any) bool
+}
+
+// Main runs the command with os.Args and returns its exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, isTerminal: isTerminal}
+	return a.run(ctx, os.Args[1:])
+}
+
+// run executes args and prints a failure as one line on stderr.
+func (a *app) run(ctx context.Context, args []string) int {
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "agentmem: ") {
+		msg = "agentmem: " + msg
+	}
+	msg = strings.ReplaceAll(msg, ": agentmem: ", ": ")
+	fmt.Fprintln(a.stderr, strings.ReplaceAll(msg, "\n", " "))
+	return exitCode(err)
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentmem",
+		Short: "Read, write, move and erase agentmem memory files in any store",
+		Long: `agentmem works on the memory files of an agentmem store named by a URL:
+--store URL, else $AGENTMEM_STORE, else ` + DefaultStore + ` (the quickstart's file).
+
+Store URLs: mem://, file:///abs/dir, file:rel/dir, sqlite:memory.db,
+postgres://user@host/db (password from PGPASSWORD or ~/.pgpass), dynamodb://TABLE
+(?region=, ?endpoint=), firestore://PROJECT/COLLECTION, cosmosdb://HOST/DB/CONTAINER
+(key from AGENTMEM_COSMOS_KEY).
+
+Nothing is overwritten blindly: writes and deletes compare-and-swap on a version.
+
+Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 conflict (the version
+changed or the file exists; nothing written), 4 not found.`,
+		Example: `  agentmem ls kamal/
+  echo "- likes tea" | agentmem put kamal/main/MEMORY.md
+  agentmem cat -v kamal/main/MEMORY.md
+  agentmem edit kamal/main/MEMORY.md
+  agentmem migrate sqlite:.agent-memory.db 'postgres://app@db.internal/agents'`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q: run agentmem --help for the list", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		hint := ""
+		if cmd.Name() == "append" {
+			hint = "; TEXT that starts with - goes after --"
+		}
+		return usagef("%s: %v (see %s --help%s)", cmd.Name(), err, cmd.CommandPath(), hint)
+	})
+	// No default value in the flag itself: help would print it, and a URL
+	// from the environment may hold a password.
+	root.PersistentFlags().StringVar(&a.storeURL, "store", "", "store `URL` (default $"+StoreEnv+", else "+DefaultStore+")")
+	root.PersistentFlags().DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the store to open and for each request")
+	root.AddCommand(
+		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
+		a.appendCmd(), a.snapshotCmd(), a.exportCmd(), a.importCmd(), a.migrateCmd(),
+		a.forgetCmd(), a.pruneCmd(), a.statsCmd(),
+	)
+	return root
+}
+
+// args wraps a cobra argument check so that a failure exits with 2.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return usagef("%s: %v (usage: %s)", cmd.Name(), err, cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+// open opens the store that rawURL names, waiting at most a.timeout.
+func (a *app) open(ctx context.Context, rawURL string) (*store.Store, error) {
+	if a.timeout <= 0 {
+		return nil, usagef("--timeout must be positive")
+	}
+	octx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	s, err := store.Open(octx, rawURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", redact(rawURL), deadline(err, a.timeout))
+	}
+	return s, nil
+}
+
+// openStore opens the store of --store, else $AGENTMEM_STORE, else
+// DefaultStore.
+func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	u := a.storeURL
+	if u == "" {
+		u = os.Getenv(StoreEnv)
+	}
+	if u == "" {
+		u = DefaultStore
+	}
+	return a.open(ctx, u)
+}
+
+// deadline explains a timeout.
+func deadline(err error, d time.Duration) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %v (is the server up? raise --timeout): %w", d, err)
+	}
+	return err
+}
+
+// request returns a context bounding one request by --timeout.
+func (a *app) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, a.timeout)
+}
+
+// redact shows a store URL without password, query or fragment.
+func redact(rawURL string) string {
+	u, err := store.ParseURL(rawURL)
+	if err != nil {
+		return "(malformed URL)"
+	}
+	return store.Redact(u)
+}
+
+// isTerminal reports whether f is an *os.File open on a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
+// parseMeta turns k=v flags into metadata.
+func parseMeta(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("--meta %q: want key=value", kv)
+		}
+		m[k] = v
+	}
+	if err := store.ValidateMetadata(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

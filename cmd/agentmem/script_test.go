@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentmem/agentmem/contract/emulator"
+	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/dynamodb"
+	"github.com/agentmem/agentmem/postgres"
+)
+
+// TestMain makes the test binary the agentmem command for the scripts, as
+// the go command's own tests do.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"agentmem": main})
+}
+
+// TestScripts runs testdata/script/*.txtar against each store that needs no
+// server: AGENTMEM_STORE is a SQLite file, then a file-store directory, in
+// $WORK. Scripts that also use PostgreSQL or DynamoDB start with `need`,
+// which fails (never skips) when the emulator's variable is missing.
+func TestScripts(t *testing.T) {
+	// For dropping the DynamoDB tables from this process.
+	t.Setenv("AWS_ACCESS_KEY_ID", "agentmemKey")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "agentmemSecret")
+	for _, local := range []struct{ name, url string }{
+		{"sqlite", "sqlite:$WORK/memory.db"},
+		{"file", "file:$WORK/memory"},
+	} {
+		t.Run(local.name, func(t *testing.T) {
+			testscript.Run(t, testscript.Params{
+				Dir:                 "testdata/script",
+				RequireExplicitExec: true,
+				Setup: func(e *testscript.Env) error {
+					e.Setenv("AGENTMEM_STORE", os.Expand(local.url, func(string) string { return e.WorkDir }))
+					e.Setenv("BACKEND", local.name)
+					return setupEmulators(e)
+				},
+				Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+					"need":   cmdNeed,
+					"status": cmdStatus,
+				},
+			})
+		})
+	}
+}
+
+// cmdNeed fails the script, with instructions, unless the emulators named
+// (postgres, dynamodb) are configured.
+func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
+	vars := map[string]string{"postgres": emulator.PostgresURL, "dynamodb": emulator.DynamoDBEndpoint}
+	for _, a := range args {
+		name, ok := vars[a]
+		if !ok {
+			ts.Fatalf("need: unknown emulator %q", a)
+		}
+		if v, msg := emulator.Lookup(name); v == "" {
+			ts.Fatalf("%s", msg)
+		}
+	}
+}
+
+// cmdStatus runs a program and checks its exit code: status CODE PROG ARGS….
+// Its stdout and stderr are kept for the stdout and stderr commands.
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status CODE program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: bad code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
+
+// seq numbers the tables of this process.
+var seq atomic.Int64
+
+// unique returns a table name no other test run uses.
+func unique(prefix string) string {
+	return fmt.Sprintf("%s%d%04d", prefix, time.Now().UnixNano()%1e9, seq.Add(1))
+}
+
+// setupEmulators gives a script PGSTORE and DDBSTORE, URLs of a fresh
+// PostgreSQL table and DynamoDB table dropped when it ends, when the
+// emulators are configured; AWS credentials for DynamoDB Local go into
+// the environment.
+func setupEmulators(e *testscript.Env) error {
+	if pg, _ := emulator.Lookup(emulator.PostgresURL); pg != "" {
+		u, err := postgresURL(pg, unique("cli"))
+		if err != nil {
+			return err
+		}
+		e.Setenv("PGSTORE", u)
+		e.Defer(func() { dropPostgres(u) })
+	}
+	if ep, _ := emulator.Lookup(emulator.DynamoDBEndpoint); ep != "" {
+		e.Setenv("AWS_ACCESS_KEY_ID", "agentmemKey")
+		e.Setenv("AWS_SECRET_ACCESS_KEY", "agentmemSecret")
+		u := dynamoURL(ep, unique("cli-"))
+		e.Setenv("DDBSTORE", u)
+		e.Defer(func() { dropDynamo(u) })
+	}
+	return nil
+}
+
+// postgresURL is the emulator's URL with ?table=table.
+func postgresURL(base, table string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Set("table", table)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// dynamoURL names table on DynamoDB Local at endpoint.
+func dynamoURL(endpoint, table string) string {
+	return "dynamodb://" + table + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
+}
+
+// dropPostgres drops the tables a postgres URL made, if any.
+func dropPostgres(u string) {
+	ctx := context.Background()
+	d, err := store.OpenDriver(ctx, u)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	pd := d.(*postgres.Driver)
+	q := fmt.Sprintf(`DROP TABLE IF EXISTS %q, %q CASCADE`, pd.Table()+"_receipts", pd.Table())
+	_, _ = pd.Pool().Exec(ctx, q)
+}
+
+// dropDynamo deletes the table a dynamodb URL names; DynamoDB Local needs
+// the credentials in the environment.
+func dropDynamo(u string) {
+	ctx := context.Background()
+	pu, err := url.Parse(u)
+	if err != nil {
+		return
+	}
+	d, err := store.OpenDriver(ctx, dynamoURL(pu.Query().Get("endpoint"), pu.Host)+"&create_table=false")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	table := pu.Host
+	_, _ = d.(*dynamodb.Driver).Client().DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: &table})
+}
