@@ -5,7 +5,6 @@ go 1.26.5
 require (
 	github.com/agentmem/agentmem/contract v0.0.0
 	github.com/agentmem/agentmem/core v0.0.0
-	github.com/agentmem/agentmem/sqlite v0.0.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 )
 
@@ -16,9 +15,6 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
-	github.com/ncruces/go-sqlite3 v0.37.0 // indirect
-	github.com/ncruces/go-sqlite3-wasm/v6 v6.5.35401 // indirect
-	github.com/ncruces/julianday v1.0.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.19.0 // indirect
@@ -30,6 +26,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
@@ -37,5 +34,4 @@ require (
 replace (
 	github.com/agentmem/agentmem/contract => ../contract
 	github.com/agentmem/agentmem/core => ../core
-	github.com/agentmem/agentmem/sqlite => ../sqlite
 )

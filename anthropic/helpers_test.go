@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/agentmem/agentmem/core/filestore"
 	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
-	"github.com/agentmem/agentmem/sqlite"
 )
 
 // backend opens a fresh, empty driver.
@@ -23,13 +21,6 @@ var backends = []backend{
 	{"memstore", func(t *testing.T) driver.Driver { return memstore.New() }},
 	{"filestore", func(t *testing.T) driver.Driver {
 		d, err := filestore.New(t.Context(), t.TempDir(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}},
-	{"sqlite", func(t *testing.T) driver.Driver {
-		d, err := sqlite.New(t.Context(), filepath.Join(t.TempDir(), "m.db"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

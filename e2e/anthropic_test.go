@@ -13,6 +13,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/agentmem/agentmem/anthropic"
+	"github.com/agentmem/agentmem/anthropic/anthropictest"
 	"github.com/agentmem/agentmem/contract"
 )
 
@@ -22,6 +23,19 @@ import (
 func TestAnthropicEndToEnd(t *testing.T) {
 	for _, h := range harnesses() {
 		contract.RunCases(t, h, contract.Case{Name: "anthropic_end_to_end", Run: anthropicEndToEnd})
+	}
+}
+
+// TestAnthropicCommands runs the memory tool's table of every command and
+// error string (anthropictest.Commands) on every backend.
+func TestAnthropicCommands(t *testing.T) {
+	for _, h := range harnesses() {
+		t.Run(h.Name, func(t *testing.T) {
+			if h.Parallel {
+				t.Parallel()
+			}
+			anthropictest.Commands(t, h.NewDriver)
+		})
 	}
 }
 
