@@ -409,7 +409,8 @@ check_all() {
   consumer adk adk,gcloud RUN adk core || return 1
   # The MCP SDK's golang.org/x/oauth2 requires GCE's metadata client (never built here).
   consumer mcp "=cloud.google.com/go/compute/metadata" RUN mcp core || return 1
-  consumer anthropic "" RUN anthropic core || return 1
+  # anthropic-sdk-go's own go.mod requires the AWS and Google SDKs (its Bedrock and Vertex clients).
+  consumer anthropic "aws,gcloud" RUN anthropic core || return 1
   consumer otel "" RUN otel core || return 1
   consumer postgres pgx BUILD postgres || return 1
   consumer dynamodb aws BUILD dynamodb || return 1
