@@ -13,9 +13,38 @@ require (
 	github.com/agentmem/agentmem/postgres v0.0.0
 	github.com/agentmem/agentmem/sqlite v0.0.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/cloudwego/eino v0.9.21
 	github.com/jackc/pgx/v5 v5.13.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
+)
+
+require (
+	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/buger/jsonparser v1.1.1 // indirect
+	github.com/bytedance/gopkg v0.1.3 // indirect
+	github.com/bytedance/sonic v1.15.0 // indirect
+	github.com/bytedance/sonic/loader v0.5.0 // indirect
+	github.com/cloudwego/base64x v0.1.6 // indirect
+	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/eino-contrib/jsonschema v1.0.3 // indirect
+	github.com/goph/emperror v0.17.2 // indirect
+	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
+	github.com/mailru/easyjson v0.7.7 // indirect
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
+	github.com/modern-go/reflect2 v1.0.2 // indirect
+	github.com/nikolalohinski/gonja v1.5.3 // indirect
+	github.com/pelletier/go-toml/v2 v2.0.9 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/sirupsen/logrus v1.9.3 // indirect
+	github.com/slongfield/pyfmt v0.0.0-20220222012616-ea85ff4c361f // indirect
+	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
+	github.com/wk8/go-ordered-map/v2 v2.1.8 // indirect
+	github.com/yargevad/filepathx v1.0.0 // indirect
+	golang.org/x/arch v0.11.0 // indirect
+	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
 require (
@@ -27,6 +56,7 @@ require (
 	cloud.google.com/go/longrunning v1.2.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.21.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.11.2 // indirect
+	github.com/agentmem/agentmem/eino v0.0.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
@@ -85,13 +115,13 @@ require (
 )
 
 replace (
+	github.com/agentmem/agentmem/adk => ../adk
 	github.com/agentmem/agentmem/contract => ../contract
 	github.com/agentmem/agentmem/core => ../core
 	github.com/agentmem/agentmem/cosmosdb => ../cosmosdb
 	github.com/agentmem/agentmem/dynamodb => ../dynamodb
+	github.com/agentmem/agentmem/eino => ../eino
 	github.com/agentmem/agentmem/firestore => ../firestore
 	github.com/agentmem/agentmem/postgres => ../postgres
 	github.com/agentmem/agentmem/sqlite => ../sqlite
 )
-
-replace github.com/agentmem/agentmem/adk => ../adk
