@@ -17,6 +17,9 @@
 #   - go gets core, sqlite, adk, mcp, anthropic and otel, builds and runs a program per backend that
 #     needs no server (memstore, filestore, sqlite: open, write, read back);
 #   - go gets each cloud backend and compiles a program that opens it;
+#   - go gets eino (builds and runs) and genkit (builds; its go.mod lists
+#     Firestore, genai and pgx, so for it the check is that the program compiles
+#     none of their packages);
 #   - asserts each consumer's `go list -m all` holds no other backend's SDK
 #     and no agent framework (ADK, genai) unless it asked for one;
 #   - runs `go run github.com/agentmem/agentmem/examples/quickstart@CANDIDATE`;
@@ -304,6 +307,83 @@ func main() {
 }
 EOF
 
+write eino <<'EOF'
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/eino"
+)
+
+func main() {
+	s, err := memstore.Open(context.Background(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mw, err := eino.NewMiddleware(mem, nil)
+	if err != nil || len(mw.Tools()) != 4 {
+		log.Fatalf("middleware %v, %v", mw, err)
+	}
+	fmt.Println("ok eino middleware with", len(mw.Tools()), "tools")
+}
+EOF
+
+write genkit <<'EOF'
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	gk "github.com/firebase/genkit/go/genkit"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/genkit"
+)
+
+func main() {
+	ctx := context.Background()
+	s, err := memstore.Open(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	nb, err := genkit.Define(gk.Init(ctx), mem, nil)
+	if err != nil || len(nb.Tools()) != 4 {
+		log.Fatalf("notebook %v, %v", nb, err)
+	}
+	fmt.Println("ok genkit notebook with", len(nb.Tools()), "tools")
+}
+EOF
+
+# compiles_no_sdk NAME: the program of consumer NAME compiles no package of
+# any SDK in SDK (for a framework whose go.mod lists modules it never
+# compiles for us, such as Genkit's Firestore and genai).
+compiles_no_sdk() {
+  local dir="$SCRATCH/$1" key
+  (cd "$dir" && go list -deps . | sed "s/\$/ /" >"$dir/packages.txt") || die "$1: go list -deps"
+  for key in "${!SDK[@]}"; do
+    if grep -Eq "${SDK[$key]}" "$dir/packages.txt"; then
+      die "$1: compiles $key packages: $(grep -E "${SDK[$key]}" "$dir/packages.txt" | head -5 | tr '\n' ' ')"
+    fi
+  done
+  log "$1: $(wc -l <"$dir/packages.txt") packages compiled, none of a backend SDK, ADK or genai"
+}
+
 write dynamodb <<'EOF'
 package main
 
@@ -407,6 +487,9 @@ check_all() {
   consumer core "" RUN core || return 1
   consumer sqlite sqlite RUN sqlite || return 1
   consumer adk adk,gcloud RUN adk core || return 1
+  consumer eino "" RUN eino core || return 1
+  consumer genkit adk,gcloud,pgx BUILD genkit core || return 1
+  compiles_no_sdk genkit || return 1
   # The MCP SDK's golang.org/x/oauth2 requires GCE's metadata client (never built here).
   consumer mcp "=cloud.google.com/go/compute/metadata" RUN mcp core || return 1
   # anthropic-sdk-go's own go.mod requires the AWS and Google SDKs (its Bedrock and Vertex clients).
