@@ -164,7 +164,7 @@ changed or the file exists; nothing written), 4 not found.`,
 	root.AddCommand(
 		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
 		a.appendCmd(), a.snapshotCmd(), a.exportCmd(), a.importCmd(), a.migrateCmd(),
-		a.forgetCmd(), a.pruneCmd(), a.statsCmd(),
+		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
 	)
 	return root
 }

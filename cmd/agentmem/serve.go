@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
+	agentmemmcp "github.com/agentmem/agentmem/mcp"
+)
+
+// DefaultListen is the address `agentmem serve --transport http` listens
+// on without --listen: loopback only.
+const DefaultListen = "127.0.0.1:8787"
+
+// serveFlags are the flags of `agentmem serve`.
+type serveFlags struct {
+	transport       string
+	user            string
+	listen          string
+	keys            string
+	maxBody         int64
+	sessionTimeout  time.Duration
+	shutdownTimeout time.Duration
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the notebook over MCP (stdio for one user, HTTP with API keys)",
+		Long: `serve serves the store's notebook to MCP clients (Claude Desktop, Claude Code,
+agent frameworks): the tools write_memory, read_memory, delete_memory and
+search_memory, the caller's files and the injected block as resources (with
+subscriptions), and the prompt "memory".
+
+--transport stdio (the default) speaks MCP on stdin/stdout to the one client
+that started the process, as the one user --user (required). Logs go to stderr.
+
+--transport http serves MCP's streamable HTTP transport on --listen (default
+` + DefaultListen + `). Every request needs "Authorization: Bearer <key>"; the key
+file --keys (required: serve never runs without authentication) maps hashed
+keys to users, one line "sha256:<hex> <user>" each; "agentmem serve keygen"
+makes a key and its line. A user only ever sees its own files. The file is
+re-read when it changes, so keys are added and revoked without a restart.
+Bodies over --max-body bytes get 413. On SIGINT or SIGTERM the server stops
+accepting connections, lets the calls in flight finish (at most
+--shutdown-timeout), then closes the sessions and exits 0. Put it behind TLS
+to expose it beyond this machine.`,
+		Example: `  agentmem serve --store sqlite:$HOME/memory.db --user me
+  agentmem serve keygen --user ana   # the key, then its line for the key file
+  agentmem serve --transport http --keys /etc/agentmem/keys --store 'postgres://app@db/agents'`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.transport, "transport", "stdio", "`stdio` (one user, --user) or http (API keys, --keys)")
+	fl.StringVar(&f.user, "user", "", "stdio: the user `ID` whose notebook is served (required)")
+	fl.StringVar(&f.listen, "listen", DefaultListen, "http: the `host:port` to listen on")
+	fl.StringVar(&f.keys, "keys", "", "http: the API key `FILE` (required; lines \"sha256:<hex> <user>\")")
+	fl.Int64Var(&f.maxBody, "max-body", agentmemmcp.DefaultMaxBodyBytes, "http: the largest request body, in `bytes` (413 beyond)")
+	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long (0: never)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "http: how long a shutdown waits for calls in flight")
+	cmd.AddCommand(a.keygenCmd())
+	return cmd
+}
+
+// serve checks the flags, opens the store and serves until the client
+// leaves (stdio) or a signal arrives.
+func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
+	var opts agentmemmcp.Options
+	switch f.transport {
+	case "stdio":
+		if f.user == "" {
+			return usagef("serve: --transport stdio serves one user: give it with --user ID")
+		}
+		if memory.EscapeNamespace(f.user) == "" {
+			return usagef("serve: --user %q is not a valid user id", f.user)
+		}
+		opts.Namespace = agentmemmcp.FixedUser(f.user)
+	case "http":
+		if f.keys == "" {
+			return usagef("serve: --transport http needs --keys FILE (API keys; agentmem serve keygen makes one): it never serves without authentication")
+		}
+		if f.user != "" {
+			return usagef("serve: --user is for stdio; over http the API key names the user")
+		}
+		if f.maxBody <= 0 {
+			return usagef("serve: --max-body must be positive")
+		}
+		if f.shutdownTimeout <= 0 {
+			return usagef("serve: --shutdown-timeout must be positive")
+		}
+	default:
+		return usagef("serve: --transport %q: want stdio or http", f.transport)
+	}
+	var keys *agentmemmcp.KeyFile
+	if f.transport == "http" {
+		var err error
+		if keys, err = agentmemmcp.OpenKeyFile(f.keys); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return a.withStore(cmd, func(_ context.Context, s *store.Store) error {
+		mem, err := memory.New(s, nil)
+		if err != nil {
+			return err
+		}
+		opts.Version = "agentmem-cli"
+		opts.OnError = func(_ context.Context, err error) { fmt.Fprintf(a.stderr, "agentmem: serve: %v\n", err) }
+		srv, err := agentmemmcp.NewServer(mem, &opts)
+		if err != nil {
+			return err
+		}
+		if f.transport == "stdio" {
+			t := &mcpsdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+			if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("serve: %w", err)
+			}
+			return nil
+		}
+		return a.serveHTTP(ctx, srv, keys, f)
+	})
+}
+
+// serveHTTP serves srv on f.listen until ctx is done, then shuts down
+// gracefully: no new connections, calls in flight finish (bounded by
+// f.shutdownTimeout), then every session is closed (ending the clients'
+// notification streams) and the server returns.
+func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, keys *agentmemmcp.KeyFile, f *serveFlags) error {
+	h, err := srv.Handler(&agentmemmcp.HTTPOptions{Keys: keys, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w", f.listen, err)
+	}
+	var calls inflight
+	hs := &http.Server{Handler: calls.track(h), ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(func() {
+		// Shutdown waits for active connections; a session's event stream
+		// (GET) never ends by itself, so close the sessions once the calls
+		// (POST, DELETE) in flight are done.
+		calls.drain()
+		for ss := range srv.MCP().Sessions() {
+			_ = ss.Close()
+		}
+	})
+	fmt.Fprintf(a.stderr, "agentmem: serving MCP on http://%s/ (API keys from %s)\n", ln.Addr(), f.keys)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(a.stderr, "agentmem: serve: shutting down, finishing calls in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+		return fmt.Errorf("serve: shutdown: calls still in flight after --shutdown-timeout %v were cut: %w", f.shutdownTimeout, err)
+	}
+	<-served // http.ErrServerClosed
+	return nil
+}
+
+// inflight counts the requests in flight other than event streams (GET),
+// so that a shutdown can wait for the calls to finish before it closes the
+// sessions.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while none waits
+}
+
+// track counts the non-GET requests that h serves.
+func (c *inflight) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			h.ServeHTTP(w, r)
+			return
+		}
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.n--; c.n == 0 && c.idle != nil {
+				close(c.idle)
+				c.idle = nil
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// drain returns when no tracked request is in flight.
+func (c *inflight) drain() {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.mu.Unlock()
+		return
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	idle := c.idle
+	c.mu.Unlock()
+	<-idle
+}
+
+// nopWriteCloser is an io.WriteCloser whose Close does nothing: the
+// command's stdout outlives the MCP session.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func (a *app) keygenCmd() *cobra.Command {
+	var user string
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "Make a random API key for `agentmem serve --transport http`",
+		Long: `keygen prints a new random API key (256 bits, hex) on the first line, for the
+client's "Authorization: Bearer <key>" header, and on the second the line to
+append to the key file of serve --keys: "sha256:<hex of SHA-256 of the key> <user>".
+The key file holds only the hash; the key is shown this once.`,
+		Example: `  agentmem serve keygen --user ana | tee /dev/stderr | tail -n 1 >> /etc/agentmem/keys`,
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if user == "" {
+				return usagef("keygen: give the key's user with --user ID")
+			}
+			if strings.ContainsFunc(user, func(r rune) bool { return r <= ' ' || r == 0x7f }) || strings.HasPrefix(user, "#") {
+				return usagef("keygen: --user %q: a user id in the key file has no spaces or control characters", user)
+			}
+			if memory.EscapeNamespace(user) == "" {
+				return usagef("keygen: --user %q is not a valid user id", user)
+			}
+			var raw [32]byte
+			if _, err := rand.Read(raw[:]); err != nil {
+				return err
+			}
+			key := hex.EncodeToString(raw[:])
+			fmt.Fprintln(a.stdout, key)
+			fmt.Fprintf(a.stdout, "%s %s\n", agentmemmcp.HashKey(key), user)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&user, "user", "", "the user `ID` the key serves (required)")
+	return cmd
+}
