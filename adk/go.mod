@@ -3,7 +3,7 @@ module github.com/agentmem/agentmem/adk
 go 1.26.5
 
 require (
-	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/core v0.1.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
 )

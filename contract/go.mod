@@ -2,6 +2,6 @@ module github.com/agentmem/agentmem/contract
 
 go 1.26.5
 
-require github.com/agentmem/agentmem/core v0.0.0
+require github.com/agentmem/agentmem/core v0.1.0
 
 replace github.com/agentmem/agentmem/core => ../core

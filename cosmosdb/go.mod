@@ -5,8 +5,8 @@ go 1.26.5
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.21.0
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
-	github.com/agentmem/agentmem/contract v0.0.0
-	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/contract v0.1.0
+	github.com/agentmem/agentmem/core v0.1.0
 )
 
 require (

@@ -3,8 +3,8 @@ module github.com/agentmem/agentmem/dynamodb
 go 1.26.5
 
 require (
-	github.com/agentmem/agentmem/contract v0.0.0
-	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/contract v0.1.0
+	github.com/agentmem/agentmem/core v0.1.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0

@@ -4,15 +4,15 @@ go 1.26.5
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
-	github.com/agentmem/agentmem/adk v0.0.0
-	github.com/agentmem/agentmem/anthropic v0.0.0
-	github.com/agentmem/agentmem/contract v0.0.0
-	github.com/agentmem/agentmem/core v0.0.0
-	github.com/agentmem/agentmem/cosmosdb v0.0.0
-	github.com/agentmem/agentmem/dynamodb v0.0.0
-	github.com/agentmem/agentmem/firestore v0.0.0
-	github.com/agentmem/agentmem/postgres v0.0.0
-	github.com/agentmem/agentmem/sqlite v0.0.0
+	github.com/agentmem/agentmem/adk v0.1.0
+	github.com/agentmem/agentmem/anthropic v0.1.0
+	github.com/agentmem/agentmem/contract v0.1.0
+	github.com/agentmem/agentmem/core v0.1.0
+	github.com/agentmem/agentmem/cosmosdb v0.1.0
+	github.com/agentmem/agentmem/dynamodb v0.1.0
+	github.com/agentmem/agentmem/firestore v0.1.0
+	github.com/agentmem/agentmem/postgres v0.1.0
+	github.com/agentmem/agentmem/sqlite v0.1.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/cloudwego/eino v0.9.21
@@ -71,8 +71,8 @@ require (
 	cloud.google.com/go/longrunning v1.2.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.21.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.11.2 // indirect
-	github.com/agentmem/agentmem/eino v0.0.0
-	github.com/agentmem/agentmem/genkit v0.0.0
+	github.com/agentmem/agentmem/eino v0.1.0
+	github.com/agentmem/agentmem/genkit v0.1.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect

@@ -3,7 +3,7 @@ module github.com/agentmem/agentmem/eino
 go 1.26.5
 
 require (
-	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/core v0.1.0
 	github.com/eino-contrib/jsonschema v1.0.3
 )
 

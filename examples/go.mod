@@ -3,11 +3,16 @@ module github.com/agentmem/agentmem/examples
 go 1.26.5
 
 require (
-	github.com/agentmem/agentmem/adk v0.0.0
-	github.com/agentmem/agentmem/core v0.0.0
-	github.com/agentmem/agentmem/sqlite v0.0.0
+	github.com/agentmem/agentmem/adk v0.1.0
+	github.com/agentmem/agentmem/core v0.1.0
+	github.com/agentmem/agentmem/sqlite v0.1.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
+)
+
+require (
+	github.com/ncruces/go-sqlite3-wasm/v6 v6.5.35401 // indirect
+	github.com/ncruces/julianday v1.0.0 // indirect
 )
 
 require (
@@ -26,7 +31,7 @@ require (
 	github.com/googleapis/enterprise-certificate-proxy v0.3.19 // indirect
 	github.com/googleapis/gax-go/v2 v2.26.2 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
-	github.com/ncruces/go-sqlite3 v0.37.0
+	github.com/ncruces/go-sqlite3 v0.37.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.68.0 // indirect
 	go.opentelemetry.io/otel v1.45.0 // indirect

@@ -4,8 +4,8 @@ go 1.26.5
 
 require (
 	cloud.google.com/go/firestore v1.29.0
-	github.com/agentmem/agentmem/contract v0.0.0
-	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/contract v0.1.0
+	github.com/agentmem/agentmem/core v0.1.0
 	google.golang.org/api v0.291.0
 	google.golang.org/grpc v1.83.2
 )

@@ -2,7 +2,7 @@ module github.com/agentmem/agentmem/genkit
 
 go 1.26.5
 
-require github.com/agentmem/agentmem/core v0.0.0
+require github.com/agentmem/agentmem/core v0.1.0
 
 require github.com/cespare/xxhash/v2 v2.3.0 // indirect
 

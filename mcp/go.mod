@@ -2,7 +2,7 @@ module github.com/agentmem/agentmem/mcp
 
 go 1.26.5
 
-require github.com/agentmem/agentmem/core v0.0.0
+require github.com/agentmem/agentmem/core v0.1.0
 
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect

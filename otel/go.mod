@@ -3,7 +3,7 @@ module github.com/agentmem/agentmem/otel
 go 1.26.5
 
 require (
-	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/core v0.1.0
 	go.opentelemetry.io/otel v1.45.0
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.45.0
 	go.opentelemetry.io/otel/metric v1.45.0

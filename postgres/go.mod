@@ -3,8 +3,8 @@ module github.com/agentmem/agentmem/postgres
 go 1.26.5
 
 require (
-	github.com/agentmem/agentmem/contract v0.0.0
-	github.com/agentmem/agentmem/core v0.0.0
+	github.com/agentmem/agentmem/contract v0.1.0
+	github.com/agentmem/agentmem/core v0.1.0
 	github.com/jackc/pgx/v5 v5.13.0
 )
 

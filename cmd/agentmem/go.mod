@@ -3,14 +3,14 @@ module github.com/agentmem/agentmem/cmd/agentmem
 go 1.26.5
 
 require (
-	github.com/agentmem/agentmem/contract v0.0.0
-	github.com/agentmem/agentmem/core v0.0.0
-	github.com/agentmem/agentmem/cosmosdb v0.0.0
-	github.com/agentmem/agentmem/dynamodb v0.0.0
-	github.com/agentmem/agentmem/firestore v0.0.0
-	github.com/agentmem/agentmem/mcp v0.0.0
-	github.com/agentmem/agentmem/postgres v0.0.0
-	github.com/agentmem/agentmem/sqlite v0.0.0
+	github.com/agentmem/agentmem/contract v0.1.0
+	github.com/agentmem/agentmem/core v0.1.0
+	github.com/agentmem/agentmem/cosmosdb v0.1.0
+	github.com/agentmem/agentmem/dynamodb v0.1.0
+	github.com/agentmem/agentmem/firestore v0.1.0
+	github.com/agentmem/agentmem/mcp v0.1.0
+	github.com/agentmem/agentmem/postgres v0.1.0
+	github.com/agentmem/agentmem/sqlite v0.1.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rogpeppe/go-internal v1.16.0
