@@ -63,6 +63,11 @@ for m in "${MODULES[@]}"; do
 done
 [[ -z "$(git -C "$REPO" status --porcelain)" ]] || die "make release left the tree dirty: $(git -C "$REPO" status --short)"
 
+# The workspace still builds the released tree (go.work's replaces moved with the version).
+(cd "$REPO" && go build ./cmd/agentmem/ ./examples/... >/dev/null) ||
+  die "after make release, the workspace no longer builds cmd/agentmem and examples"
+grep -q "^// Only the installable" "$REPO/go.work" || die "make release dropped go.work's comments"
+
 # refuses VERSION WANT: make release VERSION must fail, saying WANT, and change nothing.
 refuses() {
   local head out; head="$(git -C "$REPO" rev-parse HEAD)"

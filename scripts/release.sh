@@ -47,10 +47,8 @@ done
 # go.work replaces, at the version the requirements name, a sibling that only
 # an installable module requires (no library module's replace directive
 # points the workspace at it): move it to the new version.
-while read -r path ver; do
-  go work edit -dropreplace="$path@$ver" -replace="$path@$VERSION=./${path#"$AGENTMEM_REPO"/}"
-done < <(go work edit -json | awk '/"Replace": \[/ { r = 1 } r && /"Old": \{/ { o = 1 }
-  o && /"Path"/ { gsub(/[",]/, "", $2); p = $2 } o && /"Version"/ { gsub(/[",]/, "", $2); print p, $2; o = 0 }')
+# (sed, not go work edit, which drops go.work's comments)
+sed -i -E "s#^(replace $AGENTMEM_REPO/[^ ]+) v[^ ]+ => #\1 $VERSION => #" go.work
 for m in "${MODULES[@]}"; do
   is_installable "$m" && continue
   (cd "$m" && GOWORK=off go mod tidy)
