@@ -58,7 +58,7 @@ func harnesses() []contract.Harness {
 
 // open opens the driver rawURL names, closed when the test ends (the
 // store over it closes it too; a second Close is harmless).
-func open(t *testing.T, rawURL string) driver.Driver {
+func open(t testing.TB, rawURL string) driver.Driver {
 	t.Helper()
 	d, err := store.OpenDriver(t.Context(), rawURL)
 	if err != nil {
@@ -77,7 +77,11 @@ func setenv(t *testing.T, name, value string) {
 	}
 }
 
-func newPostgres(t *testing.T) driver.Driver {
+func newPostgres(t *testing.T) driver.Driver { return postgresDriver(t) }
+
+// postgresDriver opens a driver on a fresh table of the Postgres emulator,
+// dropped when t ends.
+func postgresDriver(t testing.TB) driver.Driver {
 	base := emulator.Require(t, emulator.PostgresURL)
 	table := unique("e2e")
 	u, err := url.Parse(base)

@@ -18,6 +18,7 @@ require (
 	github.com/cloudwego/eino v0.9.21
 	github.com/firebase/genkit/go v1.12.0
 	github.com/jackc/pgx/v5 v5.13.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
 )
@@ -46,6 +47,8 @@ require (
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/pelletier/go-toml/v2 v2.0.9 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/slongfield/pyfmt v0.0.0-20220222012616-ea85ff4c361f // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
@@ -73,6 +76,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.11.2 // indirect
 	github.com/agentmem/agentmem/eino v0.1.0
 	github.com/agentmem/agentmem/genkit v0.1.0
+	github.com/agentmem/agentmem/mcp v0.1.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
@@ -148,3 +152,5 @@ replace (
 	github.com/agentmem/agentmem/postgres => ../postgres
 	github.com/agentmem/agentmem/sqlite => ../sqlite
 )
+
+replace github.com/agentmem/agentmem/mcp => ../mcp
