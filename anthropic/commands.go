@@ -254,10 +254,10 @@ func (t *Tool) refuse(ctx context.Context, op *store.Operation, r, landed Result
 // edit is the outcome of applying an edit to a file's content: the new
 // content and the result, or a refusal.
 type edit struct {
-	content  string
-	result   Result
-	meta     map[string]string
-	refusal  *Result
+	content string
+	result  Result
+	meta    map[string]string
+	refusal *Result
 }
 
 // editFile runs a read-modify-write loop on the file at cmd.Path: apply
