@@ -26,7 +26,9 @@ for m in "${MODULES[@]}"; do
   fi
 done
 
-echo "== go vet"
+echo "== gofmt, go vet"
+unformatted="$(gofmt -l "${MODULES[@]}")"
+if [[ -n "$unformatted" ]]; then echo "gofmt would change (run make fmt): $unformatted" >&2; exit 1; fi
 for m in "${MODULES[@]}"; do (cd "$m" && go vet ./...); done
 
 echo "== modules (GOWORK=off)"
