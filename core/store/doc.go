@@ -79,4 +79,14 @@
 // one atomic request), [driver.BatchGetter] and [driver.ScopeReader] (faster
 // search) and [driver.Pruner]. The store behaves identically with or without
 // them; [Store.Capabilities] reports what it found.
+//
+// # Observability
+//
+// [Options.Logger] receives a Warn record for each failure the store
+// swallows by design. [Options.Observer] is told as each operation begins
+// and ends (its name and outcome: ok, replayed, not_found, conflict, …)
+// and each time a pending receipt is settled (completed, rolled back, gave
+// up); the driver calls of an operation run under the context its
+// observer returns, so a span started there is their parent. The otel
+// module turns both into OpenTelemetry spans and metrics.
 package store

@@ -555,6 +555,8 @@ func (s *Store) settleVersion(ctx context.Context, v string) error {
 		r.Completed = true
 		if err := s.d.CompleteReceipt(ctx, *r); err != nil && !isPrecondition(err) {
 			return err
+		} else if err == nil {
+			s.settled(ctx, SettlementCompleted)
 		}
 	}
 	s.markCompleted(v)
@@ -595,6 +597,7 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 				continue
 			}
 			s.markCompleted(r.Version)
+			s.settled(ctx, SettlementCompleted)
 			return &c, "", nil
 		}
 		row = ""
@@ -612,6 +615,7 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 					if round++; round >= maxSettleRounds {
 						err := fmt.Errorf("%w: operation %q: %q keeps changing while it is settled", ErrConflict, r.ID, r.Path)
 						s.warn(ctx, "settling a pending receipt gave up: its path kept changing; it stays pending", r.ID, r.Path, err)
+						s.settled(ctx, SettlementGaveUp)
 						return nil, "", err
 					}
 					continue // the row changed meanwhile; look again
@@ -628,6 +632,7 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 			}
 			continue
 		}
+		s.settled(ctx, SettlementRolledBack)
 		return nil, row, nil
 	}
 }

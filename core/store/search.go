@@ -40,7 +40,9 @@ type candidate struct {
 // An empty query returns an empty result. It fails with ErrInvalidPath for
 // a bad prefix and ErrInvalidBound when Limit, MaxFiles, MaxChars or
 // MaxFileChars is not positive.
-func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
+func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpSearch})
+	defer func() { o.done(err, false, len(res.Matches)) }()
 	if err := s.usable(ctx); err != nil {
 		return SearchResult{}, err
 	}
@@ -63,7 +65,7 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, erro
 	if err != nil {
 		return SearchResult{}, err
 	}
-	res := lexical(r.Prefix, terms, cands, r.Limit, r.MaxFiles, r.MaxChars)
+	res = lexical(r.Prefix, terms, cands, r.Limit, r.MaxFiles, r.MaxChars)
 	res.Truncated = res.Truncated || truncated
 	return res, nil
 }

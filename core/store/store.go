@@ -47,6 +47,10 @@ type Options struct {
 	// Logger's records. They may name other tenants' files: set it only
 	// where logs are as private as the store.
 	LogDetails bool
+	// Observer, when set, is told as each operation begins and ends and
+	// each time a pending receipt is settled: the hook for tracing and
+	// metrics (the otel module's NewObserver). nil means none, at no cost.
+	Observer Observer
 }
 
 // Store is the portable memory store. It is safe for concurrent use.
@@ -63,6 +67,7 @@ type Store struct {
 
 	logger     *slog.Logger
 	logDetails bool
+	observer   Observer
 
 	mu        sync.Mutex
 	completed map[string]struct{} // versions whose receipts this store saw settled
@@ -86,6 +91,7 @@ func New(d driver.Driver, opts *Options) *Store {
 			s.now = opts.Now
 		}
 		s.logger, s.logDetails = opts.Logger, opts.LogDetails
+		s.observer = opts.Observer
 	}
 	if d == nil {
 		return s
@@ -140,7 +146,9 @@ func (s *Store) usable(ctx context.Context) error {
 // Read returns at most maxChars runes of the file at path, with the version
 // of the whole file. It fails with ErrNotFound when the file is absent,
 // ErrInvalidPath for a bad path and ErrInvalidBound when maxChars <= 0.
-func (s *Store) Read(ctx context.Context, path string, maxChars int) (*File, error) {
+func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpRead})
+	defer func() { o.done(err, false, boolInt(err == nil)) }()
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -172,7 +180,9 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (*File, err
 // with prefix, a plain string prefix: "tenant" also matches "tenant-b/x".
 // Nested paths are included. It fails with ErrInvalidPath or
 // ErrInvalidBound.
-func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) ([]string, error) {
+func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) (paths []string, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpListPaths})
+	defer func() { o.done(err, false, len(paths)) }()
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -227,7 +237,9 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 // ErrPathCollision, ErrOperationConflict (checked before the version), ErrConflict,
 // ErrTooLarge, or the backend's error (the outcome is then settled by a
 // later replay or mutation of the path).
-func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {
+func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpWrite, Create: r.Expected == "", Tracked: r.Operation != nil})
+	defer func() { o.done(err, m.Replayed, 0) }()
 	if s.d == nil {
 		return Mutation{}, ErrNoDriver
 	}
@@ -250,7 +262,9 @@ func (s *Store) Write(ctx context.Context, r WriteRequest) (Mutation, error) {
 // Delete removes r.Path if its version is r.Expected. Deleting an absent
 // path with Expected "" succeeds with Existed false. With r.Operation it is
 // exactly-once. Errors as for Write.
-func (s *Store) Delete(ctx context.Context, r DeleteRequest) (Mutation, error) {
+func (s *Store) Delete(ctx context.Context, r DeleteRequest) (m Mutation, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpDelete, Tracked: r.Operation != nil})
+	defer func() { o.done(err, m.Replayed, 0) }()
 	if s.d == nil {
 		return Mutation{}, ErrNoDriver
 	}
@@ -266,7 +280,9 @@ func (s *Store) Delete(ctx context.Context, r DeleteRequest) (Mutation, error) {
 // GetOperation returns the recorded result of op, with Replayed set, or nil
 // when op is unknown (or was attempted but never landed, which it settles).
 // A known id with another fingerprint is ErrOperationConflict.
-func (s *Store) GetOperation(ctx context.Context, op Operation) (*Mutation, error) {
+func (s *Store) GetOperation(ctx context.Context, op Operation) (m *Mutation, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpGetOperation})
+	defer func() { o.done(err, false, boolInt(m != nil)) }()
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -285,14 +301,16 @@ func (s *Store) GetOperation(ctx context.Context, op Operation) (*Mutation, erro
 			return nil, err
 		}
 	}
-	m := replay(r)
-	return &m, nil
+	res := replay(r)
+	return &res, nil
 }
 
 // PruneExpired removes expired receipts and tombstones on backends without
 // a native TTL and returns how many rows it removed; on other backends it
 // does nothing and returns 0 (their TTL attribute does the work).
-func (s *Store) PruneExpired(ctx context.Context) (int, error) {
+func (s *Store) PruneExpired(ctx context.Context) (n int, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpPruneExpired})
+	defer func() { o.done(err, false, n) }()
 	if s.d == nil {
 		return 0, ErrNoDriver
 	}

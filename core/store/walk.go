@@ -42,6 +42,8 @@ const (
 //	}
 func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
+		ctx, yield, done := s.observeWalk(ctx, yield)
+		defer done()
 		if err := s.usable(ctx); err != nil {
 			yield("", err)
 			return
