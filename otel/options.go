@@ -45,19 +45,24 @@ type Options struct {
 // to memory.Options.Tracer.
 //
 // The tracer's memory.backend attribute names d's type, not the wrapper's.
+// Store operations get spans too with [NewStore], which does all three.
 func Instrument(d driver.Driver, opts *Options) (driver.Driver, memory.Tracer) {
 	t := &tracer{in: newInstruments(opts)}
 	if d != nil {
-		t.backend = strings.TrimLeft(fmt.Sprintf("%T", d), "*") // as the notebook names it
+		t.backend = backendName(d)
 	}
 	return WrapDriver(d, opts), t
 }
+
+// backendName is d's type as the notebook names it (memory.backend).
+func backendName(d driver.Driver) string { return strings.TrimLeft(fmt.Sprintf("%T", d), "*") }
 
 // instruments is what one Options makes: a tracer, a meter's instruments
 // and the settings.
 type instruments struct {
 	opts      Options
 	tracer    trace.Tracer
+	meter     metric.Meter
 	duration  metric.Float64Histogram
 	conflicts metric.Int64Counter
 	replays   metric.Int64Counter
@@ -105,6 +110,7 @@ func newInstruments(opts *Options) *instruments {
 	}
 	in.tracer = tp.Tracer(ScopeName)
 	m := mp.Meter(ScopeName)
+	in.meter = m
 	// Instrument errors only report invalid names or units, which these
 	// are not; the returned instrument works (a no-op) either way.
 	in.duration, _ = m.Float64Histogram(MetricDuration, metric.WithUnit("s"),

@@ -323,9 +323,13 @@ func TestNotebookSpans(t *testing.T) {
 func TestNoContentByDefault(t *testing.T) {
 	secrets := []string{secretContent, secretQuery, secretNS, secretCall, "travel", "hanoi"}
 	for _, record := range []bool{false, true} {
-		for name, d := range map[string]driver.Driver{"atomic": memstore.New(), "primitives": hidden{memstore.New()}} {
+		for name, d := range map[string]func() driver.Driver{
+			"atomic":     func() driver.Driver { return memstore.New() },
+			"primitives": func() driver.Driver { return hidden{memstore.New()} },
+		} {
 			h := newHarness(t, amotel.Options{RecordPaths: record})
-			useNotebook(t, notebook(t, h, d))
+			useNotebook(t, notebook(t, h, d()))
+			useNotebook(t, fullNotebook(t, h, d()))
 			var texts []string
 			for _, sp := range h.spans.Ended() {
 				texts = append(texts, sp.Name(), sp.Status().Description)

@@ -59,7 +59,8 @@ const (
 	// included).
 	OutcomeOK = "ok"
 	// OutcomeReplayed is a Write or Delete answered from its operation's
-	// receipt: nothing was applied by this call.
+	// receipt (nothing was applied by this call), or a GetOperation that
+	// found the operation's result.
 	OutcomeReplayed = "replayed"
 )
 

@@ -159,7 +159,7 @@ func TestObserverOperations(t *testing.T) {
 				"Search create=false tracked=false: ok 1",
 				"Walk create=false tracked=false: ok 1",
 				"Walk create=false tracked=false: invalid_path 0",
-				"GetOperation create=false tracked=false: ok 1",
+				"GetOperation create=false tracked=false: replayed 1",
 				"Delete create=false tracked=false: ok 0",
 				"Delete create=false tracked=true: ok 0",
 				"PruneExpired create=false tracked=false: ok 0",
@@ -253,7 +253,7 @@ func TestObserverSettlements(t *testing.T) {
 				err = errors.New("GetOperation found nothing")
 			}
 			return err
-		}, nil, []string{"settled completed under GetOperation", "GetOperation create=false tracked=false: ok 1"}},
+		}, nil, []string{"settled completed under GetOperation", "GetOperation create=false tracked=false: replayed 1"}},
 		{"replay not landed", false, func(ctx context.Context, s *store.Store) error {
 			m, err := s.Write(ctx, store.WriteRequest{Path: p, Content: "x", Expected: "v-old", Operation: &store.Operation{ID: id, Fingerprint: "fp"}})
 			if err == nil && m.Replayed {

@@ -282,7 +282,7 @@ func (s *Store) Delete(ctx context.Context, r DeleteRequest) (m Mutation, err er
 // A known id with another fingerprint is ErrOperationConflict.
 func (s *Store) GetOperation(ctx context.Context, op Operation) (m *Mutation, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpGetOperation})
-	defer func() { o.done(err, false, boolInt(m != nil)) }()
+	defer func() { o.done(err, m != nil, boolInt(m != nil)) }()
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
