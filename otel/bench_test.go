@@ -14,11 +14,12 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
-// BenchmarkWrapper measures the wrapper's overhead per store call on
-// memstore: a read and a CAS write per iteration (two driver calls), raw,
-// wrapped with no-op providers (instrumentation installed, no SDK), and
-// wrapped with the SDK recording every span and metric (spans dropped at
-// end, no exporter).
+// BenchmarkWrapper measures the instrumentation's overhead per store call
+// on memstore: a read and a CAS write per iteration (two store calls, two
+// driver calls), raw, with the driver wrapped (WrapDriver), and with the
+// driver wrapped and a store span per operation (NewStore), each with
+// no-op providers (instrumentation installed, no SDK) and with the SDK
+// recording every span and metric (spans dropped at end, no exporter).
 func BenchmarkWrapper(b *testing.B) {
 	sdk := func() *amotel.Options {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
@@ -26,19 +27,30 @@ func BenchmarkWrapper(b *testing.B) {
 		b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
 		return &amotel.Options{TracerProvider: tp, MeterProvider: mp}
 	}
+	noops := func() *amotel.Options {
+		return &amotel.Options{TracerProvider: noop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}
+	}
+	wrapped := func(d driver.Driver, opts *amotel.Options) *store.Store {
+		return store.New(amotel.WrapDriver(d, opts), nil)
+	}
+	full := func(d driver.Driver, opts *amotel.Options) *store.Store {
+		s, _ := amotel.NewStore(d, opts, nil)
+		return s
+	}
 	for _, bc := range []struct {
 		name string
-		wrap func() driver.Driver
+		open func() *store.Store
 	}{
-		{"raw", func() driver.Driver { return memstore.New() }},
-		{"noop", func() driver.Driver {
-			return amotel.WrapDriver(memstore.New(), &amotel.Options{TracerProvider: noop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()})
-		}},
-		{"sdk", func() driver.Driver { return amotel.WrapDriver(memstore.New(), sdk()) }},
+		{"raw", func() *store.Store { return store.New(memstore.New(), nil) }},
+		{"noop", func() *store.Store { return wrapped(memstore.New(), noops()) }},
+		{"sdk", func() *store.Store { return wrapped(memstore.New(), sdk()) }},
+		// NewStore: the driver wrapper and a store span per operation.
+		{"noop+store", func() *store.Store { return full(memstore.New(), noops()) }},
+		{"sdk+store", func() *store.Store { return full(memstore.New(), sdk()) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			s := store.New(bc.wrap(), nil)
+			s := bc.open()
 			m, err := s.Write(ctx, store.WriteRequest{Path: "k/main/MEMORY.md", Content: "- lives in Hanoi\n"})
 			if err != nil {
 				b.Fatal(err)

@@ -46,7 +46,14 @@ type storeOp struct {
 	search bool // a retrieval: gen_ai.memory.record.count applies
 	starts []trace.SpanStartOption
 	base   []attribute.KeyValue // metric attributes before the outcome
+	// Per usual outcome, computed once: the histogram's attributes.
+	record map[string][]metric.RecordOption
+	add    []metric.AddOption // the counters' attributes
 }
+
+// usualOutcomes are the outcomes whose metric attributes are computed
+// once; others are computed per call.
+var usualOutcomes = []string{store.OutcomeOK, store.OutcomeReplayed, "not_found", "conflict"}
 
 // observer bridges store.Observer to OpenTelemetry.
 type observer struct {
@@ -133,6 +140,11 @@ func (o *observer) newOp(info store.OperationInfo) *storeOp {
 		op.base = append(op.base[:len(op.base):len(op.base)], KeyMemoryStoreID.String(id))
 	}
 	op.starts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
+	op.add = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(op.base...))}
+	op.record = make(map[string][]metric.RecordOption, len(usualOutcomes))
+	for _, outcome := range usualOutcomes {
+		op.record[outcome] = op.recordOptions(outcome)
+	}
 	return op
 }
 
@@ -151,10 +163,9 @@ func (o *observer) ObserveOperation(ctx context.Context, info store.OperationInf
 // end records the result of a store operation and ends its span.
 func (o *observer) end(ctx context.Context, op *storeOp, sp trace.Span, began time.Time, r store.OperationResult) {
 	elapsed := time.Since(began).Seconds()
-	outcome := KeyStoreOutcome.String(r.Outcome)
 	if sp.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, 3)
-		attrs = append(attrs, outcome)
+		attrs = append(attrs, KeyStoreOutcome.String(r.Outcome))
 		if op.search && r.Err == nil {
 			attrs = append(attrs, KeyRecordCount.Int(r.Count))
 		}
@@ -165,15 +176,23 @@ func (o *observer) end(ctx context.Context, op *storeOp, sp trace.Span, began ti
 		sp.SetAttributes(attrs...)
 	}
 	sp.End()
-	mattrs := append(op.base[:len(op.base):len(op.base)], outcome)
-	set := metric.WithAttributes(mattrs...)
-	o.duration.Record(ctx, elapsed, set)
+	rec, ok := op.record[r.Outcome]
+	if !ok {
+		rec = op.recordOptions(r.Outcome)
+	}
+	o.duration.Record(ctx, elapsed, rec...)
 	switch r.Outcome {
 	case store.OutcomeReplayed:
-		o.in.replays.Add(ctx, 1, metric.WithAttributes(op.base...))
+		o.in.replays.Add(ctx, 1, op.add...)
 	case "conflict", "operation_conflict":
-		o.in.conflicts.Add(ctx, 1, metric.WithAttributes(op.base...))
+		o.in.conflicts.Add(ctx, 1, op.add...)
 	}
+}
+
+// recordOptions returns the histogram's attributes for an outcome.
+func (op *storeOp) recordOptions(outcome string) []metric.RecordOption {
+	attrs := append(op.base[:len(op.base):len(op.base)], KeyStoreOutcome.String(outcome))
+	return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 }
 
 // ObserveSettlement implements store.Observer: it counts the settlement
