@@ -31,8 +31,8 @@ type Options struct {
 	// Collection is db.collection.name (the table, container or collection
 	// the backend keeps files in); "" leaves it out.
 	Collection string
-	// StoreID is gen_ai.memory.store.id on notebook spans; "" leaves it
-	// out.
+	// StoreID is gen_ai.memory.store.id on notebook and store spans and
+	// store metrics; "" leaves it out.
 	StoreID string
 	// RecordPaths adds the path or prefix of each driver call to its span
 	// (agentmem.path). Paths name namespaces, so they may identify users:
