@@ -156,9 +156,15 @@ func (o *observer) ObserveOperation(ctx context.Context, info store.OperationInf
 		op = o.newOp(store.OperationInfo{Op: info.Op})
 	}
 	ctx, sp := o.in.tracer.Start(ctx, op.name, op.starts...)
+	if !sp.IsRecording() && !o.duration.Enabled(ctx) && !o.in.replays.Enabled(ctx) && !o.in.conflicts.Enabled(ctx) {
+		return ctx, ignore // nothing to record (no-op providers, a span not sampled)
+	}
 	began := time.Now()
 	return ctx, func(r store.OperationResult) { o.end(ctx, op, sp, began, r) }
 }
+
+// ignore ends an operation that nothing records.
+func ignore(store.OperationResult) {}
 
 // end records the result of a store operation and ends its span.
 func (o *observer) end(ctx context.Context, op *storeOp, sp trace.Span, began time.Time, r store.OperationResult) {

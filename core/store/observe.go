@@ -8,7 +8,8 @@ import "context"
 //
 // Its methods are called on the caller's goroutine, concurrently for
 // concurrent operations, and must not block: they run inside every store
-// call. They never see content, queries or paths.
+// call. They are given no content, query or path, except in the text of
+// [OperationResult.Err].
 type Observer interface {
 	// ObserveOperation is called as a public operation of the Store begins
 	// (before any validation). The context it returns is the operation's:
