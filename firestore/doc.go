@@ -1,6 +1,6 @@
 // Package firestore is the Google Cloud Firestore driver for agentmem: the
-// nine [driver.Driver] primitives, an atomic [driver.Mutator] (one
-// read-write transaction), batched reads ([driver.BatchGetter]) and a native
+// nine [driver.Driver] primitives, an atomic [driver.Mutator] (one Commit
+// with preconditions, a read-write transaction as its fallback), batched reads ([driver.BatchGetter]) and a native
 // scope read ([driver.ScopeReader]), all in one collection and with no index
 // to set up.
 //
@@ -53,11 +53,15 @@
 // Firestore reads and single-field queries are strongly consistent.
 // Replace, delete and the receipt updates read the document and write it
 // with an update-time precondition (two RPCs, no locks). [Driver.Mutate]
-// reads the file and the receipt and writes both in one read-write
-// transaction (BeginTransaction, BatchGetDocuments, Commit); if the client
-// re-runs the transaction after ABORTED, the function recognises its own
-// earlier commit by the new version or by an attempt token stored in the
-// receipt.
+// writes the file change and the completed receipt in one Commit whose
+// preconditions (receipt absent; file absent or at the update time the
+// driver last saw for the expected version) make it atomic and
+// conditional, in one RPC. When that update time is unknown, or the
+// preconditions fail, it reads the file and the receipt and decides in
+// one read-write transaction (BeginTransaction, BatchGetDocuments,
+// Commit); if the client re-sends a landed Commit or re-runs the
+// transaction after ABORTED, the function recognises its own earlier
+// commit by the new version or by an attempt token stored in the receipt.
 //
 // The store refuses a create that would make a file and a folder share a
 // name (store.ErrPathCollision) after reading the path's ancestors and

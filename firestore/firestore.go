@@ -23,6 +23,11 @@ type Options struct {
 	// when Firestore aborts it for contention. Default
 	// firestore.DefaultTransactionMaxAttempts (5).
 	MaxAttempts int
+	// CacheSize bounds how many paths' update times the driver remembers
+	// for its single-Commit writes (see Driver.Mutate). Default 4096;
+	// negative turns the single-Commit path off, so that every Mutate runs
+	// the transaction.
+	CacheSize int
 }
 
 // Driver stores agentmem files and receipts in one Firestore collection.
@@ -31,6 +36,7 @@ type Driver struct {
 	client      *firestore.Client
 	coll        *firestore.CollectionRef
 	maxAttempts int
+	seen        *stamps      // path → update time of the version last seen; nil: off
 	closer      func() error // closes a client the driver created (store URLs)
 }
 
@@ -57,8 +63,17 @@ func New(ctx context.Context, client *firestore.Client, collection string, opts 
 		return nil, fmt.Errorf("firestore: invalid collection %q", collection)
 	}
 	d := &Driver{client: client, coll: coll, maxAttempts: firestore.DefaultTransactionMaxAttempts}
-	if opts != nil && opts.MaxAttempts > 0 {
-		d.maxAttempts = opts.MaxAttempts
+	size := defaultStamps
+	if opts != nil {
+		if opts.MaxAttempts > 0 {
+			d.maxAttempts = opts.MaxAttempts
+		}
+		if opts.CacheSize != 0 {
+			size = opts.CacheSize
+		}
+	}
+	if size > 0 {
+		d.seen = newStamps(size)
 	}
 	return d, nil
 }
@@ -177,13 +192,18 @@ func (d *Driver) fileData(f driver.File) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rowData(u), nil
+}
+
+// rowData is the document that fileFields' updates describe.
+func rowData(u []firestore.Update) map[string]any {
 	m := make(map[string]any, len(u))
 	for _, x := range u {
 		if x.Value != firestore.Delete {
 			m[x.Path] = x.Value
 		}
 	}
-	return m, nil
+	return m
 }
 
 // docSize is Firestore's documented storage size of the document named
