@@ -113,6 +113,13 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 			return driver.MutateResult{}, failure(err)
 		}
 		d.remember(pk, &resp.SessionToken)
+		if at, code := batchFailure(resp); resp.Success && at >= 0 && code >= 300 {
+			// A server that reports success for a batch with a failed
+			// operation did not apply it atomically (the unpatched local
+			// server does this): what it applied is unknown.
+			d.files.drop(p.Path)
+			return driver.MutateResult{}, fmt.Errorf("%w: operation %d answered %d in a batch reported as committed; the server does not apply batches atomically", errBatch, at, code)
+		}
 		if resp.Success {
 			switch {
 			case p.Kind == driver.KindDelete:
@@ -160,10 +167,11 @@ func (d *Driver) refuse(ctx context.Context, pk string, p driver.MutateParams) (
 }
 
 // batchFailure returns the index and status of the operation that failed
-// a batch: the first whose status is not 424 Failed Dependency.
+// a batch: the first whose status is neither 2xx nor 424 Failed
+// Dependency; -1 when there is none.
 func batchFailure(resp azcosmos.TransactionalBatchResponse) (int, int) {
 	for i, r := range resp.OperationResults {
-		if r.StatusCode != http.StatusFailedDependency {
+		if r.StatusCode >= 300 && r.StatusCode != http.StatusFailedDependency {
 			return i, int(r.StatusCode)
 		}
 	}
