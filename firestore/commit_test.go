@@ -150,3 +150,44 @@ func TestSingleCommitResent(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiptForms reads both forms of a completed receipt: the packed one
+// Mutate writes now, and the one field per value that v0.1.0's Mutate
+// wrote (still stored until it expires).
+func TestReceiptForms(t *testing.T) {
+	ctx := t.Context()
+	d, _ := emulatorDriver(t)
+	want := testReceipt("op-new", driver.KindWrite, "u/a.md", "v1", "")
+	want.CreatedAt = want.CreatedAt.Truncate(time.Microsecond) // Firestore timestamps hold µs
+	want.ExpiresAt = want.ExpiresAt.Truncate(time.Microsecond)
+	if _, err := d.Mutate(ctx, driver.MutateParams{Kind: driver.KindWrite, Path: "u/a.md", Content: "x", Version: "v1", Receipt: want}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := d.receiptRef("op-new").Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Data()[fReceipt]; !ok || len(snap.Data()) != 4 {
+		t.Fatalf("Mutate's receipt document = %v, want the packed form", snap.Data())
+	}
+	old := *want
+	old.ID = "op-old"
+	doc := receiptData(old)
+	doc[fAttempt] = "0123"
+	if _, err := d.receiptRef("op-old").Create(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*driver.Receipt{want, &old} {
+		got, err := d.GetReceipt(ctx, w.ID)
+		if err != nil || got == nil {
+			t.Fatalf("GetReceipt(%s) = %v, %v", w.ID, got, err)
+		}
+		if !got.CreatedAt.Equal(w.CreatedAt) || !got.ExpiresAt.Equal(w.ExpiresAt) {
+			t.Errorf("%s: times %v, %v; want %v, %v", w.ID, got.CreatedAt, got.ExpiresAt, w.CreatedAt, w.ExpiresAt)
+		}
+		got.CreatedAt, got.ExpiresAt = w.CreatedAt, w.ExpiresAt
+		if *got != *w {
+			t.Errorf("GetReceipt(%s) = %+v, want %+v", w.ID, *got, *w)
+		}
+	}
+}

@@ -17,7 +17,9 @@
 // expiresAt. A receipt has the ID "r~" + hex SHA-256 of the operation id
 // (operation ids may hold "/" and run to 2 KB) and the fields id,
 // fingerprint, kind, target, expected, version, existed, completed,
-// createdAt, expiresAt. Receipts carry no path field, so the range query on
+// createdAt, expiresAt; one that Mutate writes (always completed) packs
+// all but id and expiresAt into one JSON field, receipt, next to its
+// attempt token. Receipts carry no path field, so the range query on
 // path that lists a scope can never return them. See README.md for why this
 // needs no composite index and how to enable the TTL policy on expiresAt.
 //

@@ -147,6 +147,7 @@ const (
 	fCompleted   = "completed"
 	fCreatedAt   = "createdAt"
 	fAttempt     = "attempt" // Mutate's token for recognising its own commit
+	fReceipt     = "receipt" // a completed receipt written by Mutate, packed as JSON
 )
 
 // fileFields returns every field of a file row, with firestore.Delete for
@@ -267,9 +268,9 @@ func decodeFile(s *firestore.DocumentSnapshot) (*driver.File, error) {
 	return f, nil
 }
 
-// receiptData is the document of a receipt; attempt is Mutate's token (or "").
-func receiptData(r driver.Receipt, attempt string) map[string]any {
-	m := map[string]any{
+// receiptData is the document of a receipt on the primitive path.
+func receiptData(r driver.Receipt) map[string]any {
+	return map[string]any{
 		fID:          r.ID,
 		fFingerprint: r.Fingerprint,
 		fKind:        string(r.Kind),
@@ -281,14 +282,36 @@ func receiptData(r driver.Receipt, attempt string) map[string]any {
 		fCreatedAt:   r.CreatedAt,
 		fExpiresAt:   r.ExpiresAt,
 	}
-	if attempt != "" {
-		m[fAttempt] = attempt
-	}
-	return m
 }
 
-// decodeReceipt turns a receipt's snapshot into a driver.Receipt and the
-// attempt token stored with it.
+// packedReceipt is the JSON form of the receipt fields that Mutate writes
+// in one field (fReceipt): a receipt it writes is complete and never
+// updated, and one indexed string costs the Commit less than ten indexed
+// fields (about 0.15 × a raw update on the emulator).
+type packedReceipt struct {
+	Fingerprint string    `json:"fp"`
+	Kind        string    `json:"kind"`
+	Target      string    `json:"path"`
+	Expected    string    `json:"expected,omitempty"`
+	Version     string    `json:"v,omitempty"`
+	Existed     bool      `json:"existed,omitempty"`
+	CreatedAt   time.Time `json:"created"`
+}
+
+// completedReceiptData is the document of a completed receipt that Mutate
+// writes with its attempt token: id, the packed fields, expiresAt (the TTL
+// field) and attempt.
+func completedReceiptData(r driver.Receipt, attempt string) (map[string]any, error) {
+	b, err := json.Marshal(packedReceipt{Fingerprint: r.Fingerprint, Kind: string(r.Kind), Target: r.Path,
+		Expected: r.Expected, Version: r.Version, Existed: r.Existed, CreatedAt: r.CreatedAt})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{fID: r.ID, fReceipt: string(b), fExpiresAt: r.ExpiresAt, fAttempt: attempt}, nil
+}
+
+// decodeReceipt turns a receipt's snapshot (either form) into a
+// driver.Receipt and the attempt token stored with it.
 func decodeReceipt(s *firestore.DocumentSnapshot, id string) (*driver.Receipt, string, error) {
 	m := s.Data()
 	r := &driver.Receipt{
@@ -302,6 +325,14 @@ func decodeReceipt(s *firestore.DocumentSnapshot, id string) (*driver.Receipt, s
 		Completed:   getBool(m, fCompleted),
 		CreatedAt:   getTime(m, fCreatedAt),
 		ExpiresAt:   getTime(m, fExpiresAt),
+	}
+	if js := getString(m, fReceipt); js != "" {
+		var p packedReceipt
+		if err := json.Unmarshal([]byte(js), &p); err != nil {
+			return nil, "", fmt.Errorf("firestore: receipt document %s: %w", s.Ref.ID, err)
+		}
+		r.Fingerprint, r.Kind, r.Path, r.Expected, r.Version = p.Fingerprint, driver.Kind(p.Kind), p.Target, p.Expected, p.Version
+		r.Existed, r.Completed, r.CreatedAt = p.Existed, true, p.CreatedAt
 	}
 	if r.ID != id {
 		return nil, "", fmt.Errorf("firestore: receipt document %s holds operation %q, not %q", s.Ref.ID, r.ID, id)

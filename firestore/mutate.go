@@ -58,15 +58,16 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 // mutation is one Mutate call: its parameters, documents and the state
 // that survives the client's re-runs of the transaction function.
 type mutation struct {
-	d        *Driver
-	p        driver.MutateParams
-	file     *firestore.DocumentRef // nil: the path cannot hold a row
-	receipt  *firestore.DocumentRef // nil without a receipt
-	data     map[string]any         // the new file row (writes)
-	fields   []firestore.Update     // the same row as an Update that replaces every field
-	attempt  string                 // token stored in the receipt
-	attempts int                    // commits attempted so far
-	res      driver.MutateResult
+	d          *Driver
+	p          driver.MutateParams
+	file       *firestore.DocumentRef // nil: the path cannot hold a row
+	receipt    *firestore.DocumentRef // nil without a receipt
+	receiptDoc map[string]any         // the completed receipt's document
+	data       map[string]any         // the new file row (writes)
+	fields     []firestore.Update     // the same row as an Update that replaces every field
+	attempt    string                 // token stored in the receipt
+	attempts   int                    // commits attempted so far
+	res        driver.MutateResult
 }
 
 func (d *Driver) newMutation(p driver.MutateParams) (*mutation, error) {
@@ -91,6 +92,10 @@ func (d *Driver) newMutation(p driver.MutateParams) (*mutation, error) {
 		var b [16]byte
 		_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
 		m.attempt = hex.EncodeToString(b[:])
+		var err error
+		if m.receiptDoc, err = completedReceiptData(*p.Receipt, m.attempt); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -164,7 +169,7 @@ func (m *mutation) run(_ context.Context, tx *firestore.Transaction) error {
 		}
 	}
 	if m.receipt != nil {
-		if err := tx.Create(m.receipt, receiptData(*m.p.Receipt, m.attempt)); err != nil {
+		if err := tx.Create(m.receipt, m.receiptDoc); err != nil {
 			return err
 		}
 	}
@@ -207,7 +212,7 @@ func (d *Driver) commit(ctx context.Context, m *mutation) (bool, error) {
 		return false, nil
 	}
 	if m.receipt != nil {
-		b.Create(m.receipt, receiptData(*p.Receipt, m.attempt))
+		b.Create(m.receipt, m.receiptDoc)
 	}
 	wrs, err := b.Commit(ctx)
 	switch {
