@@ -41,8 +41,9 @@
 // stored version or receipt state the driver read and found different —
 // is [driver.ErrPrecondition], classified by HTTP status from
 // [azcore.ResponseError], never by message; the service's error stays in
-// the chain for errors.As. 413 Request Entity Too Large (an item over
-// 2 MB) is [driver.ErrTooLarge]. Content or metadata that is not valid
+// the chain for errors.As. In a TransactionalBatch the same statuses of
+// the failing operation are read from the batch response. 413 Request
+// Entity Too Large (an item over 2 MB) is [driver.ErrTooLarge]. Content or metadata that is not valid
 // UTF-8 is refused before any request (JSON cannot hold it exactly).
 //
 // Conditional writes run with the SDK's retries switched off, so that a
