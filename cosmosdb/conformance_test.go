@@ -16,10 +16,10 @@ func TestConformance(t *testing.T) {
 		Reopen: func(t *testing.T, d driver.Driver) driver.Driver {
 			return db.reopen(t, d.(*cosmosdb.Driver))
 		},
-		// No Mutator: a file and its receipt live in different logical
-		// partitions, and the local server's TransactionalBatch is not
-		// atomic anyway (see README.md).
-		Capabilities: driver.Capabilities{BatchGet: true, ScopeRead: true},
+		// Mutate is one TransactionalBatch in the file's partition (the
+		// local server's batch is atomic with the patch in
+		// scripts/emulators.sh; TestEmulatorBatchAtomic checks it).
+		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true},
 		Parallel:     true,
 	})
 }

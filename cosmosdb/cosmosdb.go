@@ -33,13 +33,17 @@ type Options struct {
 // not own the client: Close leaves it open.
 type Driver struct {
 	c        *azcosmos.ContainerClient
-	files    *hints[string, state]  // path → last seen (version, ETag)
-	receipts *hints[string, state]  // operation id → last seen (version, completed, ETag)
-	sessions *hints[string, string] // partition key → last session token
+	files    *hints[string, state] // path → last seen (version, ETag)
+	receipts *hints[string, state] // operation id → last seen (version, completed, ETag)
+	// receiptParts maps an operation id to the partition of the receipt
+	// Mutate wrote or GetReceipt found there (the file's partition).
+	receiptParts *hints[string, string]
+	sessions     *hints[string, string] // partition key → last session token
 }
 
 var (
 	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Mutator     = (*Driver)(nil)
 	_ driver.BatchGetter = (*Driver)(nil)
 	_ driver.ScopeReader = (*Driver)(nil)
 )
@@ -86,10 +90,11 @@ func New(ctx context.Context, client *azcosmos.Client, database, container strin
 		n = DefaultCacheSize
 	}
 	return &Driver{
-		c:        c,
-		files:    newHints[string, state](n),
-		receipts: newHints[string, state](n),
-		sessions: newHints[string, string](n),
+		c:            c,
+		files:        newHints[string, state](n),
+		receipts:     newHints[string, state](n),
+		receiptParts: newHints[string, string](n),
+		sessions:     newHints[string, string](n),
 	}, nil
 }
 

@@ -12,36 +12,49 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/cosmosdb"
 )
 
 // TestRequestsPerIdempotentWrite pins the target: after the tool's read,
-// an idempotent write costs 3 requests (reserve, replace with the cached
-// ETag, complete with the cached ETag).
+// an idempotent write costs 1 request (one TransactionalBatch: the receipt
+// and the replace with the cached ETag), and 3 over the primitives
+// (reserve, replace with the cached ETag, complete with the cached ETag).
 func TestRequestsPerIdempotentWrite(t *testing.T) {
-	db := newDatabase(t)
-	d, rq := db.countedDriver(t)
-	s := store.New(d, nil)
-	ctx := t.Context()
-	path := "u/main/MEMORY.md"
-	if _, err := s.Write(ctx, store.WriteRequest{Path: path, Content: "- a\n"}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		f, err := s.Read(ctx, path, 1<<16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := rq.count()
-		if _, err := s.Write(ctx, store.WriteRequest{Path: path, Content: f.Content + "- b\n", Expected: f.Version,
-			Operation: &store.Operation{ID: fmt.Sprint("op-", i), Fingerprint: "fp"}}); err != nil {
-			t.Fatal(err)
-		}
-		if n := rq.count() - before; n != 3 {
-			t.Fatalf("write %d took %d requests, want 3", i, n)
-		}
+	for _, mode := range []struct {
+		name string
+		want int64
+	}{{"full", 1}, {"primitives", 3}} {
+		t.Run(mode.name, func(t *testing.T) {
+			db := newDatabase(t)
+			d, rq := db.countedDriver(t)
+			var dd driver.Driver = d
+			if mode.name == "primitives" {
+				dd = contract.Primitives(d)
+			}
+			s := store.New(dd, nil)
+			ctx := t.Context()
+			path := "u/main/MEMORY.md"
+			if _, err := s.Write(ctx, store.WriteRequest{Path: path, Content: "- a\n"}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				f, err := s.Read(ctx, path, 1<<16)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := rq.count()
+				if _, err := s.Write(ctx, store.WriteRequest{Path: path, Content: f.Content + "- b\n", Expected: f.Version,
+					Operation: &store.Operation{ID: fmt.Sprint("op-", i), Fingerprint: "fp"}}); err != nil {
+					t.Fatal(err)
+				}
+				if n := rq.count() - before; n != mode.want {
+					t.Fatalf("write %d took %d requests, want %d", i, n, mode.want)
+				}
+			}
+		})
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package cosmosdb is the Azure Cosmos DB (NoSQL API) driver for agentmem:
 // the nine conditional primitives of [driver.Driver] over one container,
 // with CreateItem for creates and ETag If-Match for every replace and
-// delete, plus the batched and scope reads that search uses.
+// delete, an atomic [driver.Mutator] (one TransactionalBatch), plus the
+// batched and scope reads that search uses.
 //
 //	client, _ := azcosmos.NewClientWithKey(endpoint, cred, nil)
 //	d, err := cosmosdb.New(ctx, client, "agentmem", "memory", nil)
@@ -13,8 +14,10 @@
 // with id "f" + its path with "/" written as "~" (hashed when longer than
 // 255 characters) in the partition of its first path segment, so every
 // scope of a tenant ("tenant/agent/") is one logical partition. Top-level
-// files share the partition "/". A receipt is an item of its own whose id
-// and partition key are "r" + the SHA-256 of the operation id. The module
+// files share the partition "/". A receipt is an item whose id is "r" +
+// the SHA-256 of the operation id; its partition key is the same id when
+// the primitive path reserved it, and the file's partition when
+// [Driver.Mutate] wrote it in one batch with the file. The module
 // README explains the choice against the /id partitioning of the Python
 // seed.
 //
@@ -38,8 +41,9 @@
 // stored version or receipt state the driver read and found different —
 // is [driver.ErrPrecondition], classified by HTTP status from
 // [azcore.ResponseError], never by message; the service's error stays in
-// the chain for errors.As. 413 Request Entity Too Large (an item over
-// 2 MB) is [driver.ErrTooLarge]. Content or metadata that is not valid
+// the chain for errors.As. In a TransactionalBatch the same statuses of
+// the failing operation are read from the batch response. 413 Request
+// Entity Too Large (an item over 2 MB) is [driver.ErrTooLarge]. Content or metadata that is not valid
 // UTF-8 is refused before any request (JSON cannot hold it exactly).
 //
 // Conditional writes run with the SDK's retries switched off, so that a
@@ -54,12 +58,16 @@
 // Each primitive is one conditional request on one item, atomic in Cosmos
 // DB. A replace or delete sends If-Match with the ETag of the state whose
 // version it expects: cached from the last read or write of the item when
-// the cached version is the expected one (so a tool's read followed by an
-// idempotent write costs three requests: reserve, replace, complete),
-// otherwise read first. A 412 on a cached ETag makes the driver read the
+// the cached version is the expected one, otherwise read first. A 412 on a cached ETag makes the driver read the
 // item again: if it still holds the expected version the write is retried
 // with the fresh ETag, else it is [driver.ErrPrecondition]. Cached ETags
 // are only hints: a stale one costs a 412 and a read, never a lost update.
+//
+// [Driver.Mutate] puts the completed receipt and the file change in one
+// TransactionalBatch in the file's partition, which Cosmos DB applies
+// atomically: a tool's read followed by an idempotent write costs one
+// request. Over the primitives it costs three (reserve, replace,
+// complete).
 //
 // Reads and single-partition queries send the session token of this
 // driver's last request in that partition, so on an account with Session
@@ -81,10 +89,9 @@
 //
 // # Capabilities
 //
+// [driver.Mutator] (one TransactionalBatch in the file's partition; an
+// operation id is recognised within that partition, see README.md),
 // [driver.BatchGetter] (one query per partition) and [driver.ScopeReader]
 // (one single-partition query per search, content cut on the server). No
-// [driver.Mutator]: a file and its receipt live in different logical
-// partitions, and a TransactionalBatch covers one partition only, so the
-// store's receipt algorithm over the primitives is the norm here. No
 // [driver.Pruner]: the ttl does the work.
 package cosmosdb

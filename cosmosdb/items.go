@@ -103,7 +103,9 @@ type fileItem struct {
 	TTL *int32 `json:"ttl,omitempty"`
 }
 
-// receiptItem is an operation receipt as stored, in its own partition.
+// receiptItem is an operation receipt as stored: in its own partition
+// (the primitive path), or in the partition of the file it changed (the
+// atomic path, Driver.Mutate).
 type receiptItem struct {
 	ID          string `json:"id"`
 	PK          string `json:"pk"`
@@ -170,10 +172,13 @@ func decodeFile(b []byte) (*driver.File, error) {
 	return f, nil
 }
 
-func encodeReceipt(r driver.Receipt, now time.Time) ([]byte, error) {
+// encodeReceipt encodes r as an item in partition pk: its own partition
+// (receiptID) on the primitive path, the file's partition when Mutate
+// writes it in one batch with the file.
+func encodeReceipt(r driver.Receipt, pk string, now time.Time) ([]byte, error) {
 	id := receiptID(r.ID)
 	it := receiptItem{
-		ID: id, PK: id, Type: typeReceipt, Op: r.ID, Fingerprint: r.Fingerprint,
+		ID: id, PK: pk, Type: typeReceipt, Op: r.ID, Fingerprint: r.Fingerprint,
 		Kind: string(r.Kind), Path: r.Path, Expected: r.Expected, Version: r.Version,
 		Existed: r.Existed, Completed: r.Completed, Created: formatTime(r.CreatedAt),
 	}

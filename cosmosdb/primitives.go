@@ -265,10 +265,57 @@ func (d *Driver) ifMatch(ctx context.Context, etag azcore.ETag, cached bool,
 	return errContended
 }
 
-// GetReceipt implements driver.Driver with one point read.
+// GetReceipt implements driver.Driver. A receipt lives in its own
+// partition (the primitive path) or in its file's partition (written by
+// Mutate). It reads the partition remembered for the operation, if any,
+// with one point read; otherwise one point read of the receipt's own
+// partition and, when that finds nothing, one cross-partition query on
+// the (always indexed) id. The store calls it on the atomic path only
+// when a Mutate was refused and for Store.GetOperation.
 func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
+	if pk, ok := d.receiptParts.get(id); ok {
+		if r, err := d.readReceiptIn(ctx, pk, id); err != nil || r != nil {
+			return r, err
+		}
+	}
 	r, _, err := d.readReceipt(ctx, id)
-	return r, err
+	if err != nil || r != nil {
+		return r, err
+	}
+	rows, err := d.query(ctx, nil, "SELECT * FROM c WHERE c.id = @id", []azcosmos.QueryParameter{param("@id", receiptID(id))}, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range rows {
+		r, err := decodeReceipt(b, id)
+		if err != nil {
+			return nil, err
+		}
+		var it struct {
+			PK string `json:"pk"`
+		}
+		if json.Unmarshal(b, &it) == nil && it.PK != "" {
+			d.receiptParts.put(id, it.PK)
+		}
+		return r, nil
+	}
+	return nil, nil
+}
+
+// readReceiptIn reads the receipt of operation id that Mutate wrote in
+// partition pk, or nil.
+func (d *Driver) readReceiptIn(ctx context.Context, pk, id string) (*driver.Receipt, error) {
+	rid := receiptID(id)
+	resp, err := d.c.ReadItem(ctx, key(pk), rid, &azcosmos.ItemOptions{SessionToken: d.session(pk)})
+	if statusOf(err) == 404 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.remember(pk, resp.SessionToken)
+	d.receiptParts.put(id, pk)
+	return decodeReceipt(resp.Value, id)
 }
 
 func (d *Driver) readReceipt(ctx context.Context, id string) (*driver.Receipt, azcore.ETag, error) {
@@ -294,7 +341,7 @@ func (d *Driver) readReceipt(ctx context.Context, id string) (*driver.Receipt, a
 // ReserveReceipt implements driver.Driver with one CreateItem; 409
 // Conflict is driver.ErrPrecondition.
 func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
-	body, err := encodeReceipt(r, time.Now())
+	body, err := encodeReceipt(r, receiptID(r.ID), time.Now())
 	if err != nil {
 		return err
 	}
@@ -311,7 +358,7 @@ func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
 // on the ETag cached when the receipt was reserved or read; otherwise (or
 // after a 412) a read decides.
 func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
-	body, err := encodeReceipt(r, time.Now())
+	body, err := encodeReceipt(r, receiptID(r.ID), time.Now())
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@ import (
 
 // BenchmarkIdempotentWrite measures the write a notebook tool makes after
 // its read: a write with an operation over the version just read (the read
-// is not counted), against one raw PutItem of the same item size.
+// is not counted), against one raw PutItem of the same item size,
+// conditional on its version (the raw conditional write).
 func BenchmarkIdempotentWrite(b *testing.B) {
 	for _, mode := range []string{"full", "primitives"} {
 		b.Run(mode, func(b *testing.B) {
@@ -41,7 +42,11 @@ func BenchmarkIdempotentWrite(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			putItem := dynamodb.FileItem(d, driver.File{Path: "raw/main/MEMORY.md", Version: m.Version, Content: content})
+			rawPath := "raw/main/MEMORY.md"
+			if _, err := raw.PutItem(ctx, &awsdynamodb.PutItemInput{TableName: aws.String(d.Table()),
+				Item: dynamodb.FileItem(d, driver.File{Path: rawPath, Version: "v0", Content: content})}); err != nil {
+				b.Fatal(err)
+			}
 			n.reset()
 			var write, put []time.Duration
 			i := 0
@@ -54,7 +59,12 @@ func BenchmarkIdempotentWrite(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := raw.PutItem(ctx, &awsdynamodb.PutItemInput{TableName: aws.String(d.Table()), Item: putItem}); err != nil {
+				if _, err := raw.PutItem(ctx, &awsdynamodb.PutItemInput{TableName: aws.String(d.Table()),
+					Item:                      dynamodb.FileItem(d, driver.File{Path: rawPath, Version: fmt.Sprint("v", i), Content: content}),
+					ConditionExpression:       aws.String("#v = :v"),
+					ExpressionAttributeNames:  map[string]string{"#v": "v"},
+					ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: fmt.Sprint("v", i-1)}},
+				}); err != nil {
 					b.Fatal(err)
 				}
 				write, put = append(write, t1.Sub(t0)), append(put, time.Since(t1))

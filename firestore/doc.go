@@ -1,6 +1,6 @@
 // Package firestore is the Google Cloud Firestore driver for agentmem: the
-// nine [driver.Driver] primitives, an atomic [driver.Mutator] (one
-// read-write transaction), batched reads ([driver.BatchGetter]) and a native
+// nine [driver.Driver] primitives, an atomic [driver.Mutator] (one Commit
+// with preconditions, a read-write transaction as its fallback), batched reads ([driver.BatchGetter]) and a native
 // scope read ([driver.ScopeReader]), all in one collection and with no index
 // to set up.
 //
@@ -17,7 +17,9 @@
 // expiresAt. A receipt has the ID "r~" + hex SHA-256 of the operation id
 // (operation ids may hold "/" and run to 2 KB) and the fields id,
 // fingerprint, kind, target, expected, version, existed, completed,
-// createdAt, expiresAt. Receipts carry no path field, so the range query on
+// createdAt, expiresAt; one that Mutate writes (always completed) packs
+// all but id and expiresAt into one JSON field, receipt, next to its
+// attempt token. Receipts carry no path field, so the range query on
 // path that lists a scope can never return them. See README.md for why this
 // needs no composite index and how to enable the TTL policy on expiresAt.
 //
@@ -53,11 +55,15 @@
 // Firestore reads and single-field queries are strongly consistent.
 // Replace, delete and the receipt updates read the document and write it
 // with an update-time precondition (two RPCs, no locks). [Driver.Mutate]
-// reads the file and the receipt and writes both in one read-write
-// transaction (BeginTransaction, BatchGetDocuments, Commit); if the client
-// re-runs the transaction after ABORTED, the function recognises its own
-// earlier commit by the new version or by an attempt token stored in the
-// receipt.
+// writes the file change and the completed receipt in one Commit whose
+// preconditions (receipt absent; file absent or at the update time the
+// driver last saw for the expected version) make it atomic and
+// conditional, in one RPC. When that update time is unknown, or the
+// preconditions fail, it reads the file and the receipt and decides in
+// one read-write transaction (BeginTransaction, BatchGetDocuments,
+// Commit); if the client re-sends a landed Commit or re-runs the
+// transaction after ABORTED, the function recognises its own earlier
+// commit by the new version or by an attempt token stored in the receipt.
 //
 // The store refuses a create that would make a file and a folder share a
 // name (store.ErrPathCollision) after reading the path's ancestors and

@@ -19,6 +19,7 @@ func (d *Driver) getFile(ctx context.Context, path string) (*driver.File, *fires
 	}
 	s, err := d.fileRef(path).Get(ctx)
 	if notFound(err) {
+		d.forget(path)
 		return nil, nil, nil
 	}
 	if err != nil {
@@ -28,6 +29,7 @@ func (d *Driver) getFile(ctx context.Context, path string) (*driver.File, *fires
 	if err != nil {
 		return nil, nil, err
 	}
+	d.saw(f, s)
 	return f, s, nil
 }
 
@@ -161,6 +163,7 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 		if err != nil {
 			return nil, err
 		}
+		d.saw(f, s)
 		out = append(out, f)
 	}
 	return out, nil

@@ -23,6 +23,11 @@ type Options struct {
 	// when Firestore aborts it for contention. Default
 	// firestore.DefaultTransactionMaxAttempts (5).
 	MaxAttempts int
+	// CacheSize bounds how many paths' update times the driver remembers
+	// for its single-Commit writes (see Driver.Mutate). Default 4096;
+	// negative turns the single-Commit path off, so that every Mutate runs
+	// the transaction.
+	CacheSize int
 }
 
 // Driver stores agentmem files and receipts in one Firestore collection.
@@ -31,6 +36,7 @@ type Driver struct {
 	client      *firestore.Client
 	coll        *firestore.CollectionRef
 	maxAttempts int
+	seen        *stamps      // path → update time of the version last seen; nil: off
 	closer      func() error // closes a client the driver created (store URLs)
 }
 
@@ -57,8 +63,17 @@ func New(ctx context.Context, client *firestore.Client, collection string, opts 
 		return nil, fmt.Errorf("firestore: invalid collection %q", collection)
 	}
 	d := &Driver{client: client, coll: coll, maxAttempts: firestore.DefaultTransactionMaxAttempts}
-	if opts != nil && opts.MaxAttempts > 0 {
-		d.maxAttempts = opts.MaxAttempts
+	size := defaultStamps
+	if opts != nil {
+		if opts.MaxAttempts > 0 {
+			d.maxAttempts = opts.MaxAttempts
+		}
+		if opts.CacheSize != 0 {
+			size = opts.CacheSize
+		}
+	}
+	if size > 0 {
+		d.seen = newStamps(size)
 	}
 	return d, nil
 }
@@ -132,6 +147,7 @@ const (
 	fCompleted   = "completed"
 	fCreatedAt   = "createdAt"
 	fAttempt     = "attempt" // Mutate's token for recognising its own commit
+	fReceipt     = "receipt" // a completed receipt written by Mutate, packed as JSON
 )
 
 // fileFields returns every field of a file row, with firestore.Delete for
@@ -177,13 +193,18 @@ func (d *Driver) fileData(f driver.File) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rowData(u), nil
+}
+
+// rowData is the document that fileFields' updates describe.
+func rowData(u []firestore.Update) map[string]any {
 	m := make(map[string]any, len(u))
 	for _, x := range u {
 		if x.Value != firestore.Delete {
 			m[x.Path] = x.Value
 		}
 	}
-	return m, nil
+	return m
 }
 
 // docSize is Firestore's documented storage size of the document named
@@ -247,9 +268,9 @@ func decodeFile(s *firestore.DocumentSnapshot) (*driver.File, error) {
 	return f, nil
 }
 
-// receiptData is the document of a receipt; attempt is Mutate's token (or "").
-func receiptData(r driver.Receipt, attempt string) map[string]any {
-	m := map[string]any{
+// receiptData is the document of a receipt on the primitive path.
+func receiptData(r driver.Receipt) map[string]any {
+	return map[string]any{
 		fID:          r.ID,
 		fFingerprint: r.Fingerprint,
 		fKind:        string(r.Kind),
@@ -261,14 +282,36 @@ func receiptData(r driver.Receipt, attempt string) map[string]any {
 		fCreatedAt:   r.CreatedAt,
 		fExpiresAt:   r.ExpiresAt,
 	}
-	if attempt != "" {
-		m[fAttempt] = attempt
-	}
-	return m
 }
 
-// decodeReceipt turns a receipt's snapshot into a driver.Receipt and the
-// attempt token stored with it.
+// packedReceipt is the JSON form of the receipt fields that Mutate writes
+// in one field (fReceipt): a receipt it writes is complete and never
+// updated, and one indexed string costs the Commit less than ten indexed
+// fields (about 0.15 × a raw update on the emulator).
+type packedReceipt struct {
+	Fingerprint string    `json:"fp"`
+	Kind        string    `json:"kind"`
+	Target      string    `json:"path"`
+	Expected    string    `json:"expected,omitempty"`
+	Version     string    `json:"v,omitempty"`
+	Existed     bool      `json:"existed,omitempty"`
+	CreatedAt   time.Time `json:"created"`
+}
+
+// completedReceiptData is the document of a completed receipt that Mutate
+// writes with its attempt token: id, the packed fields, expiresAt (the TTL
+// field) and attempt.
+func completedReceiptData(r driver.Receipt, attempt string) (map[string]any, error) {
+	b, err := json.Marshal(packedReceipt{Fingerprint: r.Fingerprint, Kind: string(r.Kind), Target: r.Path,
+		Expected: r.Expected, Version: r.Version, Existed: r.Existed, CreatedAt: r.CreatedAt})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{fID: r.ID, fReceipt: string(b), fExpiresAt: r.ExpiresAt, fAttempt: attempt}, nil
+}
+
+// decodeReceipt turns a receipt's snapshot (either form) into a
+// driver.Receipt and the attempt token stored with it.
 func decodeReceipt(s *firestore.DocumentSnapshot, id string) (*driver.Receipt, string, error) {
 	m := s.Data()
 	r := &driver.Receipt{
@@ -282,6 +325,14 @@ func decodeReceipt(s *firestore.DocumentSnapshot, id string) (*driver.Receipt, s
 		Completed:   getBool(m, fCompleted),
 		CreatedAt:   getTime(m, fCreatedAt),
 		ExpiresAt:   getTime(m, fExpiresAt),
+	}
+	if js := getString(m, fReceipt); js != "" {
+		var p packedReceipt
+		if err := json.Unmarshal([]byte(js), &p); err != nil {
+			return nil, "", fmt.Errorf("firestore: receipt document %s: %w", s.Ref.ID, err)
+		}
+		r.Fingerprint, r.Kind, r.Path, r.Expected, r.Version = p.Fingerprint, driver.Kind(p.Kind), p.Target, p.Expected, p.Version
+		r.Existed, r.Completed, r.CreatedAt = p.Existed, true, p.CreatedAt
 	}
 	if r.ID != id {
 		return nil, "", fmt.Errorf("firestore: receipt document %s holds operation %q, not %q", s.Ref.ID, r.ID, id)

@@ -12,23 +12,38 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-// Mutate implements driver.Mutator with one read-write transaction of at
-// most two documents: it reads the file row and the receipt together
-// (locking both), then writes the file change and the completed receipt,
-// or nothing. Three RPCs: BeginTransaction, BatchGetDocuments, Commit (a
-// failed version check rolls back instead of committing).
+// Mutate implements driver.Mutator. Its happy path is ONE Commit RPC
+// holding the file change and the completed receipt with preconditions:
+// the receipt document must not exist (a create), and the file row must
+// not exist (a create) or must still carry the update time the driver saw
+// it at in the expected version (an update or delete with an update-time
+// precondition). The driver knows that update time when it read the row
+// (GetFile, GetFiles) or wrote it (an earlier Mutate) and remembers it per
+// path (Options.CacheSize).
 //
-// The client runs the transaction function again after ABORTED, which may
-// follow a Commit that it re-sent after UNAVAILABLE and that had landed.
-// The function therefore recognises its own earlier commit: a receipt
-// holding this call's attempt token, or a file row holding p.Version. A
-// plain delete (no receipt) leaves no such evidence, so once a commit has
-// been attempted a mismatch is reported as an unknown outcome, never as
-// ErrPrecondition.
+// When the update time is unknown (and for a delete without a receipt, or
+// of a path that must be absent), or when the Commit's preconditions fail
+// (a known receipt, another version, a stale memory), Mutate runs a
+// read-write transaction of at most two documents, which decides: it reads
+// the file row and the receipt together (locking both), then writes the
+// file change and the completed receipt, or nothing. Three RPCs:
+// BeginTransaction, BatchGetDocuments, Commit (a failed version check
+// rolls back instead of committing).
+//
+// The client re-sends a Commit after UNAVAILABLE, and runs the transaction
+// function again after ABORTED; either may follow a commit that had
+// landed. The transaction function therefore recognises its own earlier
+// commit, from either path: a receipt holding this call's attempt token,
+// or a file row holding p.Version. A plain delete (no receipt) leaves no
+// such evidence, so once a commit has been attempted a mismatch is
+// reported as an unknown outcome, never as ErrPrecondition.
 func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
 	m, err := d.newMutation(p)
 	if err != nil {
 		return driver.MutateResult{}, err
+	}
+	if ok, err := d.commit(ctx, m); ok || err != nil {
+		return m.res, err
 	}
 	err = d.client.RunTransaction(ctx, m.run, firestore.MaxAttempts(d.maxAttempts))
 	switch {
@@ -43,27 +58,31 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 // mutation is one Mutate call: its parameters, documents and the state
 // that survives the client's re-runs of the transaction function.
 type mutation struct {
-	p        driver.MutateParams
-	file     *firestore.DocumentRef // nil: the path cannot hold a row
-	receipt  *firestore.DocumentRef // nil without a receipt
-	data     map[string]any         // the new file row (writes)
-	attempt  string                 // token stored in the receipt
-	attempts int                    // commits attempted so far
-	res      driver.MutateResult
+	d          *Driver
+	p          driver.MutateParams
+	file       *firestore.DocumentRef // nil: the path cannot hold a row
+	receipt    *firestore.DocumentRef // nil without a receipt
+	receiptDoc map[string]any         // the completed receipt's document
+	data       map[string]any         // the new file row (writes)
+	fields     []firestore.Update     // the same row as an Update that replaces every field
+	attempt    string                 // token stored in the receipt
+	attempts   int                    // commits attempted so far
+	res        driver.MutateResult
 }
 
 func (d *Driver) newMutation(p driver.MutateParams) (*mutation, error) {
-	m := &mutation{p: p}
+	m := &mutation{d: d, p: p}
 	if p.Kind == driver.KindWrite {
 		opID := ""
 		if p.Receipt != nil {
 			opID = p.Receipt.ID
 		}
 		var err error
-		m.data, err = d.fileData(driver.File{Path: p.Path, Content: p.Content, Version: p.Version, OperationID: opID, Metadata: p.Metadata})
+		m.fields, err = d.fileFields(driver.File{Path: p.Path, Content: p.Content, Version: p.Version, OperationID: opID, Metadata: p.Metadata})
 		if err != nil {
 			return nil, err
 		}
+		m.data = rowData(m.fields)
 	}
 	if storable(p.Path) {
 		m.file = d.fileRef(p.Path)
@@ -73,6 +92,10 @@ func (d *Driver) newMutation(p driver.MutateParams) (*mutation, error) {
 		var b [16]byte
 		_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
 		m.attempt = hex.EncodeToString(b[:])
+		var err error
+		if m.receiptDoc, err = completedReceiptData(*p.Receipt, m.attempt); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -103,6 +126,14 @@ func (m *mutation) run(_ context.Context, tx *firestore.Transaction) error {
 		receiptSnap = snaps[0]
 	}
 
+	var cur *driver.File
+	if fileSnap != nil && fileSnap.Exists() {
+		var err error
+		if cur, err = decodeFile(fileSnap); err != nil {
+			return err
+		}
+		m.d.saw(cur, fileSnap)
+	}
 	if receiptSnap != nil && receiptSnap.Exists() {
 		r, attempt, err := decodeReceipt(receiptSnap, m.p.Receipt.ID)
 		if err != nil {
@@ -112,13 +143,6 @@ func (m *mutation) run(_ context.Context, tx *firestore.Transaction) error {
 			m.res.Existing = r
 		}
 		return nil // an empty commit: the receipt answers, nothing is written
-	}
-	var cur *driver.File
-	if fileSnap != nil && fileSnap.Exists() {
-		var err error
-		if cur, err = decodeFile(fileSnap); err != nil {
-			return err
-		}
 	}
 	if m.p.Kind == driver.KindWrite && cur != nil && cur.Version == m.p.Version {
 		return nil // this call's earlier commit landed
@@ -145,10 +169,63 @@ func (m *mutation) run(_ context.Context, tx *firestore.Transaction) error {
 		}
 	}
 	if m.receipt != nil {
-		if err := tx.Create(m.receipt, receiptData(*m.p.Receipt, m.attempt)); err != nil {
+		if err := tx.Create(m.receipt, m.receiptDoc); err != nil {
 			return err
 		}
 	}
 	m.attempts++
 	return nil
+}
+
+// commit tries the single-Commit path: the file change and the receipt in
+// one Commit whose preconditions (receipt absent; file absent, or at the
+// update time remembered for p.Expected) stand in for the transaction's
+// reads. It reports false, with nothing written, when the path does not
+// apply or a precondition failed; the transaction then decides, and
+// recognises this commit if the client re-sent it after it had landed.
+func (d *Driver) commit(ctx context.Context, m *mutation) (bool, error) {
+	p := m.p
+	if d.seen == nil || m.file == nil {
+		return false, nil
+	}
+	//lint:ignore SA1019 a WriteBatch is the one atomic multi-document write
+	// that costs a single RPC (a transaction adds BeginTransaction).
+	b := d.client.Batch()
+	switch {
+	case p.Kind == driver.KindWrite && p.Expected == "":
+		b.Create(m.file, m.data)
+	case p.Kind == driver.KindWrite:
+		at, ok := d.seen.at(p.Path, p.Expected)
+		if !ok {
+			return false, nil
+		}
+		b.Update(m.file, m.fields, firestore.LastUpdateTime(at))
+	case p.Expected != "" && m.receipt != nil:
+		at, ok := d.seen.at(p.Path, p.Expected)
+		if !ok {
+			return false, nil
+		}
+		b.Delete(m.file, firestore.LastUpdateTime(at))
+	default:
+		// A plain delete leaves no evidence to recognise a re-sent commit
+		// by, and "must be absent" has no delete precondition.
+		return false, nil
+	}
+	if m.receipt != nil {
+		b.Create(m.receipt, m.receiptDoc)
+	}
+	wrs, err := b.Commit(ctx)
+	switch {
+	case err == nil:
+		if p.Kind == driver.KindWrite && len(wrs) > 0 {
+			d.seen.put(p.Path, p.Version, wrs[0].UpdateTime)
+		} else {
+			d.seen.drop(p.Path)
+		}
+		return true, nil
+	case conditionFailed(err):
+		d.seen.drop(p.Path)
+		return false, nil
+	}
+	return true, fail(ctx, "mutate", err)
 }

@@ -35,7 +35,7 @@ func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, er
 // ALREADY_EXISTS it re-reads: a pending receipt with r.Version is this
 // call's own, re-sent by the client after a lost reply.
 func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
-	return create(ctx, "reserve receipt", d.receiptRef(r.ID), receiptData(r, ""), func() (bool, error) {
+	return create(ctx, "reserve receipt", d.receiptRef(r.ID), receiptData(r), func() (bool, error) {
 		cur, _, err := d.getReceipt(ctx, r.ID)
 		return cur != nil && !cur.Completed && cur.Version == r.Version, err
 	})
@@ -80,10 +80,10 @@ func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
 
 // receiptFields lists every field of r's document for an Update.
 func receiptFields(r driver.Receipt) []firestore.Update {
-	m := receiptData(r, "")
+	m := receiptData(r)
 	u := make([]firestore.Update, 0, len(m)+1)
 	for k, v := range m {
 		u = append(u, firestore.Update{Path: k, Value: v})
 	}
-	return append(u, firestore.Update{Path: fAttempt, Value: firestore.Delete})
+	return append(u, firestore.Update{Path: fAttempt, Value: firestore.Delete}, firestore.Update{Path: fReceipt, Value: firestore.Delete})
 }

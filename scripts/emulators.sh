@@ -16,7 +16,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="$ROOT/.cache/emulators"
+CACHE="${AGENTMEM_EMULATOR_CACHE:-$ROOT/.cache/emulators}" # AGENTMEM_EMULATOR_CACHE: a private install dir
 RUN="${AGENTMEM_RUN_DIR:-$ROOT/.cache/run}" # AGENTMEM_RUN_DIR: a private run dir for parallel users
 ENV_FILE="$RUN/emulators.env"
 READY_TIMEOUT="${EMULATORS_READY_TIMEOUT:-60}"
@@ -296,6 +296,20 @@ patch_cosmos() {
     'const input = body[i];' \
     'const input = Object.assign({ partitionKey: req.headers["x-ms-documentdb-partitionkey"] }, body[i]);' \
     's/const input = body\[i\];/const input = Object.assign({ partitionKey: req.headers["x-ms-documentdb-partitionkey"] }, body[i]);/'
+  # 3) An atomic TransactionalBatch applied its operations one by one and kept
+  #    those before a failing one, answering 200 (the SDK's Success). As the
+  #    service does: on any failure restore the container's items as they were
+  #    before the batch, answer 207 Multi-Status, and report every operation
+  #    but the failing one as 424 Failed Dependency. The handler is synchronous
+  #    after the body is read, so no other request interleaves.
+  patch_file "atomic batch: snapshot" "$L/batch-documents.js" \
+    'let failed = false;' \
+    'let failed = false, undoAtomic = isAtomic && [new Map(collection.documents._data), new Map(collection.documents._index)], finishAtomic = rs => { if (undoAtomic && rs.some(r => r.statusCode >= 400)) { [collection.documents._data, collection.documents._index] = undoAtomic; rs.forEach(r => { if (r.statusCode < 400) { r.statusCode = 424; r.requestCharge = 0; delete r.eTag; delete r.resourceBody; } }); res.statusCode = 207; } return rs; };' \
+    's|let failed = false;|let failed = false, undoAtomic = isAtomic \&\& [new Map(collection.documents._data), new Map(collection.documents._index)], finishAtomic = rs => { if (undoAtomic \&\& rs.some(r => r.statusCode >= 400)) { [collection.documents._data, collection.documents._index] = undoAtomic; rs.forEach(r => { if (r.statusCode < 400) { r.statusCode = 424; r.requestCharge = 0; delete r.eTag; delete r.resourceBody; } }); res.statusCode = 207; } return rs; };|'
+  patch_file "atomic batch: roll back" "$L/batch-documents.js" \
+    'return responseBody;' \
+    'return finishAtomic(responseBody);' \
+    's|return responseBody;|return finishAtomic(responseBody);|'
 }
 
 # ---------------------------------------------------------------- starters
