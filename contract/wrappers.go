@@ -30,8 +30,10 @@ type Interceptor struct {
 var (
 	_ driver.Driver             = (*Interceptor)(nil)
 	_ driver.Mutator            = (*Interceptor)(nil)
+	_ driver.CollisionChecker   = (*Interceptor)(nil)
 	_ driver.BatchGetter        = (*Interceptor)(nil)
 	_ driver.ScopeReader        = (*Interceptor)(nil)
+	_ driver.SnapshotReader     = (*Interceptor)(nil)
 	_ driver.Pruner             = (*Interceptor)(nil)
 	_ driver.CapabilityReporter = (*Interceptor)(nil)
 )
@@ -142,6 +144,32 @@ func (i *Interceptor) Mutate(ctx context.Context, p driver.MutateParams) (driver
 		return driver.MutateResult{}, errUnsupported
 	}
 	return do1(i, "Mutate", func() (driver.MutateResult, error) { return m.Mutate(ctx, p) })
+}
+
+// ChecksCollisions implements driver.CollisionChecker: what the wrapped
+// driver reports (false when it is no CollisionChecker).
+func (i *Interceptor) ChecksCollisions() bool {
+	c, ok := i.inner.(driver.CollisionChecker)
+	return ok && c.ChecksCollisions()
+}
+
+// ReadSnapshot implements driver.SnapshotReader.
+func (i *Interceptor) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	r, ok := i.inner.(driver.SnapshotReader)
+	if !ok {
+		return nil, nil, errUnsupported
+	}
+	var f *driver.File
+	entries, err := do1(i, "ReadSnapshot", func() ([]driver.Entry, error) {
+		var err error
+		var e []driver.Entry
+		f, e, err = r.ReadSnapshot(ctx, p)
+		return e, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, entries, nil
 }
 
 // GetFiles implements driver.BatchGetter.
