@@ -217,11 +217,15 @@ var (
 )
 
 // Counter is a driver wrapper that counts calls per primitive; benchmarks
-// use it to report backend requests per operation.
+// use it to report backend requests per operation. It also counts round
+// trips: calls that start while no other call is in flight (calls issued
+// concurrently count once).
 type Counter struct {
 	*Interceptor
-	mu     sync.Mutex
-	counts map[string]int
+	mu       sync.Mutex
+	counts   map[string]int
+	inflight int
+	rounds   int
 }
 
 // NewCounter wraps d with a call counter.
@@ -230,10 +234,28 @@ func NewCounter(d driver.Driver) *Counter {
 	c.Before = func(call string) error {
 		c.mu.Lock()
 		c.counts[call]++
+		if c.inflight == 0 {
+			c.rounds++
+		}
+		c.inflight++
 		c.mu.Unlock()
 		return nil
 	}
+	c.After = func(call string, err error) error {
+		c.mu.Lock()
+		c.inflight--
+		c.mu.Unlock()
+		return err
+	}
 	return c
+}
+
+// Rounds returns the round trips since the last Reset: calls that started
+// while no other call was in flight.
+func (c *Counter) Rounds() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rounds
 }
 
 // Total returns the number of calls since the last Reset.
@@ -259,6 +281,7 @@ func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.counts)
+	c.rounds = 0
 }
 
 // FaultMode says how an injected fault behaves.
