@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -107,40 +106,16 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 	var file *driver.File
 	var out []driver.Entry
 	for rows.Next() {
-		var isFile, tomb bool
-		var path string
-		var content, version, opID, meta *string
-		var raw []byte
-		var expires *time.Time
-		if err := rows.Scan(&isFile, &path, &content, &raw, &version, &opID, &meta, &tomb, &expires); err != nil {
+		var isFile bool
+		f, err := scanFile(rows, &isFile)
+		if err != nil {
 			return nil, nil, fail(ctx, err)
 		}
-		if !isFile {
-			out = append(out, driver.Entry{Path: path, Tombstone: tomb})
-			continue
+		if isFile {
+			file = f
+		} else {
+			out = append(out, driver.Entry{Path: f.Path, Tombstone: f.Tombstone})
 		}
-		f := &driver.File{Path: path, Tombstone: tomb}
-		if content != nil {
-			f.Content = *content
-		}
-		if raw != nil {
-			f.Content = string(raw)
-		}
-		if version != nil {
-			f.Version = *version
-		}
-		if opID != nil {
-			f.OperationID = *opID
-		}
-		if meta != nil {
-			if err := json.Unmarshal([]byte(*meta), &f.Metadata); err != nil {
-				return nil, nil, fmt.Errorf("postgres: metadata of %q: %w", path, err)
-			}
-		}
-		if expires != nil {
-			f.ExpiresAt = *expires
-		}
-		file = f
 	}
 	if err := rows.Err(); tableMissing(err) {
 		return nil, nil, nil

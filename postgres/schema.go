@@ -179,7 +179,7 @@ func newStatements(table string) statements {
 	// The snapshot: the file $4 (first column true) and a listing page
 	// (false) in one statement.
 	snapshot := `SELECT true, ` + fileCols + ` FROM ` + t + ` WHERE path = $4::text
-		UNION ALL (SELECT false, path, NULL, NULL, NULL, NULL, NULL, tombstone, NULL FROM ` + t + `
+		UNION ALL (SELECT false, path, '', NULL, '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int)`
 	return statements{
 		table:       table,

@@ -43,11 +43,13 @@ func metadataText(m map[string]string) (any, error) {
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-func scanFile(row scanner) (*driver.File, error) {
+// scanFile scans the file columns (fileCols), after the columns first
+// scans into, if any.
+func scanFile(row scanner, first ...any) (*driver.File, error) {
 	var f driver.File
 	var meta sql.NullString
 	var expires sql.NullInt64
-	if err := row.Scan(&f.Path, &f.Content, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires); err != nil {
+	if err := row.Scan(append(first, &f.Path, &f.Content, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
 		return nil, err
 	}
 	if meta.Valid {
@@ -316,26 +318,15 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 	var out []driver.Entry
 	for rows.Next() {
 		var isFile bool
-		var f driver.File
-		var content, version, opID, meta sql.NullString
-		var expires sql.NullInt64
-		if err := rows.Scan(&isFile, &f.Path, &content, &version, &opID, &meta, &f.Tombstone, &expires); err != nil {
+		f, err := scanFile(rows, &isFile)
+		if err != nil {
 			return nil, nil, fail(ctx, err)
 		}
-		if !isFile {
+		if isFile {
+			file = f
+		} else {
 			out = append(out, driver.Entry{Path: f.Path, Tombstone: f.Tombstone})
-			continue
 		}
-		f.Content, f.Version, f.OperationID = content.String, version.String, opID.String
-		if meta.Valid {
-			if err := json.Unmarshal([]byte(meta.String), &f.Metadata); err != nil {
-				return nil, nil, fmt.Errorf("sqlite: metadata of %q: %w", f.Path, err)
-			}
-		}
-		if expires.Valid {
-			f.ExpiresAt = time.UnixMilli(expires.Int64)
-		}
-		file = &f
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fail(ctx, err)

@@ -68,7 +68,7 @@ func newStatements(table string) statements {
 		ORDER BY path LIMIT ?3`
 	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3`
 	snapshot := `SELECT 1, ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
-		UNION ALL SELECT * FROM (SELECT 0, path, NULL, NULL, NULL, NULL, tombstone, NULL FROM ` + t + `
+		UNION ALL SELECT * FROM (SELECT 0, path, '', '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3)`
 	return statements{
 		schema: strings.NewReplacer("{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"),

@@ -384,26 +384,35 @@ func TestScopeQueriesUseTheIndex(t *testing.T) {
 		{"ReadScope", d.sql.readScope, []any{"t/main/", 101, 100, end}},
 		{"ListFiles", d.sql.listFiles, []any{"t/main/", "", 100, end}},
 	} {
-		rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := queryPlan(t, d, q.sql, q.args...)
 		if !strings.Contains(text, "SEARCH") || !strings.Contains(text, "(path>? AND path<?)") || strings.Contains(text, "TEMP B-TREE") {
 			t.Fatalf("%s is not one ordered range search of the primary key:\n%s", q.name, text)
 		}
 		t.Logf("%s plan: %s", q.name, text)
 	}
+}
+
+// queryPlan returns the lines of EXPLAIN QUERY PLAN for query.
+func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
+	t.Helper()
+	rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
 }
 
 // TestPointQueriesUseTheIndex: the snapshot's statement and a create's
@@ -420,21 +429,7 @@ func TestPointQueriesUseTheIndex(t *testing.T) {
 		{"ReadSnapshot", d.sql.snapshot, []any{"t/main/", "", 100, "t/main/MEMORY.md", end}},
 		{"collision", d.sql.collision, []any{`["t","t/main"]`, "t/main/x.md/", "t/main/x.md0"}},
 	} {
-		rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := queryPlan(t, d, q.sql, q.args...)
 		if strings.Contains(text, "SCAN agent_memory") || strings.Contains(text, "TEMP B-TREE") ||
 			!strings.Contains(text, "(path>? AND path<?)") {
 			t.Fatalf("%s reads more than keys and one range of the primary key:\n%s", q.name, text)
