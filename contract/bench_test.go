@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/filestore"
 	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -105,5 +106,22 @@ func BenchmarkCreate(b *testing.B) {
 			}
 		}
 		report(b, c)
+	})
+}
+
+// BenchmarkTurn is the notebook's cost per agent turn (see
+// contract.BenchTurn) on memstore and filestore.
+func BenchmarkTurn(b *testing.B) {
+	b.Run("memstore", func(b *testing.B) {
+		contract.BenchTurn(b, func(b *testing.B) driver.Driver { return memstore.New() })
+	})
+	b.Run("filestore", func(b *testing.B) {
+		contract.BenchTurn(b, func(b *testing.B) driver.Driver {
+			d, err := filestore.New(b.Context(), b.TempDir(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return d
+		})
 	})
 }

@@ -14,7 +14,7 @@ func TestConformance(t *testing.T) {
 		Name:      "memstore",
 		NewDriver: func(t *testing.T) driver.Driver { return memstore.New() },
 		Capabilities: driver.Capabilities{
-			AtomicMutation: true, BatchGet: true, ScopeRead: true, Prune: true,
+			AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true,
 		},
 		Parallel: true,
 	})
@@ -34,7 +34,7 @@ func TestConformance(t *testing.T) {
 			}
 			return d2
 		},
-		Capabilities: driver.Capabilities{Prune: true},
+		Capabilities: driver.Capabilities{Snapshot: true, Prune: true},
 		Parallel:     true,
 	})
 }

@@ -30,8 +30,10 @@ type Interceptor struct {
 var (
 	_ driver.Driver             = (*Interceptor)(nil)
 	_ driver.Mutator            = (*Interceptor)(nil)
+	_ driver.CollisionChecker   = (*Interceptor)(nil)
 	_ driver.BatchGetter        = (*Interceptor)(nil)
 	_ driver.ScopeReader        = (*Interceptor)(nil)
+	_ driver.SnapshotReader     = (*Interceptor)(nil)
 	_ driver.Pruner             = (*Interceptor)(nil)
 	_ driver.CapabilityReporter = (*Interceptor)(nil)
 )
@@ -144,6 +146,32 @@ func (i *Interceptor) Mutate(ctx context.Context, p driver.MutateParams) (driver
 	return do1(i, "Mutate", func() (driver.MutateResult, error) { return m.Mutate(ctx, p) })
 }
 
+// ChecksCollisions implements driver.CollisionChecker: what the wrapped
+// driver reports (false when it is no CollisionChecker).
+func (i *Interceptor) ChecksCollisions() bool {
+	c, ok := i.inner.(driver.CollisionChecker)
+	return ok && c.ChecksCollisions()
+}
+
+// ReadSnapshot implements driver.SnapshotReader.
+func (i *Interceptor) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	r, ok := i.inner.(driver.SnapshotReader)
+	if !ok {
+		return nil, nil, errUnsupported
+	}
+	var f *driver.File
+	entries, err := do1(i, "ReadSnapshot", func() ([]driver.Entry, error) {
+		var err error
+		var e []driver.Entry
+		f, e, err = r.ReadSnapshot(ctx, p)
+		return e, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, entries, nil
+}
+
 // GetFiles implements driver.BatchGetter.
 func (i *Interceptor) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
 	b, ok := i.inner.(driver.BatchGetter)
@@ -189,11 +217,15 @@ var (
 )
 
 // Counter is a driver wrapper that counts calls per primitive; benchmarks
-// use it to report backend requests per operation.
+// use it to report backend requests per operation. It also counts round
+// trips: calls that start while no other call is in flight (calls issued
+// concurrently count once).
 type Counter struct {
 	*Interceptor
-	mu     sync.Mutex
-	counts map[string]int
+	mu       sync.Mutex
+	counts   map[string]int
+	inflight int
+	rounds   int
 }
 
 // NewCounter wraps d with a call counter.
@@ -202,10 +234,28 @@ func NewCounter(d driver.Driver) *Counter {
 	c.Before = func(call string) error {
 		c.mu.Lock()
 		c.counts[call]++
+		if c.inflight == 0 {
+			c.rounds++
+		}
+		c.inflight++
 		c.mu.Unlock()
 		return nil
 	}
+	c.After = func(call string, err error) error {
+		c.mu.Lock()
+		c.inflight--
+		c.mu.Unlock()
+		return err
+	}
 	return c
+}
+
+// Rounds returns the round trips since the last Reset: calls that started
+// while no other call was in flight.
+func (c *Counter) Rounds() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rounds
 }
 
 // Total returns the number of calls since the last Reset.
@@ -231,6 +281,7 @@ func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.counts)
+	c.rounds = 0
 }
 
 // FaultMode says how an injected fault behaves.

@@ -73,7 +73,6 @@ func ExampleInstrument() {
 	_, _ = mem.Call(ctx, in, "search_memory", json.RawMessage(`{"query": "hanoi"}`))
 	printSpans(rec.Ended())
 	// Output:
-	// client   GetReceipt agentmem.memstore parent: upsert_memory
 	// client   GetFile agentmem.memstore    parent: upsert_memory
 	// client   GetFiles agentmem.memstore   parent: upsert_memory
 	// client   ListFiles agentmem.memstore  parent: upsert_memory

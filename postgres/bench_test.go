@@ -17,7 +17,8 @@ import (
 //	roundtrips/op  statements + prepares per write, from a pgx tracer
 //	               (full: one call of the mutation function)
 //	write-µs       mean latency of the write
-//	raw-µs         mean latency of a plain single-row UPDATE on the same pool
+//	raw-µs         mean latency of a raw conditional write on the same pool:
+//	               a single-row UPDATE … WHERE path = $3 AND version = $4
 //	x-raw-update   write-µs / raw-µs, measured interleaved in the same run
 func BenchmarkIdempotentWrite(b *testing.B) {
 	url := testURL(b)
@@ -37,8 +38,8 @@ func BenchmarkIdempotentWrite(b *testing.B) {
 			}
 			s := store.New(dd, nil)
 			raw := quote(table + "_raw")
-			if _, err := pool.Exec(ctx, `CREATE TABLE `+raw+` (path text COLLATE "C" PRIMARY KEY, content text NOT NULL);
-				INSERT INTO `+raw+` VALUES ('u/main/MEMORY.md', '')`); err != nil {
+			if _, err := pool.Exec(ctx, `CREATE TABLE `+raw+` (path text COLLATE "C" PRIMARY KEY, content text NOT NULL, version text NOT NULL);
+				INSERT INTO `+raw+` VALUES ('u/main/MEMORY.md', '', 'v0')`); err != nil {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { uniqueTableDrop(b, url, table+"_raw") })
@@ -65,8 +66,11 @@ func BenchmarkIdempotentWrite(b *testing.B) {
 				}
 				t1 := time.Now()
 				tr.pause(true)
-				if _, err := pool.Exec(ctx, `UPDATE `+raw+` SET content = $1 WHERE path = $2`, content, path); err != nil {
+				if tag, err := pool.Exec(ctx, `UPDATE `+raw+` SET content = $1, version = $2 WHERE path = $3 AND version = $4`,
+					content, fmt.Sprint("v", i), path, fmt.Sprint("v", i-1)); err != nil {
 					b.Fatal(err)
+				} else if tag.RowsAffected() != 1 {
+					b.Fatalf("raw conditional write changed %d rows", tag.RowsAffected())
 				}
 				write += t1.Sub(t0)
 				rawUpdate += time.Since(t1)
@@ -107,4 +111,19 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	q, p, _ := tr.take()
 	b.ReportMetric(float64(q+p)/float64(b.N), "roundtrips/op")
+}
+
+// BenchmarkTurn is the notebook's cost per agent turn (see
+// contract.BenchTurn): backend calls and round trips of a write_memory
+// append, a create and a snapshot.
+func BenchmarkTurn(b *testing.B) {
+	url := testURL(b)
+	pool := newPool(b, url, nil, 4)
+	contract.BenchTurn(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), pool, &Options{Table: uniqueTable(b, url)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
 }

@@ -30,7 +30,8 @@ func TestConformance(t *testing.T) {
 			t.Cleanup(func() { _ = d2.Close() })
 			return d2
 		},
-		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true, Prune: true},
-		Parallel:     true,
+		Capabilities: driver.Capabilities{AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true,
+			Prune: true},
+		Parallel: true,
 	})
 }

@@ -66,12 +66,14 @@ func timeArg(t time.Time) any {
 	return t
 }
 
-func scanFile(row pgx.Row) (*driver.File, error) {
+// scanFile scans the file columns (fileCols), after the columns first
+// scans into, if any.
+func scanFile(row pgx.Row, first ...any) (*driver.File, error) {
 	var f driver.File
 	var meta *string
 	var expires *time.Time
 	var raw []byte
-	if err := row.Scan(&f.Path, &f.Content, &raw, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires); err != nil {
+	if err := row.Scan(append(first, &f.Path, &f.Content, &raw, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
 		return nil, err
 	}
 	if raw != nil {

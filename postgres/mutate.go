@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -70,10 +72,59 @@ func tableMissing(err error) bool {
 }
 
 func (d *Driver) mutateError(ctx context.Context, err error) error {
-	if isPrecondition(err) {
+	var pe *pgconn.PgError
+	switch {
+	case isPrecondition(err):
 		return fmt.Errorf("%w: %w", driver.ErrPrecondition, err)
+	case errors.As(err, &pe) && pe.Code == CodeCollision:
+		return fmt.Errorf("%w: %w", driver.ErrPathCollision, err)
 	}
 	return fail(ctx, err)
+}
+
+// ChecksCollisions implements driver.CollisionChecker: the mutation
+// function checks a create's path under advisory locks (see the schema),
+// in the same statement as the receipt and the create.
+func (d *Driver) ChecksCollisions() bool { return true }
+
+// ReadSnapshot implements driver.SnapshotReader: the file and the listing
+// page in one statement (a point read and a range scan of the primary key,
+// joined by UNION ALL).
+func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	q, args := d.sql.snapshotAll, []any{p.List.Prefix, p.List.After, clampInt32(p.List.Limit), p.Path}
+	if end, ok := driver.PrefixEnd(p.List.Prefix); ok {
+		q, args = d.sql.snapshot, append(args, end)
+	}
+	rows, err := d.pool.Query(ctx, q, args...)
+	if tableMissing(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fail(ctx, err)
+	}
+	defer rows.Close()
+	var file *driver.File
+	var out []driver.Entry
+	for rows.Next() {
+		var isFile bool
+		f, err := scanFile(rows, &isFile)
+		if err != nil {
+			return nil, nil, fail(ctx, err)
+		}
+		if isFile {
+			file = f
+		} else {
+			out = append(out, driver.Entry{Path: f.Path, Tombstone: f.Tombstone})
+		}
+	}
+	if err := rows.Err(); tableMissing(err) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fail(ctx, err)
+	}
+	// UNION ALL keeps each arm's order here; sorting again assumes nothing.
+	slices.SortFunc(out, func(a, b driver.Entry) int { return strings.Compare(a.Path, b.Path) })
+	return file, out, nil
 }
 
 // GetFiles implements driver.BatchGetter: one query, path = ANY($1).

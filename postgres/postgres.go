@@ -38,11 +38,13 @@ type Driver struct {
 }
 
 var (
-	_ driver.Driver      = (*Driver)(nil)
-	_ driver.Mutator     = (*Driver)(nil)
-	_ driver.BatchGetter = (*Driver)(nil)
-	_ driver.ScopeReader = (*Driver)(nil)
-	_ driver.Pruner      = (*Driver)(nil)
+	_ driver.Driver           = (*Driver)(nil)
+	_ driver.Mutator          = (*Driver)(nil)
+	_ driver.CollisionChecker = (*Driver)(nil)
+	_ driver.BatchGetter      = (*Driver)(nil)
+	_ driver.ScopeReader      = (*Driver)(nil)
+	_ driver.SnapshotReader   = (*Driver)(nil)
+	_ driver.Pruner           = (*Driver)(nil)
 )
 
 func tableOf(opts *Options) (string, error) {

@@ -268,9 +268,13 @@ func TestOneRoundTripPerIdempotentWrite(t *testing.T) {
 	}
 	m := write("warm-1", "")
 	m = write("warm-2", m.Version)
+	if _, err := s.ReadAndList(ctx, store.ReadAndListRequest{Path: "u/main/MEMORY.md", MaxChars: 100, Prefix: "u/main/", Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
 	tr.take()
-	// A create also makes the store's file/folder check: one batched read
-	// of the ancestors "u" and "u/main", one listing below the path.
+	// A create checks that no file lies on its way or below it inside the
+	// same call of the mutation function; the snapshot reads MEMORY.md and
+	// the listing in one statement.
 	for _, step := range []struct {
 		name  string
 		trips int
@@ -283,7 +287,13 @@ func TestOneRoundTripPerIdempotentWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"create", 3, func() { m = write("c-1", "") }},
+		{"create", 1, func() { m = write("c-1", "") }},
+		{"snapshot", 1, func() {
+			r, err := s.ReadAndList(ctx, store.ReadAndListRequest{Path: "u/main/MEMORY.md", MaxChars: 100, Prefix: "u/main/", Limit: 10})
+			if err != nil || r.File == nil || r.File.Content != "- c-1" || len(r.Paths) != 1 {
+				t.Fatalf("snapshot = %+v, %v", r, err)
+			}
+		}},
 	} {
 		step.do()
 		q, p, sql := tr.take()

@@ -15,7 +15,7 @@ import (
 // whenever the DDL below changes: the next process to start then replaces
 // the function under the advisory lock. (A changed argument list makes a
 // new overload instead: the DDL must then drop the old signature.)
-const schemaVersion = "agentmem schema 1"
+const schemaVersion = "agentmem schema 2"
 
 // mutateArgs is the mutation function's signature.
 const mutateArgs = `p_kind text, p_path text, p_content text, p_content_bytes bytea, p_metadata jsonb, p_expected text, p_version text,
@@ -41,6 +41,14 @@ const mutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, tex
 // change: a failed check raises SQLSTATE ZM412, which aborts the statement
 // and so also removes the receipt just inserted. Zero rows back means the
 // mutation applied.
+//
+// A create first checks that no file lies on its way or below it (SQLSTATE
+// ZM409 otherwise, nothing written). To make the check atomic under READ
+// COMMITTED it takes transaction-scoped advisory locks: shared on each
+// ancestor path, exclusive on the path itself, shallowest first (so no
+// two creates can deadlock). A file and a file below it both lock the
+// former's path, so their creates queue; each statement after the lock
+// sees what the other committed. Creates of siblings share their locks.
 const ddl = `
 CREATE TABLE IF NOT EXISTS {T} (
 	path         text COLLATE "C" PRIMARY KEY,
@@ -68,6 +76,8 @@ CREATE TABLE IF NOT EXISTS {R} (
 CREATE INDEX IF NOT EXISTS {RI} ON {R} (expires_at);
 CREATE OR REPLACE FUNCTION {F}({ARGS})
 RETURNS SETOF {R} LANGUAGE plpgsql AS $fn$
+DECLARE
+	anc text[] := '{}';
 BEGIN
 	IF r_id IS NOT NULL THEN
 		LOOP
@@ -90,6 +100,17 @@ BEGIN
 	ELSIF p_kind = 'delete' THEN
 		DELETE FROM {T} WHERE path = p_path AND version = p_expected;
 	ELSIF p_expected = '' THEN
+		FOR i IN 1 .. char_length(p_path) LOOP
+			IF substr(p_path, i, 1) = '/' THEN
+				anc := anc || left(p_path, i - 1);
+				PERFORM pg_advisory_xact_lock_shared(hashtextextended('{TN}:' || left(p_path, i - 1), 0));
+			END IF;
+		END LOOP;
+		PERFORM pg_advisory_xact_lock(hashtextextended('{TN}:' || p_path, 0));
+		IF EXISTS (SELECT FROM {T} WHERE path = ANY (anc) AND NOT tombstone)
+			OR EXISTS (SELECT FROM {T} WHERE path >= p_path || '/' AND path < p_path || '0' AND NOT tombstone) THEN
+			RAISE EXCEPTION 'agentmem: % collides with a file on its way or below it', p_path USING ERRCODE = 'ZM409';
+		END IF;
 		INSERT INTO {T} (path, content, content_bytes, version, operation_id, metadata)
 		VALUES (p_path, p_content, p_content_bytes, p_version, r_id, p_metadata)
 		ON CONFLICT (path) DO NOTHING;
@@ -110,6 +131,10 @@ COMMENT ON FUNCTION {F}({TYPES}) IS '{VERSION}';
 // version check fails. Class ZM is not used by PostgreSQL.
 const CodePrecondition = "ZM412"
 
+// CodeCollision is the SQLSTATE the mutation function raises when a create
+// would make a file and a folder share a path.
+const CodeCollision = "ZM409"
+
 // quote quotes a validated identifier.
 func quote(name string) string { return `"` + name + `"` }
 
@@ -124,6 +149,7 @@ type statements struct {
 	dropReceipt, receiptExists           string
 	mutate, getFiles, readScope, readAll string
 	prune, pruneReceipts                 string
+	snapshot, snapshotAll                string
 }
 
 const fileCols = `path, content, content_bytes, version, COALESCE(operation_id, ''), metadata::text, tombstone, expires_at`
@@ -133,7 +159,7 @@ func newStatements(table string) statements {
 	t, r, f := quote(table), quote(table+"_receipts"), quote(table+"_mutate")
 	script := strings.NewReplacer(
 		"{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"),
-		"{T}", t, "{R}", r, "{F}", f, "{ARGS}", mutateArgs, "{TYPES}", mutateTypes, "{VERSION}", schemaVersion,
+		"{TN}", table, "{T}", t, "{R}", r, "{F}", f, "{ARGS}", mutateArgs, "{TYPES}", mutateTypes, "{VERSION}", schemaVersion,
 	).Replace(ddl)
 	// The lock key is a number derived from the table name; a collision
 	// only serialises two schema creations.
@@ -150,6 +176,11 @@ func newStatements(table string) statements {
 		WHERE path >= $1::text %s AND NOT tombstone AND strpos(substr(path, char_length($1::text) + 1), '/') = 0
 		ORDER BY path LIMIT $3::int`
 	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int`
+	// The snapshot: the file $4 (first column true) and a listing page
+	// (false) in one statement.
+	snapshot := `SELECT true, ` + fileCols + ` FROM ` + t + ` WHERE path = $4::text
+		UNION ALL (SELECT false, path, '', NULL, '', '', NULL, tombstone, NULL FROM ` + t + `
+			WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int)`
 	return statements{
 		table:       table,
 		schemaCheck: `SELECT COALESCE(obj_description(to_regproc($1::text), 'pg_proc'), '')`,
@@ -183,6 +214,8 @@ func newStatements(table string) statements {
 			f AS (DELETE FROM ` + t + ` WHERE tombstone AND expires_at < $1::timestamptz RETURNING 1)
 			SELECT (SELECT count(*) FROM r) + (SELECT count(*) FROM f)`,
 		pruneReceipts: `DELETE FROM ` + r + ` WHERE created_at < $1::timestamptz`,
+		snapshot:      fmt.Sprintf(snapshot, `AND path < $5::text`),
+		snapshotAll:   fmt.Sprintf(snapshot, ``),
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 //	stmt/op        SQL statements per write besides BEGIN and COMMIT
 //	               (sqlite3_trace_v2); full: INSERT receipt + UPDATE file
 //	write-µs       mean latency of the write (WAL, synchronous=FULL)
-//	raw-µs         mean latency of a plain single-row UPDATE on the same file
+//	raw-µs         mean latency of a raw conditional write on the same file: a
+//	               single-row UPDATE … WHERE path = ? AND version = ?
 //	x-raw-update   write-µs / raw-µs, measured interleaved in the same run
 func BenchmarkIdempotentWrite(b *testing.B) {
 	for _, mode := range []string{"full", "primitives"} {
@@ -37,8 +38,8 @@ func BenchmarkIdempotentWrite(b *testing.B) {
 			s := store.New(dd, nil)
 			defer s.Close()
 			const path = "u/main/MEMORY.md"
-			if _, err := d.DB().ExecContext(ctx, `CREATE TABLE raw (path TEXT PRIMARY KEY, content TEXT NOT NULL);
-				INSERT INTO raw VALUES ('u/main/MEMORY.md', '')`); err != nil {
+			if _, err := d.DB().ExecContext(ctx, `CREATE TABLE raw (path TEXT PRIMARY KEY, content TEXT NOT NULL, version TEXT NOT NULL);
+				INSERT INTO raw VALUES ('u/main/MEMORY.md', '', 'v0')`); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := s.Write(ctx, store.WriteRequest{Path: path, Content: "- a fact\n"}); err != nil {
@@ -63,8 +64,11 @@ func BenchmarkIdempotentWrite(b *testing.B) {
 				}
 				t1 := time.Now()
 				c.pause(true)
-				if _, err := d.DB().ExecContext(ctx, `UPDATE raw SET content = ? WHERE path = ?`, content, path); err != nil {
+				if res, err := d.DB().ExecContext(ctx, `UPDATE raw SET content = ?, version = ? WHERE path = ? AND version = ?`,
+					content, fmt.Sprint("v", i), path, fmt.Sprint("v", i-1)); err != nil {
 					b.Fatal(err)
+				} else if n, _ := res.RowsAffected(); n != 1 {
+					b.Fatalf("raw conditional write changed %d rows", n)
 				}
 				write += t1.Sub(t0)
 				rawUpdate += time.Since(t1)
@@ -104,4 +108,17 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	stmts, _, _ := c.take()
 	b.ReportMetric(float64(stmts)/float64(b.N), "stmt/op")
+}
+
+// BenchmarkTurn is the notebook's cost per agent turn (see
+// contract.BenchTurn): backend calls and round trips of a write_memory
+// append, a create and a snapshot.
+func BenchmarkTurn(b *testing.B) {
+	contract.BenchTurn(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
 }

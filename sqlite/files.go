@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -41,11 +43,13 @@ func metadataText(m map[string]string) (any, error) {
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-func scanFile(row scanner) (*driver.File, error) {
+// scanFile scans the file columns (fileCols), after the columns first
+// scans into, if any.
+func scanFile(row scanner, first ...any) (*driver.File, error) {
 	var f driver.File
 	var meta sql.NullString
 	var expires sql.NullInt64
-	if err := row.Scan(&f.Path, &f.Content, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires); err != nil {
+	if err := row.Scan(append(first, &f.Path, &f.Content, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
 		return nil, err
 	}
 	if meta.Valid {
@@ -252,7 +256,10 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		}
 		f := driver.File{Path: p.Path, Content: p.Content, Version: p.Version, OperationID: opID, Metadata: p.Metadata}
 		if p.Expected == "" {
-			return d.createFile(ctx, tx, f)
+			if err := d.createFile(ctx, tx, f); err != nil {
+				return err
+			}
+			return d.collides(ctx, tx, p.Path)
 		}
 		return d.replaceFile(ctx, tx, f, p.Expected)
 	})
@@ -260,6 +267,74 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		return res, nil
 	}
 	return driver.MutateResult{}, err
+}
+
+// ChecksCollisions implements driver.CollisionChecker: Mutate checks a
+// create's path in its transaction, whose write lock keeps every other
+// writer out until it commits.
+func (d *Driver) ChecksCollisions() bool { return true }
+
+// collides reports driver.ErrPathCollision when a file (not a tombstone)
+// is a proper ancestor of path or lies below it: one statement in the
+// mutation's transaction.
+func (d *Driver) collides(ctx context.Context, q querier, path string) error {
+	var anc []string
+	for i := range len(path) {
+		if path[i] == '/' {
+			anc = append(anc, path[:i])
+		}
+	}
+	list, err := json.Marshal(anc)
+	if err != nil {
+		return err
+	}
+	below := path + "/"
+	end, _ := driver.PrefixEnd(below)
+	var hit string
+	err = q.QueryRowContext(ctx, d.sql.collision, string(list), below, end).Scan(&hit)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fail(ctx, err)
+	}
+	return fmt.Errorf("sqlite: %q collides with the file %q: %w", path, hit, driver.ErrPathCollision)
+}
+
+// ReadSnapshot implements driver.SnapshotReader: the file and the listing
+// page in one statement (a point read and a range scan of the primary key,
+// joined by UNION ALL).
+func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	q, args := d.sql.snapshotAll, []any{p.List.Prefix, p.List.After, p.List.Limit, p.Path}
+	if end, ok := driver.PrefixEnd(p.List.Prefix); ok {
+		q, args = d.sql.snapshot, append(args, end)
+	}
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, fail(ctx, err)
+	}
+	defer rows.Close()
+	var file *driver.File
+	var out []driver.Entry
+	for rows.Next() {
+		var isFile bool
+		f, err := scanFile(rows, &isFile)
+		if err != nil {
+			return nil, nil, fail(ctx, err)
+		}
+		if isFile {
+			file = f
+		} else {
+			out = append(out, driver.Entry{Path: f.Path, Tombstone: f.Tombstone})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fail(ctx, err)
+	}
+	// UNION ALL keeps each arm's order in SQLite; sorting again costs
+	// nothing and assumes nothing.
+	slices.SortFunc(out, func(a, b driver.Entry) int { return strings.Compare(a.Path, b.Path) })
+	return file, out, nil
 }
 
 // GetFiles implements driver.BatchGetter: one query, the paths bound as

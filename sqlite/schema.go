@@ -51,6 +51,7 @@ type statements struct {
 	getFiles, readScope, readAll           string
 	pruneReceipts, pruneTombstones         string
 	receiptsBefore                         string
+	collision, snapshot, snapshotAll       string
 }
 
 const fileCols = `path, content, version, coalesce(operation_id, ''), metadata, tombstone, expires_at`
@@ -66,6 +67,9 @@ func newStatements(table string) statements {
 		WHERE path >= ?1 %s AND NOT tombstone AND instr(substr(path, length(?1) + 1), '/') = 0
 		ORDER BY path LIMIT ?3`
 	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3`
+	snapshot := `SELECT 1, ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
+		UNION ALL SELECT * FROM (SELECT 0, path, '', '', '', NULL, tombstone, NULL FROM ` + t + `
+			WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3)`
 	return statements{
 		schema: strings.NewReplacer("{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"),
 			"{T}", t, "{R}", r).Replace(ddl),
@@ -92,6 +96,15 @@ func newStatements(table string) statements {
 		pruneReceipts:    `DELETE FROM ` + r + ` WHERE expires_at < ?`,
 		pruneTombstones:  `DELETE FROM ` + t + ` WHERE tombstone AND expires_at < ?`,
 		receiptsBefore:   `DELETE FROM ` + r + ` WHERE created_at < ?`,
+		// A file among the ancestors ?1 (a JSON array), or one below the
+		// path: in the range [?2, ?3) = [path + "/", path + "0").
+		collision: `SELECT path FROM ` + t + ` WHERE path IN (SELECT value FROM json_each(?1)) AND NOT tombstone
+			UNION ALL SELECT path FROM (SELECT path FROM ` + t + ` WHERE path >= ?2 AND path < ?3 AND NOT tombstone LIMIT 1)
+			LIMIT 1`,
+		// The file ?1 (first column 1) and a listing page (first column 0)
+		// in one statement.
+		snapshot:    fmt.Sprintf(snapshot, `AND path < ?5`),
+		snapshotAll: fmt.Sprintf(snapshot, ``),
 	}
 }
 

@@ -356,9 +356,9 @@ func TestOneTransactionPerIdempotentWrite(t *testing.T) {
 			_, err := s.Delete(ctx, store.DeleteRequest{Path: "u/main/MEMORY.md", Expected: m.Version, Operation: op("d")})
 			return err
 		}},
-		// A create also makes the store's file/folder check, outside the
-		// transaction: one batched read of "u" and "u/main", one listing.
-		{"create", 4, 1, func() error {
+		// A create also checks that no file lies on its way or below it,
+		// in the same transaction: one more statement.
+		{"create", 3, 1, func() error {
 			_, err := s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: "- c", Operation: op("c")})
 			return err
 		}},
@@ -384,23 +384,55 @@ func TestScopeQueriesUseTheIndex(t *testing.T) {
 		{"ReadScope", d.sql.readScope, []any{"t/main/", 101, 100, end}},
 		{"ListFiles", d.sql.listFiles, []any{"t/main/", "", 100, end}},
 	} {
-		rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := queryPlan(t, d, q.sql, q.args...)
 		if !strings.Contains(text, "SEARCH") || !strings.Contains(text, "(path>? AND path<?)") || strings.Contains(text, "TEMP B-TREE") {
 			t.Fatalf("%s is not one ordered range search of the primary key:\n%s", q.name, text)
+		}
+		t.Logf("%s plan: %s", q.name, text)
+	}
+}
+
+// queryPlan returns the lines of EXPLAIN QUERY PLAN for query.
+func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
+	t.Helper()
+	rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
+}
+
+// TestPointQueriesUseTheIndex: the snapshot's statement and a create's
+// file/folder check read by the primary key only (point reads and one
+// range), never scanning the table.
+func TestPointQueriesUseTheIndex(t *testing.T) {
+	d := openTest(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	end, _ := driver.PrefixEnd("t/main/")
+	for _, q := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"ReadSnapshot", d.sql.snapshot, []any{"t/main/", "", 100, "t/main/MEMORY.md", end}},
+		{"collision", d.sql.collision, []any{`["t","t/main"]`, "t/main/x.md/", "t/main/x.md0"}},
+	} {
+		text := queryPlan(t, d, q.sql, q.args...)
+		if strings.Contains(text, "SCAN agent_memory") || strings.Contains(text, "TEMP B-TREE") ||
+			!strings.Contains(text, "(path>? AND path<?)") {
+			t.Fatalf("%s reads more than keys and one range of the primary key:\n%s", q.name, text)
 		}
 		t.Logf("%s plan: %s", q.name, text)
 	}

@@ -4,7 +4,8 @@
 // A backend supplies nine conditional primitives ([Driver]); the store builds
 // compare-and-swap versions, bounded reads, listing, search and exactly-once
 // operation receipts on top of them. Strong engines may also implement the
-// optional fast paths [Mutator], [BatchGetter] and [ScopeReader]; the store
+// optional fast paths [Mutator], [CollisionChecker], [BatchGetter],
+// [ScopeReader] and [SnapshotReader]; the store
 // discovers them by type assertion (as database/sql does) and behaves
 // identically with or without them.
 //
@@ -56,8 +57,9 @@
 //
 // # Capabilities
 //
-// [Mutator], [BatchGetter], [ScopeReader] and [Pruner] are optional, each
-// with one call site in the store and a documented fallback. Wrappers that
+// [Mutator], [CollisionChecker], [BatchGetter], [ScopeReader],
+// [SnapshotReader] and [Pruner] are optional, each with one call site in
+// the store and a documented fallback. Wrappers that
 // implement all of them on behalf of another driver say which are real with
 // [CapabilityReporter]; [CapabilitiesOf] reports what the store will use.
 package driver
@@ -284,6 +286,43 @@ type Mutator interface {
 	Mutate(ctx context.Context, p MutateParams) (MutateResult, error)
 }
 
+// CollisionChecker is an optional promise a [Mutator] makes about its
+// creates. ChecksCollisions reports true when Mutate refuses, with
+// [ErrPathCollision] and in the same atomic step as the receipt check and
+// the create, every create (a write with Expected "") where a file (not a
+// tombstone) is a proper ancestor of the path ("p/x.md" for
+// "p/x.md/y.md") or a file lies below it (a path starting with the path
+// plus "/"); the receipt check still comes first, so a replay returns its
+// receipt. The store then skips its own check before the create (a read of
+// the ancestors and a one-entry listing): a create costs the Mutate alone.
+//
+// Fallback: without it (or when it reports false, or the driver is no
+// Mutator) the store checks before every create with separate requests.
+type CollisionChecker interface {
+	ChecksCollisions() bool
+}
+
+// SnapshotParams is one combined read for [SnapshotReader]: a whole file
+// and a page of the listing, as a notebook's per-request snapshot needs.
+type SnapshotParams struct {
+	// Path is the file to read (MEMORY.md of a scope).
+	Path string
+	// List is the listing to read with it, as for [Driver.ListFiles].
+	List ListParams
+}
+
+// SnapshotReader is the optional combined read behind every model
+// request's memory snapshot: ReadSnapshot returns what GetFile(p.Path) and
+// ListFiles(p.List) return, in one request or under one lock (one SQL
+// statement, one mutex), so the snapshot costs one round trip. The two
+// need not be one consistent view, but each must be as GetFile and
+// ListFiles promise.
+//
+// Fallback: the store issues GetFile and ListFiles concurrently.
+type SnapshotReader interface {
+	ReadSnapshot(ctx context.Context, p SnapshotParams) (*File, []Entry, error)
+}
+
 // BatchGetter is the optional batched read used by search.
 //
 // GetFiles returns the rows at paths (tombstones included), in any order,
@@ -332,10 +371,12 @@ type Pruner interface {
 
 // Capabilities reports which optional interfaces a driver really offers.
 type Capabilities struct {
-	AtomicMutation bool // Mutator
-	BatchGet       bool // BatchGetter
-	ScopeRead      bool // ScopeReader
-	Prune          bool // Pruner
+	AtomicMutation  bool // Mutator
+	AtomicCollision bool // CollisionChecker reporting true, on a Mutator
+	BatchGet        bool // BatchGetter
+	ScopeRead       bool // ScopeReader
+	Snapshot        bool // SnapshotReader
+	Prune           bool // Pruner
 }
 
 // CapabilityReporter is implemented by wrappers (request counters, fault
@@ -353,14 +394,19 @@ func CapabilitiesOf(d Driver) Capabilities {
 	_, b := d.(BatchGetter)
 	_, s := d.(ScopeReader)
 	_, p := d.(Pruner)
-	c := Capabilities{AtomicMutation: m, BatchGet: b, ScopeRead: s, Prune: p}
+	_, sn := d.(SnapshotReader)
+	cc, ok := d.(CollisionChecker)
+	coll := m && ok && cc.ChecksCollisions()
+	c := Capabilities{AtomicMutation: m, AtomicCollision: coll, BatchGet: b, ScopeRead: s, Snapshot: sn, Prune: p}
 	if r, ok := d.(CapabilityReporter); ok {
 		rc := r.DriverCapabilities()
 		c = Capabilities{
-			AtomicMutation: c.AtomicMutation && rc.AtomicMutation,
-			BatchGet:       c.BatchGet && rc.BatchGet,
-			ScopeRead:      c.ScopeRead && rc.ScopeRead,
-			Prune:          c.Prune && rc.Prune,
+			AtomicMutation:  c.AtomicMutation && rc.AtomicMutation,
+			AtomicCollision: c.AtomicCollision && rc.AtomicCollision && rc.AtomicMutation,
+			BatchGet:        c.BatchGet && rc.BatchGet,
+			ScopeRead:       c.ScopeRead && rc.ScopeRead,
+			Snapshot:        c.Snapshot && rc.Snapshot,
+			Prune:           c.Prune && rc.Prune,
 		}
 	}
 	return c

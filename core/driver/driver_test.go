@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,51 @@ func TestPrefixEndBoundsThePrefix(t *testing.T) {
 			if in := s >= p && s < end; in != strings.HasPrefix(s, p) {
 				t.Fatalf("prefix %q, bound %q: %q in range = %v", p, end, s, in)
 			}
+		}
+	}
+}
+
+// fakeDriver has the nine primitives (unused here) and, by embedding,
+// whatever optional interfaces a test gives it.
+type fakeDriver struct{ Driver }
+
+type checker struct {
+	fakeDriver
+	checks bool
+}
+
+func (c checker) ChecksCollisions() bool { return c.checks }
+
+type mutatingChecker struct{ checker }
+
+func (mutatingChecker) Mutate(context.Context, MutateParams) (MutateResult, error) {
+	return MutateResult{}, nil
+}
+
+type reporting struct {
+	mutatingChecker
+	caps Capabilities
+}
+
+func (r reporting) DriverCapabilities() Capabilities { return r.caps }
+
+// TestCapabilitiesOfCollisionChecker: a collision check counts only on a
+// Mutator that reports true, and a CapabilityReporter can take it away.
+func TestCapabilitiesOfCollisionChecker(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		d    Driver
+		want bool
+	}{
+		{"no Mutator", checker{checks: true}, false},
+		{"Mutator reporting false", mutatingChecker{checker{checks: false}}, false},
+		{"Mutator reporting true", mutatingChecker{checker{checks: true}}, true},
+		{"reporter without it", reporting{mutatingChecker{checker{checks: true}}, Capabilities{AtomicMutation: true}}, false},
+		{"reporter without the Mutator", reporting{mutatingChecker{checker{checks: true}}, Capabilities{AtomicCollision: true}}, false},
+		{"reporter with both", reporting{mutatingChecker{checker{checks: true}}, Capabilities{AtomicMutation: true, AtomicCollision: true}}, true},
+	} {
+		if got := CapabilitiesOf(c.d).AtomicCollision; got != c.want {
+			t.Errorf("%s: AtomicCollision = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -47,7 +47,8 @@
 //
 // # Capabilities
 //
-// The nine primitives and [driver.Pruner] (receipts and tombstones are
+// The nine primitives, [driver.SnapshotReader] (a file and a listing
+// under one shared lock) and [driver.Pruner] (receipts and tombstones are
 // removed by [store.Store.PruneExpired]). No atomic mutation: the store
 // runs its receipt algorithm over the primitives.
 //
@@ -93,8 +94,9 @@ type Driver struct {
 }
 
 var (
-	_ driver.Driver = (*Driver)(nil)
-	_ driver.Pruner = (*Driver)(nil)
+	_ driver.Driver         = (*Driver)(nil)
+	_ driver.SnapshotReader = (*Driver)(nil)
+	_ driver.Pruner         = (*Driver)(nil)
 )
 
 // Options configures a Driver. It has no fields yet; nil means defaults.
@@ -345,6 +347,25 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 	return f, err
 }
 
+// ReadSnapshot implements driver.SnapshotReader: GetFile and ListFiles
+// under one shared lock.
+func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	unlock, err := d.lock(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	f, _, err := d.state(p.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := d.list(p.List)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, entries, nil
+}
+
 // store writes f as the new state of its path, remembering prev.
 func (d *Driver) store(f driver.File, prev *driver.File) error {
 	real, err := d.target(f.Path)
@@ -380,7 +401,13 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 // blocks a file of that name (the store refuses a create only while a
 // file lies below it).
 func (d *Driver) removeFile(real string) error {
-	if err := os.Remove(real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err := os.Remove(real)
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		// A file lies on the way (a tombstone put below a file): nothing
+		// to remove, and the folders above are no folders to clean up.
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
 	for dir := filepath.Dir(real); dir != d.root && strings.HasPrefix(dir, d.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
@@ -479,6 +506,11 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		return nil, err
 	}
 	defer unlock()
+	return d.list(p)
+}
+
+// list is ListFiles under the lock.
+func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 	// Start at the deepest directory the prefix names.
 	dirRel := ""
 	if i := strings.LastIndex(p.Prefix, "/"); i >= 0 {
@@ -487,8 +519,8 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 	start := filepath.Join(d.root, filepath.FromSlash(dirRel))
 	if dirRel != "" {
 		real, err := filepath.EvalSymlinks(start)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, nil // ENOTDIR: a file on the way, so nothing below it
 		}
 		if err != nil {
 			return nil, err
@@ -498,7 +530,7 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		}
 	}
 	var paths []string
-	err = filepath.WalkDir(start, func(name string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(start, func(name string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				return nil

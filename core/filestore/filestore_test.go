@@ -275,3 +275,29 @@ func TestEmptyDirRefused(t *testing.T) {
 		t.Fatalf("%s created in the working directory: %v", SidecarDir, err)
 	}
 }
+
+// TestBelowAFile: a path below a file names nothing. Listing under it is
+// empty and a tombstone there (the primitive path's create puts one first)
+// writes no file, rather than failing with the system's ENOTDIR, which a
+// create racing a create of the folder used to see.
+func TestBelowAFile(t *testing.T) {
+	ctx := t.Context()
+	d, err := New(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CreateFile(ctx, driver.File{Path: "p/x.md", Content: "a file", Version: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"p/x.md/", "p/x.md/deep/"} {
+		if es, err := d.ListFiles(ctx, driver.ListParams{Prefix: prefix, Limit: 10}); err != nil || len(es) != 0 {
+			t.Fatalf("ListFiles(%q) = %v, %v; want nothing", prefix, es, err)
+		}
+	}
+	if err := d.CreateFile(ctx, driver.File{Path: "p/x.md/y.md", Version: "t1", Tombstone: true}); err != nil {
+		t.Fatalf("tombstone below a file: %v", err)
+	}
+	if f, err := d.GetFile(ctx, "p/x.md"); err != nil || f == nil || f.Content != "a file" {
+		t.Fatalf("the file = %+v, %v", f, err)
+	}
+}

@@ -72,12 +72,30 @@ func Append(ctx context.Context, s *store.Store, path, text string, opts *Append
 			ID:          o.OperationID,
 			Fingerprint: canon.Hash(map[string]any{"kind": "append", "path": path, "text": text}),
 		}
-		if prev, err := s.GetOperation(ctx, *op); err != nil || prev != nil {
-			if prev == nil {
-				return store.Mutation{}, err
+		if !s.Capabilities().AtomicMutation {
+			// On an atomic store the write's own receipt check answers a
+			// replay; here a lookup first spares the primitive path's
+			// reservation.
+			if prev, err := s.GetOperation(ctx, *op); err != nil || prev != nil {
+				if prev == nil {
+					return store.Mutation{}, err
+				}
+				return *prev, nil
 			}
-			return *prev, nil
 		}
+	}
+	// refuse reports a mistake found in what was read, unless the
+	// operation already landed (on an atomic store no lookup came first).
+	refuse := func(err error) (store.Mutation, error) {
+		if op != nil && s.Capabilities().AtomicMutation {
+			if prev, gerr := s.GetOperation(ctx, *op); gerr != nil || prev != nil {
+				if prev == nil {
+					return store.Mutation{}, gerr
+				}
+				return *prev, nil
+			}
+		}
+		return store.Mutation{}, err
 	}
 	entry := strings.TrimRightFunc(text, isSpace) + "\n"
 	var err error
@@ -92,7 +110,7 @@ func Append(ctx context.Context, s *store.Store, path, text string, opts *Append
 		switch {
 		case rerr == nil:
 			if f.Truncated {
-				return store.Mutation{}, fmt.Errorf("memory: append: file is over %d characters: %w", o.MaxMemorySize, store.ErrTooLarge)
+				return refuse(fmt.Errorf("memory: append: file is over %d characters: %w", o.MaxMemorySize, store.ErrTooLarge))
 			}
 			expected = f.Version
 			if !isBlank(f.Content) {
@@ -102,7 +120,7 @@ func Append(ctx context.Context, s *store.Store, path, text string, opts *Append
 			return store.Mutation{}, rerr
 		}
 		if n := runes(next); n > o.MaxMemorySize {
-			return store.Mutation{}, fmt.Errorf("memory: append: file would be %d characters, over %d: %w", n, o.MaxMemorySize, store.ErrTooLarge)
+			return refuse(fmt.Errorf("memory: append: file would be %d characters, over %d: %w", n, o.MaxMemorySize, store.ErrTooLarge))
 		}
 		var mu store.Mutation
 		mu, err = s.Write(ctx, store.WriteRequest{Path: path, Content: next, Expected: expected, Operation: op, Metadata: o.Metadata})

@@ -45,6 +45,15 @@
 // Every injected snapshot is read fresh from the store, so a write made by
 // a tool (or by another process) shows in the next model request.
 //
+// # Cost
+//
+// On a store with an atomic mutation, a write or delete costs the file read
+// it needs plus one atomic request, whose receipt check answers a replay
+// (no receipt lookup comes first); a create costs the same where the
+// driver checks file/folder collisions itself. A snapshot is one round
+// trip ([store.Store.ReadAndList]). Over the nine primitives a receipt
+// lookup comes first, so a replay costs one request.
+//
 // # Capabilities
 //
 // Memory needs nothing beyond [store.Store]: search uses the store's

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // The delimiters of the injected block.
@@ -88,12 +89,18 @@ func (m *Memory) Snapshot(ctx context.Context, namespace string) (string, error)
 }
 
 func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (string, error) {
-	main, err := m.readFile(ctx, sc.file(MainFile), m.limits.MaxMemorySize)
+	// One round trip: MEMORY.md and the listing together (see
+	// store.ReadAndList). The listing asks for limit+2 paths: room for
+	// MEMORY.md and one more to detect truncation.
+	listLimit := max(1, m.limits.MaxTokens*CharsPerToken/6)
+	prefix := sc.path + "/"
+	r, err := m.s.ReadAndList(ctx, store.ReadAndListRequest{Path: sc.file(MainFile), MaxChars: m.limits.MaxMemorySize,
+		Prefix: prefix, Limit: listLimit + 2})
 	if err != nil {
 		return "", err
 	}
-	listLimit := max(1, m.limits.MaxTokens*CharsPerToken/6)
-	files, filesTrunc, err := m.listFiles(ctx, sc, listLimit)
+	main := r.File
+	files, filesTrunc, err := otherFiles(r.Paths, prefix, listLimit)
 	if err != nil {
 		return "", err
 	}
@@ -116,15 +123,10 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (
 	return block, nil
 }
 
-// listFiles lists the scope's other Markdown files: at most limit names,
-// sorted, and whether more exist. It asks the store for limit+2 paths
-// (room for MEMORY.md and one more to detect truncation).
-func (m *Memory) listFiles(ctx context.Context, sc scope, limit int) ([]string, bool, error) {
-	prefix := sc.path + "/"
-	paths, err := m.s.ListPaths(ctx, prefix, limit+2)
-	if err != nil {
-		return nil, false, err
-	}
+// otherFiles picks the scope's other Markdown files from a listing of
+// limit+2 paths under prefix: at most limit names, sorted, and whether
+// more exist.
+func otherFiles(paths []string, prefix string, limit int) ([]string, bool, error) {
 	paths = paths[:min(len(paths), limit+2)]
 	var names []string
 	for _, p := range paths {

@@ -100,7 +100,10 @@ type Options struct {
 	// WriteMetadataFunc.
 	WriteMetadata map[string]string
 	// WriteMetadataFunc resolves the metadata for each write from the
-	// call's context. It runs after the replay check.
+	// call's context. It runs before the write request; a replay never
+	// stores its result. On a store without an atomic mutation a replay is
+	// found by a receipt lookup first and skips it; on an atomic store the
+	// write request itself answers a replay, so it runs then too.
 	WriteMetadataFunc func(ctx context.Context) (map[string]string, error)
 	// ToolPrefix, when set, names the tools <ToolPrefix>_write_memory and so
 	// on, so that several memories can share one agent.

@@ -123,6 +123,19 @@ func backoff(ctx context.Context, i int) error {
 	return driver.Sleep(ctx, time.Duration(rand.IntN(250*(i%8+1)))*time.Microsecond)
 }
 
+// lookup returns the recorded result of op before a tool call reads the
+// file, or nil. On a store with an atomic mutation it asks nothing: the
+// mutation checks the receipt first and returns the original result of a
+// replay itself, so a tool write costs the read and one request. A
+// mistake found in what was read still asks (see refuse in doWrite),
+// since the original call may have made it.
+func (m *Memory) lookup(ctx context.Context, op *store.Operation) (*store.Mutation, error) {
+	if m.s.Capabilities().AtomicMutation {
+		return nil, nil
+	}
+	return m.s.GetOperation(ctx, *op)
+}
+
 // readFile reads path, returning nil when it does not exist.
 func (m *Memory) readFile(ctx context.Context, path string, maxChars int) (*store.File, error) {
 	f, err := m.s.Read(ctx, path, maxChars)
@@ -203,7 +216,7 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 		}
 		return toolErr(msg), "", nil
 	}
-	if prev, err := m.s.GetOperation(ctx, *op); err != nil {
+	if prev, err := m.lookup(ctx, op); err != nil {
 		return nil, "", err
 	} else if prev != nil {
 		return replayed(*prev)
@@ -364,7 +377,7 @@ func (m *Memory) doDelete(ctx context.Context, sp *span, path, name string, op *
 		}
 		return &DeleteResult{File: name, Replayed: mu.Replayed, Status: status}, outcome, nil
 	}
-	if prev, err := m.s.GetOperation(ctx, *op); err != nil {
+	if prev, err := m.lookup(ctx, op); err != nil {
 		return nil, "", err
 	} else if prev != nil {
 		return result(*prev)

@@ -79,24 +79,36 @@ func TestWriteMetadata(t *testing.T) {
 	if err != nil || f.Metadata["updated_by"] != "agent" {
 		t.Fatalf("metadata %v %v", f, err)
 	}
-	var mu sync.Mutex
-	calls := 0
-	fn := mustNew(t, s, &Options{WriteMetadataFunc: func(ctx context.Context) (map[string]string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		calls++
-		return map[string]string{"updated_by": "agent", "user": fmt.Sprint(ctx.Value(ctxKey{}))}, nil
-	}})
-	ctx := context.WithValue(t.Context(), ctxKey{}, "kamal")
-	in := inv("kamal")
-	for range 2 {
-		if _, err := fn.Call(ctx, in, "write_memory", mustJSON(t, map[string]any{"content": "y"})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, _ = s.Read(t.Context(), "kamal/main/MEMORY.md", 100)
-	if f.Metadata["user"] != "kamal" || calls != 1 {
-		t.Fatalf("metadata %v, resolver called %d times (want once: not on replay)", f.Metadata, calls)
+	// The resolver runs before the write request; a replay never stores
+	// its result. On the primitive path a receipt lookup comes first, so a
+	// replay skips it; on an atomic store the write itself answers the
+	// replay, so the resolver runs on it too.
+	for _, c := range []struct {
+		name      string
+		s         *store.Store
+		wantCalls int
+	}{{"atomic", s, 2}, {"primitives", store.New(newTestDriver(), nil), 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			calls := 0
+			fn := mustNew(t, c.s, &Options{WriteMetadataFunc: func(ctx context.Context) (map[string]string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				return map[string]string{"updated_by": "agent", "user": fmt.Sprint(ctx.Value(ctxKey{})), "call": fmt.Sprint(calls)}, nil
+			}})
+			ctx := context.WithValue(t.Context(), ctxKey{}, "kamal")
+			in := inv("kamal")
+			for range 2 {
+				if _, err := fn.Call(ctx, in, "write_memory", mustJSON(t, map[string]any{"content": "y"})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, _ := c.s.Read(t.Context(), "kamal/main/MEMORY.md", 100)
+			if f.Metadata["user"] != "kamal" || f.Metadata["call"] != "1" || calls != c.wantCalls {
+				t.Fatalf("metadata %v, resolver called %d times (want %d; the replay stores nothing)", f.Metadata, calls, c.wantCalls)
+			}
+		})
 	}
 }
 

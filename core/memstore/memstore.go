@@ -17,8 +17,10 @@
 //
 // # Capabilities
 //
-// [driver.Mutator], [driver.BatchGetter], [driver.ScopeReader] and
-// [driver.Pruner]. Nothing survives the process.
+// [driver.Mutator] (with [driver.CollisionChecker]: Mutate refuses a
+// colliding create under the same lock), [driver.BatchGetter],
+// [driver.ScopeReader], [driver.SnapshotReader] (a file and a listing under
+// one lock) and [driver.Pruner]. Nothing survives the process.
 //
 // # Opening
 //
@@ -53,11 +55,13 @@ type Driver struct {
 }
 
 var (
-	_ driver.Driver      = (*Driver)(nil)
-	_ driver.Mutator     = (*Driver)(nil)
-	_ driver.BatchGetter = (*Driver)(nil)
-	_ driver.ScopeReader = (*Driver)(nil)
-	_ driver.Pruner      = (*Driver)(nil)
+	_ driver.Driver           = (*Driver)(nil)
+	_ driver.Mutator          = (*Driver)(nil)
+	_ driver.CollisionChecker = (*Driver)(nil)
+	_ driver.BatchGetter      = (*Driver)(nil)
+	_ driver.ScopeReader      = (*Driver)(nil)
+	_ driver.SnapshotReader   = (*Driver)(nil)
+	_ driver.Pruner           = (*Driver)(nil)
 )
 
 // New returns an empty in-memory driver.
@@ -130,6 +134,29 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		return nil, err
 	}
 	defer d.mu.Unlock()
+	return d.list(p), nil
+}
+
+// ReadSnapshot implements driver.SnapshotReader: GetFile and ListFiles
+// under one lock.
+func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	if err := d.lock(); err != nil {
+		return nil, nil, err
+	}
+	defer d.mu.Unlock()
+	var f *driver.File
+	if cur, ok := d.files[p.Path]; ok {
+		f = copyFile(cur)
+	}
+	return f, d.list(p.List), nil
+}
+
+// ChecksCollisions implements driver.CollisionChecker: Mutate refuses a
+// colliding create under its lock.
+func (d *Driver) ChecksCollisions() bool { return true }
+
+// list is ListFiles under the lock.
+func (d *Driver) list(p driver.ListParams) []driver.Entry {
 	start := max(p.Prefix, p.After)
 	i := sort.SearchStrings(d.paths, start)
 	var out []driver.Entry
@@ -143,7 +170,7 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		}
 		out = append(out, driver.Entry{Path: path, Tombstone: d.files[path].Tombstone})
 	}
-	return out, nil
+	return out
 }
 
 func (d *Driver) put(f driver.File) {

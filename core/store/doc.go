@@ -55,9 +55,10 @@
 // The file/folder check and the create are separate requests. A create of
 // a file and a concurrent create of a folder of the same name ("p/x.md"
 // and "p/x.md/y.md") may therefore both pass the check and both succeed on
-// a backend that can hold both (SQLite, PostgreSQL, DynamoDB, Firestore,
-// Cosmos DB); the file system backend (filestore) and memstore refuse the
-// later one even then, in the same atomic step as the create. Files that
+// a backend that can hold both (DynamoDB, Firestore, Cosmos DB); the file
+// system backend (filestore), memstore, SQLite and PostgreSQL refuse the
+// later one even then, in the same atomic step as the create (on the last
+// three, on the atomic path: see [driver.CollisionChecker]). Files that
 // both landed stay readable, listable, updatable and deletable; later
 // creates that collide with either are refused.
 //
@@ -76,8 +77,10 @@
 // # Capabilities
 //
 // A driver may implement [driver.Mutator] (receipt check, CAS and receipt in
-// one atomic request), [driver.BatchGetter] and [driver.ScopeReader] (faster
-// search) and [driver.Pruner]. The store behaves identically with or without
+// one atomic request), [driver.CollisionChecker] (the file/folder check of
+// a create inside that request), [driver.BatchGetter] and
+// [driver.ScopeReader] (faster search), [driver.SnapshotReader] (a file and
+// a listing in one request, for [Store.ReadAndList]) and [driver.Pruner]. The store behaves identically with or without
 // them; [Store.Capabilities] reports what it found.
 //
 // # Observability

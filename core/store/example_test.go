@@ -121,3 +121,18 @@ func ExampleStore_Walk() {
 	// kamal/main/MEMORY.md
 	// kamal/main/trips/bangkok.md
 }
+
+func ExampleStore_ReadAndList() {
+	ctx := context.Background()
+	s := store.New(memstore.New(), nil)
+	defer s.Close()
+	_, _ = s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n"})
+	_, _ = s.Write(ctx, store.WriteRequest{Path: "kamal/main/trips.md", Content: "- Bangkok in May\n"})
+
+	// A file and a listing in one round trip, as a per-request snapshot
+	// needs them (one request on a driver.SnapshotReader such as memstore).
+	r, _ := s.ReadAndList(ctx, store.ReadAndListRequest{Path: "kamal/main/MEMORY.md", MaxChars: 100, Prefix: "kamal/main/", Limit: 10})
+	fmt.Printf("%q %v\n", r.File.Content, r.Paths)
+	// Output:
+	// "- lives in Hanoi\n" [kamal/main/MEMORY.md kamal/main/trips.md]
+}

@@ -101,9 +101,10 @@ func (s *Store) mutateAtomic(ctx context.Context, c change) (Mutation, error) {
 		}
 		var res driver.MutateResult
 		var err error
-		if c.creates() {
+		if c.creates() && !s.collide {
 			// No receipt lookup precedes Mutate, so a replay pays for the
-			// check too; a refusal looks at the receipt below.
+			// check too; a refusal looks at the receipt below. A driver
+			// that checks in the Mutate itself saves both requests.
 			err = s.checkCollision(ctx, c.path)
 		}
 		if err == nil {

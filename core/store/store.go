@@ -57,8 +57,10 @@ type Options struct {
 type Store struct {
 	d       driver.Driver
 	mutator driver.Mutator
+	collide bool // the mutator refuses colliding creates itself
 	batch   driver.BatchGetter
 	scope   driver.ScopeReader
+	snap    driver.SnapshotReader
 	pruner  driver.Pruner
 
 	retention time.Duration
@@ -99,12 +101,16 @@ func New(d driver.Driver, opts *Options) *Store {
 	c := driver.CapabilitiesOf(d)
 	if c.AtomicMutation {
 		s.mutator = d.(driver.Mutator)
+		s.collide = c.AtomicCollision
 	}
 	if c.BatchGet {
 		s.batch = d.(driver.BatchGetter)
 	}
 	if c.ScopeRead {
 		s.scope = d.(driver.ScopeReader)
+	}
+	if c.Snapshot {
+		s.snap = d.(driver.SnapshotReader)
 	}
 	if c.Prune {
 		s.pruner = d.(driver.Pruner)
@@ -115,10 +121,12 @@ func New(d driver.Driver, opts *Options) *Store {
 // Capabilities reports the optional driver interfaces in use.
 func (s *Store) Capabilities() Capabilities {
 	return Capabilities{
-		AtomicMutation: s.mutator != nil,
-		BatchGet:       s.batch != nil,
-		ScopeRead:      s.scope != nil,
-		Prune:          s.pruner != nil,
+		AtomicMutation:  s.mutator != nil,
+		AtomicCollision: s.collide,
+		BatchGet:        s.batch != nil,
+		ScopeRead:       s.scope != nil,
+		Snapshot:        s.snap != nil,
+		Prune:           s.pruner != nil,
 	}
 }
 
@@ -165,6 +173,11 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, e
 	if f == nil || f.Tombstone {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, path)
 	}
+	return fileOf(path, f, maxChars), nil
+}
+
+// fileOf is what a read of row f at path returns: at most maxChars runes.
+func fileOf(path string, f *driver.File, maxChars int) *File {
 	content, truncated := cutRunes(f.Content, maxChars)
 	return &File{
 		Path:        path,
@@ -173,7 +186,7 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, e
 		OperationID: f.OperationID,
 		Truncated:   truncated,
 		Metadata:    maps.Clone(f.Metadata),
-	}, nil
+	}
 }
 
 // ListPaths returns the limit smallest paths (code-point order) that start
@@ -201,13 +214,24 @@ func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) (paths 
 // page after that folder's whole range, so it never pages through a
 // folder's files only to throw them away.
 func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
+	return s.listFrom(ctx, prefix, limit, direct, nil)
+}
+
+// listFrom is list with its first page (asked with After "" and Limit
+// limit) already read when first is non-nil.
+func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
 	var out []string
 	after := ""
 	for len(out) < limit {
 		page := limit - len(out)
-		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: page})
-		if err != nil {
-			return nil, err
+		var entries []driver.Entry
+		if first != nil {
+			entries, first = *first, nil
+		} else {
+			var err error
+			if entries, err = s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: page}); err != nil {
+				return nil, err
+			}
 		}
 		for _, e := range entries {
 			if e.Tombstone || (direct && !directlyUnder(e.Path, prefix)) {

@@ -1,0 +1,139 @@
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// BenchTurn measures what one agent turn costs a backend through the
+// notebook, as sub-benchmarks <mode>/<operation> (mode "full" or
+// "primitives", as in [Run]):
+//
+//	append    one write_memory append to MEMORY.md (the tool's read, then
+//	          the write with its operation)
+//	create    one write_memory call that creates a new file
+//	snapshot  one per-request snapshot (MEMORY.md and the file list)
+//
+// Each reports calls/op (backend calls a [Counter] sees) and rounds/op
+// (round trips: calls issued concurrently count once). newDriver returns a
+// fresh, empty driver for each sub-benchmark; the benchmark closes it.
+func BenchTurn(b *testing.B, newDriver func(b *testing.B) driver.Driver) {
+	for _, mode := range []string{modeFull, modePrimitives} {
+		b.Run(mode, func(b *testing.B) {
+			for _, op := range []struct {
+				name string
+				run  func(b *testing.B, t *turn)
+			}{{"append", benchAppend}, {"create", benchCreate}, {"snapshot", benchSnapshot}} {
+				b.Run(op.name, func(b *testing.B) {
+					raw := newDriver(b)
+					d := raw
+					if mode == modePrimitives {
+						d = Primitives(raw)
+					}
+					c := NewCounter(shared(d))
+					s := store.New(c, nil)
+					b.Cleanup(func() { _ = s.Close(); _ = raw.Close() })
+					m, err := memory.New(s, &memory.Options{Namespace: "bench"})
+					if err != nil {
+						b.Fatal(err)
+					}
+					// Set-up writes go around the counter.
+					op.run(b, &turn{mem: m, c: c, setup: store.New(shared(d), nil)})
+				})
+			}
+		})
+	}
+}
+
+// turn is one benchmark's notebook, counter and uncounted set-up store.
+type turn struct {
+	mem   *memory.Memory
+	c     *Counter
+	setup *store.Store
+	n     int
+}
+
+func (t *turn) call(b *testing.B, tool string, args map[string]any) {
+	t.n++
+	raw, err := json.Marshal(args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := t.mem.Call(b.Context(), memory.Invocation{RunID: "bench", ToolCallID: fmt.Sprint("call-", t.n)}, tool, raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if te, ok := res.(*memory.ToolError); ok {
+		b.Fatalf("%s: %v", tool, te)
+	}
+}
+
+func (t *turn) report(b *testing.B, ops int) {
+	b.ReportMetric(float64(t.c.Total())/float64(ops), "calls/op")
+	b.ReportMetric(float64(t.c.Rounds())/float64(ops), "rounds/op")
+}
+
+// reset puts content at path, around the counter.
+func (t *turn) reset(b *testing.B, path, content string) {
+	f, err := t.setup.Read(b.Context(), path, 1)
+	expected := ""
+	switch {
+	case err == nil:
+		expected = f.Version
+	case !errors.Is(err, store.ErrNotFound):
+		b.Fatal(err)
+	}
+	if _, err := t.setup.Write(b.Context(), store.WriteRequest{Path: path, Content: content, Expected: expected}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func benchAppend(b *testing.B, t *turn) {
+	const path = "bench/main/MEMORY.md"
+	t.reset(b, path, "- a fact\n")
+	t.c.Reset()
+	ops := 0
+	for b.Loop() {
+		if ops++; ops%500 == 0 {
+			b.StopTimer()
+			t.reset(b, path, "- a fact\n") // keep the file short
+			b.StartTimer()
+		}
+		t.call(b, "write_memory", map[string]any{"content": fmt.Sprint("- fact ", ops)})
+	}
+	t.report(b, ops)
+}
+
+func benchCreate(b *testing.B, t *turn) {
+	t.c.Reset()
+	ops := 0
+	for b.Loop() {
+		ops++
+		t.call(b, "write_memory", map[string]any{"file": fmt.Sprintf("topic-%d", ops), "content": "- a topic"})
+	}
+	t.report(b, ops)
+}
+
+func benchSnapshot(b *testing.B, t *turn) {
+	t.reset(b, "bench/main/MEMORY.md", strings.Repeat("- a durable fact about the user\n", 40))
+	for i := range 20 {
+		t.reset(b, fmt.Sprintf("bench/main/topic-%02d.md", i), "- a topic\n")
+	}
+	t.c.Reset()
+	ops := 0
+	for b.Loop() {
+		ops++
+		block, err := t.mem.Snapshot(b.Context(), "")
+		if err != nil || block == "" {
+			b.Fatalf("snapshot = %q, %v", block, err)
+		}
+	}
+	t.report(b, ops)
+}

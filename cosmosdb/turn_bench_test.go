@@ -1,0 +1,16 @@
+package cosmosdb_test
+
+import (
+	"testing"
+
+	"github.com/agentmem/agentmem/contract"
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// BenchmarkTurn is the notebook's cost per agent turn (see
+// contract.BenchTurn): backend calls and round trips of a write_memory
+// append, a create and a snapshot.
+func BenchmarkTurn(b *testing.B) {
+	db := newDatabase(b)
+	contract.BenchTurn(b, func(b *testing.B) driver.Driver { return db.newDriver(b) })
+}
