@@ -49,13 +49,14 @@ const (
 	opGetFiles
 	opReadScope
 	opPruneExpired
+	opReadSnapshot
 	numOps
 )
 
 // opNames are the db.operation.name values: the driver primitives.
 var opNames = [numOps]string{"GetFile", "ListFiles", "CreateFile", "ReplaceFile", "DeleteFile",
 	"GetReceipt", "ReserveReceipt", "CompleteReceipt", "DropReceipt",
-	"Mutate", "GetFiles", "ReadScope", "PruneExpired"}
+	"Mutate", "GetFiles", "ReadScope", "PruneExpired", "ReadSnapshot"}
 
 // conditional reports the calls whose ErrPrecondition is a refused write
 // of a file (counted as a conflict).
@@ -91,7 +92,9 @@ var _ driver.CapabilityReporter = (*wrapped)(nil)
 //
 // The result implements exactly the optional interfaces (Mutator,
 // BatchGetter, ScopeReader, Pruner) that the store would use on d, and
-// reports them through driver.CapabilityReporter. A nil d returns nil.
+// always CollisionChecker and SnapshotReader, whose real availability it
+// reports, with the others, through driver.CapabilityReporter. A nil d
+// returns nil.
 func WrapDriver(d driver.Driver, opts *Options) driver.Driver {
 	if d == nil {
 		return nil
@@ -262,6 +265,27 @@ func (w *wrapped) DropReceipt(ctx context.Context, id, version string) error {
 	err := w.inner.DropReceipt(ctx, id, version)
 	w.end(ctx, opDropReceipt, sp, began, err)
 	return err
+}
+
+// ChecksCollisions implements driver.CollisionChecker: true when the inner
+// driver's Mutate checks a create's file/folder collisions itself.
+func (w *wrapped) ChecksCollisions() bool { return w.caps.AtomicCollision }
+
+// ReadSnapshot implements driver.SnapshotReader with one span. The store
+// calls it only when the inner driver has it (DriverCapabilities reports
+// Snapshot); otherwise it reads the file and the listing one after the other.
+func (w *wrapped) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	ctx, sp, began := w.start(ctx, opReadSnapshot, p.Path)
+	var f *driver.File
+	var entries []driver.Entry
+	var err error
+	if r, ok := w.inner.(driver.SnapshotReader); ok && w.caps.Snapshot {
+		f, entries, err = r.ReadSnapshot(ctx, p)
+	} else if f, err = w.inner.GetFile(ctx, p.Path); err == nil {
+		entries, err = w.inner.ListFiles(ctx, p.List)
+	}
+	w.end(ctx, opReadSnapshot, sp, began, err)
+	return f, entries, err
 }
 
 // Close implements driver.Driver. It is not traced.

@@ -74,8 +74,6 @@ func ExampleInstrument() {
 	printSpans(rec.Ended())
 	// Output:
 	// client   GetFile agentmem.memstore    parent: upsert_memory
-	// client   GetFiles agentmem.memstore   parent: upsert_memory
-	// client   ListFiles agentmem.memstore  parent: upsert_memory
 	// client   Mutate agentmem.memstore     parent: upsert_memory
 	// internal upsert_memory                parent: -
 	// client   ReadScope agentmem.memstore  parent: search_memory
@@ -153,13 +151,9 @@ func ExampleNewStore_stdout() {
 	printTree(&out)
 	// Output:
 	// upsert_memory (internal) gen_ai.operation.name=upsert_memory
-	//   store.GetOperation (internal) agentmem.store.outcome=ok
-	//     GetReceipt agentmem.memstore (client)
 	//   store.Read (internal) gen_ai.operation.name=search_memory agentmem.store.outcome=not_found
 	//     GetFile agentmem.memstore (client)
 	//   store.Write (internal) gen_ai.operation.name=create_memory agentmem.store.outcome=ok
-	//     GetFiles agentmem.memstore (client)
-	//     ListFiles agentmem.memstore (client)
 	//     Mutate agentmem.memstore (client)
 	// store.Write (internal) Error gen_ai.operation.name=update_memory agentmem.store.outcome=conflict error.type=conflict
 	//   Mutate agentmem.memstore (client) Error error.type=precondition_failed

@@ -364,3 +364,37 @@ func TestNoContentByDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperKeepsFastPaths checks that an instrumented driver keeps the
+// inner driver's per-turn fast paths: the collision check inside Mutate
+// and the snapshot's one-request read, which is one span.
+func TestWrapperKeepsFastPaths(t *testing.T) {
+	inner := memstore.New()
+	h := newHarness(t, amotel.Options{})
+	w := amotel.WrapDriver(inner, h.opts)
+	if got, want := driver.CapabilitiesOf(w), driver.CapabilitiesOf(inner); got != want || !got.Snapshot || !got.AtomicCollision {
+		t.Fatalf("capabilities through the wrapper %+v, inner %+v", got, want)
+	}
+	st := store.New(w, nil)
+	ctx := t.Context()
+	if _, err := st.Write(ctx, store.WriteRequest{Path: "k/main/MEMORY.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(h.spans.Ended())
+	res, err := st.ReadAndList(ctx, store.ReadAndListRequest{Path: "k/main/MEMORY.md", MaxChars: 100, Prefix: "k/main/", Limit: 10})
+	if err != nil || res.File == nil || len(res.Paths) != 1 {
+		t.Fatalf("ReadAndList: %+v, %v", res, err)
+	}
+	var names []string
+	for _, s := range h.spans.Ended()[before:] {
+		names = append(names, s.Name())
+	}
+	if len(names) != 1 || names[0] != "ReadSnapshot agentmem.memstore" {
+		t.Errorf("spans of one snapshot read: %q, want one ReadSnapshot", names)
+	}
+	// Without the capability the wrapper's ReadSnapshot still answers.
+	hw := amotel.WrapDriver(hidden{memstore.New()}, nil).(driver.SnapshotReader)
+	if f, entries, err := hw.ReadSnapshot(ctx, driver.SnapshotParams{Path: "k/main/MEMORY.md", List: driver.ListParams{Prefix: "k/", Limit: 5}}); err != nil || f != nil || len(entries) != 0 {
+		t.Errorf("ReadSnapshot of an empty store without the capability: %v, %v, %v", f, entries, err)
+	}
+}

@@ -102,7 +102,7 @@ func newObserver(in *instruments) *observer {
 	for _, info := range []store.OperationInfo{
 		{Op: store.OpRead}, {Op: store.OpListPaths}, {Op: store.OpWalk}, {Op: store.OpSearch},
 		{Op: store.OpWrite, Create: true}, {Op: store.OpWrite}, {Op: store.OpDelete},
-		{Op: store.OpGetOperation}, {Op: store.OpPruneExpired},
+		{Op: store.OpGetOperation}, {Op: store.OpPruneExpired}, {Op: store.OpReadAndList},
 	} {
 		o.ops[info] = o.newOp(info)
 	}
@@ -113,7 +113,7 @@ func newObserver(in *instruments) *observer {
 // "" when none applies (receipt lookups and pruning).
 func genAIOperation(info store.OperationInfo) (op string, search bool) {
 	switch info.Op {
-	case store.OpRead, store.OpListPaths, store.OpWalk, store.OpSearch:
+	case store.OpRead, store.OpListPaths, store.OpWalk, store.OpSearch, store.OpReadAndList:
 		return "search_memory", true
 	case store.OpWrite:
 		if info.Create {

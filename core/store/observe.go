@@ -39,6 +39,7 @@ const (
 	OpDelete       Op = "Delete"
 	OpGetOperation Op = "GetOperation"
 	OpPruneExpired Op = "PruneExpired"
+	OpReadAndList  Op = "ReadAndList"
 )
 
 // OperationInfo describes an operation as it begins.

@@ -38,7 +38,15 @@ type ReadAndListResult struct {
 //
 // Errors: ErrInvalidPath (path or prefix), ErrInvalidBound (MaxChars or
 // Limit not positive), or the backend's error.
-func (s *Store) ReadAndList(ctx context.Context, r ReadAndListRequest) (*ReadAndListResult, error) {
+func (s *Store) ReadAndList(ctx context.Context, r ReadAndListRequest) (out *ReadAndListResult, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpReadAndList})
+	defer func() {
+		n := 0
+		if out != nil {
+			n = len(out.Paths)
+		}
+		o.done(err, false, n)
+	}()
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -56,7 +64,6 @@ func (s *Store) ReadAndList(ctx context.Context, r ReadAndListRequest) (*ReadAnd
 	}
 	var f *driver.File
 	var paths []string
-	var err error
 	if s.snap != nil {
 		var entries []driver.Entry
 		f, entries, err = s.snap.ReadSnapshot(ctx, driver.SnapshotParams{Path: r.Path,
@@ -78,7 +85,7 @@ func (s *Store) ReadAndList(ctx context.Context, r ReadAndListRequest) (*ReadAnd
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadAndListResult{Paths: paths}
+	out = &ReadAndListResult{Paths: paths}
 	if f != nil && !f.Tombstone {
 		out.File = fileOf(r.Path, f, r.MaxChars)
 	}
