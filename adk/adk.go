@@ -73,13 +73,19 @@ type Options struct {
 	// Snapshot errors ignored in the default mode reach the memory's
 	// Tracer (memory.Options.Tracer) instead.
 	OnError func(ctx context.Context, err error)
+	// HistoryWindow, when its Max is set, bounds the contents of every
+	// model request and appends the oldest, left out, to the user's
+	// notebook in the background (see [HistoryWindow]). Call
+	// [Toolset.Close] on shutdown so that nothing queued is lost.
+	HistoryWindow HistoryWindow
 }
 
 // Toolset is a notebook as an ADK toolset. It is safe for concurrent use.
 type Toolset struct {
-	mem   *memory.Memory
-	opts  Options
-	tools []tool.Tool
+	mem    *memory.Memory
+	opts   Options
+	tools  []tool.Tool
+	pruner *pruner // nil without a history window
 }
 
 // requestProcessor and functionTool mirror the interfaces ADK looks for
@@ -111,6 +117,9 @@ func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 	for _, spec := range mem.Tools() {
 		t.tools = append(t.tools, &memTool{set: t, spec: spec})
 	}
+	if t.opts.HistoryWindow.Max > 0 {
+		t.pruner = newPruner(mem, t.opts.HistoryWindow, t.opts.OnError)
+	}
 	return t
 }
 
@@ -124,7 +133,9 @@ func (t *Toolset) Tools(agent.ReadonlyContext) ([]tool.Tool, error) {
 
 // ProcessRequest runs before every model request: it adds the memory
 // guidance to the system instruction and the fresh snapshot, as a text
-// part, to the content holding the latest user prompt.
+// part, to the content holding the latest user prompt. With a history
+// window, it first leaves the oldest contents out of the request and
+// queues them for the pruned-history file.
 func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
 	if g := t.mem.Instructions(); g != "" {
 		addInstruction(req, g)
@@ -133,6 +144,13 @@ func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 	if err != nil {
 		t.report(ctx, err)
 		return fmt.Errorf("agentmem: memory snapshot: %w", err)
+	}
+	if t.pruner != nil {
+		kept, err := t.pruner.prune(ctx, req.Contents, block != "")
+		if err != nil {
+			return err
+		}
+		req.Contents = kept
 	}
 	if block != "" {
 		addBeforePrompt(req, block)
