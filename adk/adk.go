@@ -20,6 +20,13 @@
 // call id, so a replayed call is never applied twice. Swapping the store
 // never changes this code.
 //
+// Two more pieces are opt-in. [Options.HistoryWindow] bounds the contents
+// of each model request and appends the oldest, left out, to the user's
+// pruned.md in the background, exactly once per session event (add
+// [Toolset.Plugin] to the runner, and call [Toolset.Close] on shutdown).
+// [MemoryService] is ADK's own memory.Service (load_memory,
+// preload_memory) over any agentmem store.
+//
 // # Errors
 //
 // Mistakes the model can fix come back to it as {"error": "..."} results.
@@ -29,7 +36,10 @@
 // no path, namespace or content. [Options.OnError] receives them unredacted.
 // A snapshot failure fails the model request only with
 // memory.Options.InjectionErrors set to memory.RaiseErrors; a namespace
-// resolver failure always does.
+// resolver failure always does. The history window follows the same
+// policy for its background appends (see [HistoryWindow]); its own
+// sentinels are [ErrNoSession] and [ErrClosed]. The memory service returns
+// [ErrNoUser], [ErrNoApp] and the store's errors.
 //
 // # Consistency
 //
