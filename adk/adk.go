@@ -38,7 +38,7 @@
 // memory.Options.InjectionErrors set to memory.RaiseErrors; a namespace
 // resolver failure always does. The history window follows the same
 // policy for its background appends (see [HistoryWindow]); its own
-// sentinels are [ErrNoSession] and [ErrClosed]. The memory service returns
+// sentinels are [ErrNoSession] and memory.ErrQueueClosed. The memory service returns
 // [ErrNoUser], [ErrNoApp] and the store's errors.
 //
 // # Consistency

@@ -16,23 +16,15 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/store"
 )
 
-// Defaults of [HistoryWindow].
-const (
-	DefaultPrunedFile = "pruned.md"
-	DefaultQueueSize  = 256
-)
+// DefaultPrunedFile is the default [HistoryWindow.File].
+const DefaultPrunedFile = "pruned.md"
 
 // ErrNoSession reports a model request that the history window had to cut
 // without knowing the run's session: ADK shows toolsets no session, so the
 // window learns it from the Toolset's plugin.
 var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.PluginConfig.Plugins: the history window needs the session's event ids")
-
-// ErrClosed reports a model request that needed the history window after
-// [Toolset.Close]: create a new Toolset instead.
-var ErrClosed = errors.New("adk: the toolset is closed; create a new one for further runs")
 
 // HistoryWindow is the opt-in pruned-history window of a [Toolset]
 // ([Options.HistoryWindow]). Before each model request with more than Max
@@ -64,47 +56,27 @@ type HistoryWindow struct {
 	File string
 	// QueueSize bounds the contents waiting to be appended. A model
 	// request that finds the queue full waits for room (or its context).
-	// Default 256.
+	// Default 256 (memory.DefaultQueueSize).
 	QueueSize int
 }
 
-// pruneJob is one pruned content to append, or a flush barrier.
-type pruneJob struct {
-	ctx     context.Context // the request's values, without its cancellation
-	path    string
-	text    string
-	op      string
-	barrier chan struct{}
-}
-
-// pruner is the background appender of one Toolset.
+// pruner is the history window of one Toolset.
 type pruner struct {
 	mem   *memory.Memory
 	win   HistoryWindow
 	onErr func(context.Context, error)
-	queue chan pruneJob
+	queue *memory.AppendQueue
 
-	mu      sync.Mutex
-	running bool
-	closed  bool
-	seen    map[string]bool            // op id → true once appended, false while queued
-	runs    map[string]session.Session // invocation id → its session, from the plugin
-	err     error                      // the first failure in RaiseErrors mode, not yet returned
+	mu   sync.Mutex
+	runs map[string]session.Session // invocation id → its session, from the plugin
 }
-
-// maxSeen bounds the in-memory record of appended contents; past it the
-// record starts over and the store's receipts answer instead.
-const maxSeen = 100_000
 
 func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, error)) *pruner {
 	if w.File == "" {
 		w.File = DefaultPrunedFile
 	}
-	if w.QueueSize <= 0 {
-		w.QueueSize = DefaultQueueSize
-	}
-	return &pruner{mem: mem, win: w, onErr: onErr, queue: make(chan pruneJob, w.QueueSize),
-		seen: map[string]bool{}, runs: map[string]session.Session{}}
+	return &pruner{mem: mem, win: w, onErr: onErr, runs: map[string]session.Session{},
+		queue: mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: onErr})}
 }
 
 // maxRuns bounds the sessions of runs in flight the plugin records; past
@@ -138,26 +110,17 @@ func (t *Toolset) Plugin() *plugin.Plugin {
 			p.mu.Unlock()
 		}
 	}
-	pl, _ := plugin.New(cfg) // plugin.New fails on no input it is given here
+	pl, _ := plugin.New(cfg) // plugin.New never fails (v2.2.0)
 	return pl
 }
 
-// takeErr returns and clears the pending failure.
-func (p *pruner) takeErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	err := p.err
-	p.err = nil
-	return err
-}
-
-// prune cuts req's oldest contents beyond the window and queues them.
-// It returns the kept contents.
-// With block set, the memory block is still to be added: when the kept
-// contents hold no user text for it to join, it becomes a content of its
-// own, so one content less is kept.
+// prune cuts the oldest contents beyond the window, queues them for the
+// pruned-history file and returns the kept contents. With block set, the
+// memory block is still to be added: when the kept contents hold no user
+// text for it to join, it becomes a content of its own, so one content
+// less is kept.
 func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool) ([]*genai.Content, error) {
-	if err := p.takeErr(); err != nil {
+	if err := p.queue.Err(); err != nil {
 		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
 	}
 	k := cutPoint(contents, p.win.Max)
@@ -170,11 +133,8 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 		return contents, nil
 	}
 	p.mu.Lock()
-	closed, sess := p.closed, p.runs[ctx.InvocationID()]
+	sess := p.runs[ctx.InvocationID()]
 	p.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
 	if sess == nil {
 		return nil, ErrNoSession
 	}
@@ -186,115 +146,12 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
 	}
 	path := scope + "/" + p.win.File
-	jobCtx := context.WithoutCancel(ctx)
-	for i, r := range sourceEvents(sess, contents[:k], ctx.InvocationID()) {
-		op := "adk-prune:" + digest(path, r.id)
-		p.mu.Lock()
-		_, known := p.seen[op]
-		if !known {
-			if len(p.seen) >= maxSeen {
-				clear(p.seen)
-			}
-			p.seen[op] = false
-		}
-		p.mu.Unlock()
-		if known {
-			continue
-		}
-		job := pruneJob{ctx: jobCtx, path: path, text: renderContent(contents[i], r), op: op}
-		if err := p.enqueue(ctx, job); err != nil {
-			p.forget(op)
+	for i, src := range sourceEvents(sess, contents[:k], ctx.InvocationID()) {
+		if err := p.queue.Add(ctx, path, renderContent(contents[i], src), "adk-prune:"+digest(path, src.id)); err != nil {
 			return nil, err
 		}
 	}
 	return contents[k:], nil
-}
-
-func (p *pruner) forget(op string) {
-	p.mu.Lock()
-	delete(p.seen, op)
-	p.mu.Unlock()
-}
-
-// enqueue queues a job, waiting for room, and makes sure the worker runs.
-func (p *pruner) enqueue(ctx context.Context, job pruneJob) error {
-	select {
-	case p.queue <- job:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	p.mu.Lock()
-	if !p.running {
-		p.running = true
-		go p.work()
-	}
-	p.mu.Unlock()
-	return nil
-}
-
-// work drains the queue in order and exits when it is empty; enqueue
-// starts it again.
-func (p *pruner) work() {
-	for {
-		select {
-		case job := <-p.queue:
-			p.do(job)
-		default:
-			p.mu.Lock()
-			if len(p.queue) == 0 {
-				p.running = false
-				p.mu.Unlock()
-				return
-			}
-			p.mu.Unlock()
-		}
-	}
-}
-
-func (p *pruner) do(job pruneJob) {
-	if job.barrier != nil {
-		close(job.barrier)
-		return
-	}
-	_, err := memory.Append(job.ctx, p.mem.Store(), job.path, job.text, &memory.AppendOptions{OperationID: job.op})
-	if errors.Is(err, store.ErrOperationConflict) {
-		err = nil // appended before, rendered differently (another timestamp)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err == nil {
-		if _, ok := p.seen[job.op]; ok {
-			p.seen[job.op] = true
-		}
-		return
-	}
-	delete(p.seen, job.op) // the next request that prunes it retries
-	if p.onErr != nil {
-		p.onErr(job.ctx, err)
-	}
-	if p.mem.InjectionErrors() == memory.RaiseErrors {
-		if p.err == nil {
-			p.err = err
-		}
-		return
-	}
-	p.mem.Logger().WarnContext(job.ctx, "agentmem: appending pruned history failed; it is retried when a later request prunes it",
-		"error", err)
-}
-
-// flush waits until every job queued before it is done, and returns the
-// pending failure in RaiseErrors mode.
-func (p *pruner) flush(ctx context.Context) error {
-	done := make(chan struct{})
-	if err := p.enqueue(ctx, pruneJob{barrier: done}); err != nil {
-		return err
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return p.takeErr()
 }
 
 // Flush waits until every pruned content queued so far is appended (or has
@@ -305,20 +162,18 @@ func (t *Toolset) Flush(ctx context.Context) error {
 	if t.pruner == nil {
 		return nil
 	}
-	return t.pruner.flush(ctx)
+	return t.pruner.queue.Flush(ctx)
 }
 
 // Close flushes (see [Toolset.Flush]) and closes the history window: later
-// model requests that would prune fail with [ErrClosed]. Call it when the
-// application shuts down. Without a history window it does nothing.
+// model requests that would prune fail with memory.ErrQueueClosed. Call it
+// when the application shuts down. Without a history window it does
+// nothing.
 func (t *Toolset) Close(ctx context.Context) error {
 	if t.pruner == nil {
 		return nil
 	}
-	t.pruner.mu.Lock()
-	t.pruner.closed = true
-	t.pruner.mu.Unlock()
-	return t.pruner.flush(ctx)
+	return t.pruner.queue.Close(ctx)
 }
 
 // cutPoint returns how many leading contents to leave out so that at most

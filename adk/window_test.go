@@ -280,7 +280,7 @@ func TestCloseStopsPruning(t *testing.T) {
 			runErr = err
 		}
 	}
-	if !errors.Is(runErr, agentmemadk.ErrClosed) {
+	if !errors.Is(runErr, memory.ErrQueueClosed) {
 		t.Fatalf("run after Close: %v", runErr)
 	}
 	// Without a window, Flush and Close do nothing.

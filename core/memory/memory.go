@@ -301,15 +301,6 @@ func (m *Memory) Store() *store.Store { return m.s }
 // Heading returns the configured heading ("" if none).
 func (m *Memory) Heading() string { return m.heading }
 
-// InjectionErrors returns the configured error mode ([IgnoreErrors] unless
-// set), for jobs beside the notebook (such as an adapter's pruned-history
-// writer) that follow the same policy as the snapshot.
-func (m *Memory) InjectionErrors() ErrorMode { return m.errMode }
-
-// Logger returns the logger of failures swallowed in [IgnoreErrors] mode
-// ([Options.Logger], or [slog.Default] when unset).
-func (m *Memory) Logger() *slog.Logger { return m.log() }
-
 // Invocation identifies the caller of one tool call or snapshot.
 type Invocation struct {
 	// Namespace is the namespace the application resolved for this call,
