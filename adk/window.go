@@ -29,9 +29,17 @@ var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.Plugin
 // HistoryWindow is the opt-in pruned-history window of a [Toolset]
 // ([Options.HistoryWindow]). Before each model request with more than Max
 // contents, the oldest contents are left out of the request (the session
-// keeps them) and a background job appends them, oldest first, to the
-// user's notebook file File with [memory.Append], so the model still finds
+// keeps them) and a background job ([memory.AppendQueue]) appends them,
+// oldest first, to the user's notebook file File, so the model still finds
 // them in the injected file list, with read_memory and with search_memory.
+// The window needs [Toolset.Plugin] on the runner (ADK shows toolsets no
+// session); [Toolset.Close] flushes it on shutdown.
+//
+// Failed appends follow the notebook's memory.Options.InjectionErrors:
+// logged at Warn in IgnoreErrors mode; in RaiseErrors mode also returned by
+// the next model request, [Toolset.Flush] or [Toolset.Close]. Both modes
+// hand them to [Options.OnError], and a content whose append failed is
+// tried again by the next request that prunes it.
 //
 // The cut never separates a function response from its call: the kept
 // contents start with a user content that holds no function response
@@ -52,7 +60,8 @@ type HistoryWindow struct {
 	// turns the window off; negative values are treated as 0.
 	Max int
 	// File is the notebook file, in the user's scope, that receives the
-	// pruned contents. Default "pruned.md".
+	// pruned contents. Default "pruned.md". A name that is not a valid
+	// memory file name fails every append (store.ErrInvalidPath).
 	File string
 	// QueueSize bounds the contents waiting to be appended. A model
 	// request that finds the queue full waits for room (or its context).
