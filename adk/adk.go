@@ -81,7 +81,9 @@ type Options struct {
 	// to memory.RaiseErrors, or a namespace resolver failure), with its
 	// full detail (for logging); the model only sees a redacted message.
 	// Snapshot errors ignored in the default mode reach the memory's
-	// Tracer (memory.Options.Tracer) instead.
+	// Tracer (memory.Options.Tracer) instead. It also receives every
+	// failed append of the history window (in both modes), from the
+	// window's goroutine: it must not call Flush or Close.
 	OnError func(ctx context.Context, err error)
 	// HistoryWindow, when its Max is set, bounds the contents of every
 	// model request and appends the oldest, left out, to the user's

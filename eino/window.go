@@ -53,7 +53,8 @@ type HistoryWindow struct {
 	// QueueSize bounds the messages waiting to be appended; a model call
 	// that finds the queue full waits for room. Default 256.
 	QueueSize int
-	// OnError, when set, receives every failed append. Failures follow
+	// OnError, when set, receives every failed append, from the window's
+	// goroutine (it must not call Flush or Close). Failures follow
 	// memory.Options.InjectionErrors: logged at Warn in IgnoreErrors mode;
 	// in RaiseErrors mode also returned by the next model call, Flush or
 	// Close.

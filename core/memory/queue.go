@@ -21,7 +21,8 @@ type QueueOptions struct {
 	// (or its context) when it is full. Default 256.
 	Size int
 	// OnError, when set, receives every failed append with its full
-	// detail, in both error modes.
+	// detail, in both error modes. It runs on the queue's goroutine: it
+	// must not wait for the queue (Add, Flush, Close).
 	OnError func(ctx context.Context, err error)
 }
 
