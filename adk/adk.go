@@ -38,8 +38,8 @@
 // memory.Options.InjectionErrors set to memory.RaiseErrors; a namespace
 // resolver failure always does. The history window follows the same
 // policy for its background appends (see [HistoryWindow]); its own
-// sentinels are [ErrNoSession] and memory.ErrQueueClosed. The memory service returns
-// [ErrNoUser], [ErrNoApp] and the store's errors.
+// sentinels are [ErrNoSession] and memory.ErrQueueClosed. The memory
+// service returns [ErrNoUser], [ErrNoApp] and the store's errors.
 //
 // # Consistency
 //
@@ -146,8 +146,8 @@ func (t *Toolset) Tools(agent.ReadonlyContext) ([]tool.Tool, error) {
 // ProcessRequest runs before every model request: it adds the memory
 // guidance to the system instruction and the fresh snapshot, as a text
 // part, to the content holding the latest user prompt. With a history
-// window, it first leaves the oldest contents out of the request and
-// queues them for the pruned-history file.
+// window, it leaves the oldest contents out of the request, before the
+// snapshot is added, and queues them for the pruned-history file.
 func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
 	if g := t.mem.Instructions(); g != "" {
 		addInstruction(req, g)
