@@ -20,6 +20,13 @@
 // call id, so a replayed call is never applied twice. Swapping the store
 // never changes this code.
 //
+// Two more pieces are opt-in. [Options.HistoryWindow] bounds the contents
+// of each model request and appends the oldest, left out, to the user's
+// pruned.md in the background, exactly once per session event (add
+// [Toolset.Plugin] to the runner, and call [Toolset.Close] on shutdown).
+// [MemoryService] is ADK's own memory.Service (load_memory,
+// preload_memory) over any agentmem store.
+//
 // # Errors
 //
 // Mistakes the model can fix come back to it as {"error": "..."} results.
@@ -29,7 +36,10 @@
 // no path, namespace or content. [Options.OnError] receives them unredacted.
 // A snapshot failure fails the model request only with
 // memory.Options.InjectionErrors set to memory.RaiseErrors; a namespace
-// resolver failure always does.
+// resolver failure always does. The history window follows the same
+// policy for its background appends (see [HistoryWindow]); its own
+// sentinels are [ErrNoSession] and memory.ErrQueueClosed. The memory
+// service returns [ErrNoUser], [ErrNoApp] and the store's errors.
 //
 // # Consistency
 //
@@ -71,15 +81,23 @@ type Options struct {
 	// to memory.RaiseErrors, or a namespace resolver failure), with its
 	// full detail (for logging); the model only sees a redacted message.
 	// Snapshot errors ignored in the default mode reach the memory's
-	// Tracer (memory.Options.Tracer) instead.
+	// Tracer (memory.Options.Tracer) instead. It also receives every
+	// failed append of the history window (in both modes), from the
+	// window's goroutine: it must not call Flush or Close.
 	OnError func(ctx context.Context, err error)
+	// HistoryWindow, when its Max is set, bounds the contents of every
+	// model request and appends the oldest, left out, to the user's
+	// notebook in the background (see [HistoryWindow]). Call
+	// [Toolset.Close] on shutdown so that nothing queued is lost.
+	HistoryWindow HistoryWindow
 }
 
 // Toolset is a notebook as an ADK toolset. It is safe for concurrent use.
 type Toolset struct {
-	mem   *memory.Memory
-	opts  Options
-	tools []tool.Tool
+	mem    *memory.Memory
+	opts   Options
+	tools  []tool.Tool
+	pruner *pruner // nil without a history window
 }
 
 // requestProcessor and functionTool mirror the interfaces ADK looks for
@@ -111,6 +129,9 @@ func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 	for _, spec := range mem.Tools() {
 		t.tools = append(t.tools, &memTool{set: t, spec: spec})
 	}
+	if t.opts.HistoryWindow.Max > 0 {
+		t.pruner = newPruner(mem, t.opts.HistoryWindow, t.opts.OnError)
+	}
 	return t
 }
 
@@ -124,7 +145,9 @@ func (t *Toolset) Tools(agent.ReadonlyContext) ([]tool.Tool, error) {
 
 // ProcessRequest runs before every model request: it adds the memory
 // guidance to the system instruction and the fresh snapshot, as a text
-// part, to the content holding the latest user prompt.
+// part, to the content holding the latest user prompt. With a history
+// window, it leaves the oldest contents out of the request, before the
+// snapshot is added, and queues them for the pruned-history file.
 func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
 	if g := t.mem.Instructions(); g != "" {
 		addInstruction(req, g)
@@ -133,6 +156,13 @@ func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 	if err != nil {
 		t.report(ctx, err)
 		return fmt.Errorf("agentmem: memory snapshot: %w", err)
+	}
+	if t.pruner != nil {
+		kept, err := t.pruner.prune(ctx, req.Contents, block != "")
+		if err != nil {
+			return err
+		}
+		req.Contents = kept
 	}
 	if block != "" {
 		addBeforePrompt(req, block)

@@ -41,7 +41,13 @@ func newRig(t *testing.T, scripts map[string][]adktest.Step, toolsets ...tool.To
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.runner, err = runner.New(runner.Config{AppName: app, Agent: a, SessionService: r.sessions, AutoCreateSession: true}); err != nil {
+	cfg := runner.Config{AppName: app, Agent: a, SessionService: r.sessions, AutoCreateSession: true}
+	for _, ts := range toolsets {
+		if ts, ok := ts.(*agentmemadk.Toolset); ok {
+			cfg.PluginConfig.Plugins = append(cfg.PluginConfig.Plugins, ts.Plugin())
+		}
+	}
+	if r.runner, err = runner.New(cfg); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -27,6 +27,11 @@
 // run is never applied twice. To make a run resumed from a checkpoint
 // exactly-once too, give Runner.Resume the run id of the original run.
 //
+// [Options.HistoryWindow] (opt-in) bounds the messages of every model call
+// and appends the oldest, left out, to the user's pruned.md in the
+// background, exactly once per Eino message id; call [Middleware.Close]
+// on shutdown.
+//
 // # Errors
 //
 // Mistakes the model can fix come back to it as {"error": "..."} tool

@@ -34,6 +34,11 @@ type Options struct {
 	// UserIDKey is the session value holding the user id when the context
 	// has none from [WithUserID]. Default [DefaultUserIDKey].
 	UserIDKey string
+	// HistoryWindow, when its Max is set, bounds the messages of every
+	// model call and appends the oldest, left out, to the user's notebook
+	// in the background (see [HistoryWindow]). Call [Middleware.Close] on
+	// shutdown so that nothing queued is lost.
+	HistoryWindow HistoryWindow
 }
 
 type ctxKey int
@@ -64,6 +69,7 @@ type Middleware struct {
 	mem   *memory.Memory
 	opts  Options
 	tools []tool.BaseTool
+	queue *memory.AppendQueue // nil without a history window
 }
 
 var (
@@ -84,6 +90,12 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 	}
 	if m.opts.UserIDKey == "" {
 		m.opts.UserIDKey = DefaultUserIDKey
+	}
+	if w := &m.opts.HistoryWindow; w.Max > 0 {
+		if w.File == "" {
+			w.File = DefaultPrunedFile
+		}
+		m.queue = mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: w.OnError})
 	}
 	for _, spec := range mem.Tools() {
 		b, err := json.Marshal(spec.InputSchema)
@@ -172,7 +184,8 @@ func (im *injectingModel) Stream(ctx context.Context, input []*schema.Message, o
 	return im.inner.Stream(ctx, msgs, opts...)
 }
 
-// inject returns a copy of msgs with the guidance and the snapshot added.
+// inject returns a copy of msgs with the guidance and the snapshot added
+// (and, with a history window, the oldest messages left out).
 // A snapshot failure fails the call only in memory.RaiseErrors mode (the
 // notebook returns no error otherwise); a missing user always does.
 func (m *Middleware) inject(ctx context.Context, msgs []*schema.Message) ([]*schema.Message, error) {
@@ -185,6 +198,11 @@ func (m *Middleware) inject(ctx context.Context, msgs []*schema.Message) ([]*sch
 		return nil, fmt.Errorf("agentmem: memory snapshot: %w", err)
 	}
 	out := slices.Clone(msgs)
+	if m.queue != nil {
+		if out, err = m.prune(ctx, ns, out, block != ""); err != nil {
+			return nil, err
+		}
+	}
 	if g := m.mem.Instructions(); g != "" {
 		out = addInstruction(out, g)
 	}

@@ -11,9 +11,11 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/platform"
 	"google.golang.org/genai"
 
 	"github.com/agentmem/agentmem/core/memory"
@@ -41,7 +43,9 @@ type Request struct {
 
 // Model is a scripted model.LLM. For each model request it finds the
 // latest user prompt, counts the model turns since, and plays that step of
-// the prompt's script; after the last step it answers "ok". It is safe for
+// the prompt's script; after the last step it answers "ok". When the
+// request no longer holds the prompt (a history window cut it), it takes
+// the invocation's user content and counts the invocation's model events. It is safe for
 // concurrent use.
 type Model struct {
 	mu       sync.Mutex
@@ -75,7 +79,8 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.LLMRequest, _ bo
 			return
 		}
 		user := ""
-		if ic, ok := ctx.(agent.InvocationContext); ok && ic.Session() != nil {
+		ic, _ := ctx.(agent.InvocationContext)
+		if ic != nil && ic.Session() != nil {
 			user = ic.Session().UserID()
 		}
 		prompt, turn := latestPrompt(req)
@@ -83,6 +88,12 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.LLMRequest, _ bo
 		m.requests = append(m.requests, Request{UserID: user, LLMRequest: cp})
 		script, ok := m.scripts[prompt]
 		m.mu.Unlock()
+		if !ok && ic != nil { // the prompt was cut from the request (a history window)
+			prompt, turn = invocationPrompt(ic)
+			m.mu.Lock()
+			script, ok = m.scripts[prompt]
+			m.mu.Unlock()
+		}
 		if !ok {
 			yield(nil, fmt.Errorf("adktest: no script for prompt %q", prompt))
 			return
@@ -127,6 +138,28 @@ func latestPrompt(req *model.LLMRequest) (string, int) {
 		}
 	}
 	return "", turns
+}
+
+// invocationPrompt returns the text of the invocation's user content and
+// how many model contents the invocation has produced so far.
+func invocationPrompt(ic agent.InvocationContext) (string, int) {
+	var texts []string
+	if c := ic.UserContent(); c != nil {
+		for _, p := range c.Parts {
+			if p != nil && p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+	}
+	turns := 0
+	if s := ic.Session(); s != nil {
+		for ev := range s.Events().All() {
+			if ev.InvocationID == ic.InvocationID() && ev.Content != nil && ev.Content.Role == genai.RoleModel {
+				turns++
+			}
+		}
+	}
+	return strings.Join(texts, "\n"), turns
 }
 
 func deepCopy(r *model.LLMRequest) (*model.LLMRequest, error) {
@@ -213,3 +246,38 @@ func Call(id, name string, args map[string]any) Step {
 
 // Text returns a final-answer step.
 func Text(s string) Step { return Step{Text: s} }
+
+// Conversation returns a scripted conversation of n user prompts ("prompt
+// 1", "prompt 2", …), each answered by the text "answer <i>": run the
+// prompts in order, in one session, for a conversation of 2n contents.
+func Conversation(n int) (prompts []string, scripts map[string][]Step) {
+	scripts = make(map[string][]Step, n)
+	for i := 1; i <= n; i++ {
+		p := fmt.Sprintf("prompt %d", i)
+		prompts = append(prompts, p)
+		scripts[p] = []Step{Text(fmt.Sprintf("answer %d", i))}
+	}
+	return prompts, scripts
+}
+
+// Deterministic returns ctx with ADK's UUID and time providers replaced by
+// a counter ("<prefix>-1", "<prefix>-2", …) and a clock that starts at
+// start and ticks one second per call, so that a run made again with the
+// same prefix and start produces the same event ids and timestamps (a
+// replay).
+func Deterministic(ctx context.Context, prefix string, start time.Time) context.Context {
+	var mu sync.Mutex
+	n, tick := 0, 0
+	ctx = platform.WithUUIDProvider(ctx, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("%s-%d", prefix, n)
+	})
+	return platform.WithTimeProvider(ctx, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		tick++
+		return start.Add(time.Duration(tick) * time.Second)
+	})
+}

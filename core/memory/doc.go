@@ -40,7 +40,9 @@
 // (kind, path, model arguments). A replayed tool call (same ids, same
 // arguments) therefore returns its original result with "replayed": true
 // and writes nothing, on every backend. [Append] follows the same rules
-// for background jobs and coexists with the model's own writes.
+// for background jobs and coexists with the model's own writes; an
+// [AppendQueue] runs appends in the background, in order, under the
+// notebook's error mode (an adapter's pruned-history window uses it).
 //
 // Every injected snapshot is read fresh from the store, so a write made by
 // a tool (or by another process) shows in the next model request.

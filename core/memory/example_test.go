@@ -97,3 +97,24 @@ func ExampleAppend() {
 	// - pruned.md
 	// </memory>
 }
+
+// A hook that must not wait for the store (a pruned-history window) queues
+// its appends; each operation id lands once, in order, and Close flushes
+// on shutdown.
+func ExampleAppendQueue() {
+	ctx := context.Background()
+	s := store.New(memstore.New(), nil)
+	mem, _ := memory.New(s, nil) // failures follow Options.InjectionErrors
+	q := mem.NewAppendQueue(nil)
+	for _, id := range []string{"event-1", "event-2", "event-1"} { // event-1 pruned again
+		_ = q.Add(ctx, "kamal/main/pruned.md", "- user: "+id, "prune/"+id)
+	}
+	if err := q.Close(ctx); err != nil {
+		fmt.Println(err)
+	}
+	f, _ := s.Read(ctx, "kamal/main/pruned.md", 1000)
+	fmt.Print(f.Content)
+	// Output:
+	// - user: event-1
+	// - user: event-2
+}

@@ -37,11 +37,15 @@ type Request struct {
 // Model is a scripted model.ToolCallingChatModel. For each request it finds
 // the latest user prompt, counts the assistant messages since, and plays
 // that step of the prompt's script; after the last step it answers "ok".
-// It is safe for concurrent use.
+// A request without a user prompt (a history window cut it from a long
+// tool loop) plays the step after the previous request's. It is safe for
+// concurrent use.
 type Model struct {
-	mu       sync.Mutex
-	scripts  map[string][]Step
-	requests []Request
+	mu         sync.Mutex
+	scripts    map[string][]Step
+	requests   []Request
+	lastPrompt string // the prompt and step of the previous request
+	lastTurn   int
 }
 
 var _ model.ToolCallingChatModel = (*Model)(nil)
@@ -74,6 +78,10 @@ func (m *Model) Generate(_ context.Context, input []*schema.Message, opts ...mod
 	}
 	prompt, turn := latestPrompt(input)
 	m.mu.Lock()
+	if prompt == "" && m.lastPrompt != "" { // a history window cut the prompt: the tool loop goes on
+		prompt, turn = m.lastPrompt, m.lastTurn+1
+	}
+	m.lastPrompt, m.lastTurn = prompt, turn
 	m.requests = append(m.requests, Request{Messages: cp, Tools: model.GetCommonOptions(nil, opts...).Tools})
 	script, ok := m.scripts[prompt]
 	m.mu.Unlock()

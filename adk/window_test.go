@@ -1,0 +1,291 @@
+package adk_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	agentmemadk "github.com/agentmem/agentmem/adk"
+	"github.com/agentmem/agentmem/adk/adktest"
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+var epoch = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// runConversation runs the prompts in one session with a deterministic
+// context (same ids and times on every call with the same prefix).
+func runConversation(t *testing.T, r *rig, user, sessionID, prefix string, prompts []string) {
+	t.Helper()
+	ctx := adktest.Deterministic(t.Context(), prefix, epoch)
+	for _, p := range prompts {
+		for _, err := range r.runner.Run(ctx, user, sessionID, genai.NewContentFromText(p, genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				t.Fatalf("run %q: %v", p, err)
+			}
+		}
+	}
+}
+
+// prunedLines returns the list items of the pruned file.
+func prunedLines(t *testing.T, s *store.Store, path string) []string {
+	t.Helper()
+	f, err := s.Read(t.Context(), path, 1<<16)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return strings.Split(strings.TrimSuffix(f.Content, "\n"), "\n")
+}
+
+func TestHistoryWindow(t *testing.T) {
+	mem, s := newMemory(t, nil)
+	prompts, scripts := adktest.Conversation(20) // 40 contents
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 20}})
+	r := newRig(t, scripts, ts)
+	runConversation(t, r, "kamal", "s1", "ev", prompts)
+	if err := ts.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i, req := range r.model.Requests() {
+		if n := len(req.Contents); n > 20 {
+			t.Fatalf("request %d carries %d contents", i, n)
+		}
+		if c := req.Contents[0]; c.Role != genai.RoleUser || !strings.HasPrefix(c.Parts[0].Text, "prompt ") {
+			t.Fatalf("request %d starts with %+v", i, c)
+		}
+	}
+	last := r.model.Requests()[19]
+	if got := last.Contents[0].Parts[0].Text; got != "prompt 11" || len(last.Contents) != 19 {
+		t.Fatalf("last request starts at %q with %d contents", got, len(last.Contents))
+	}
+	want := []string{}
+	for i := 1; i <= 10; i++ {
+		want = append(want, fmt.Sprintf("- user (%s): prompt %d", "", i), fmt.Sprintf("- assistant (%s): answer %d", "", i))
+	}
+	check := func(what string) {
+		t.Helper()
+		got := prunedLines(t, s, "kamal/main/pruned.md")
+		if len(got) != len(want) {
+			t.Fatalf("%s: pruned.md has %d lines, want %d:\n%s", what, len(got), len(want), strings.Join(got, "\n"))
+		}
+		for i := range got {
+			w := strings.SplitN(want[i], " (", 2)
+			if !strings.HasPrefix(got[i], w[0]+" (2026-11-30T09:") || !strings.HasSuffix(got[i], "): "+strings.SplitN(w[1], "): ", 2)[1]) {
+				t.Fatalf("%s: line %d = %q, want %q", what, i, got[i], want[i])
+			}
+		}
+	}
+	check("run")
+	// The session keeps every content.
+	got, err := r.sessions.Get(t.Context(), &session.GetRequest{AppName: app, UserID: "kamal", SessionID: "s1"})
+	if err != nil || got.Session.Events().Len() != 40 {
+		t.Fatalf("session: %v", err)
+	}
+	// The snapshot lists pruned.md to the model.
+	if b := adktest.MemoryBlocks(last.LLMRequest); len(b) != 1 || !strings.Contains(b[0], "pruned.md") {
+		t.Fatalf("memory blocks of the last request: %q", b)
+	}
+
+	// A replay (same event ids, a new process: new toolset, new sessions)
+	// appends nothing.
+	ts2 := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 20}})
+	runConversation(t, newRig(t, scripts, ts2), "kamal", "s1", "ev", prompts)
+	if err := ts2.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	check("replay")
+}
+
+// TestHistoryWindowKeepsToolPairs: the cut never leaves a function
+// response without its call.
+func TestHistoryWindowKeepsToolPairs(t *testing.T) {
+	mem, s := newMemory(t, nil)
+	scripts := map[string][]adktest.Step{}
+	var prompts []string
+	for i := 1; i <= 6; i++ {
+		p := fmt.Sprintf("fact %d", i)
+		prompts = append(prompts, p)
+		scripts[p] = []adktest.Step{
+			adktest.Call(fmt.Sprintf("w%d", i), memory.WriteTool, map[string]any{"content": p, "file": nil, "old_text": nil}),
+			adktest.Call(fmt.Sprintf("s%d", i), memory.SearchTool, map[string]any{"query": p}),
+			adktest.Text("ok " + p),
+		}
+	}
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 4}})
+	r := newRig(t, scripts, ts)
+	runConversation(t, r, "kamal", "s1", "ev", prompts)
+	if err := ts.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cut := 0
+	for i, req := range r.model.Requests() {
+		if len(req.Contents) > 4 {
+			t.Fatalf("request %d carries %d contents", i, len(req.Contents))
+		}
+		calls := map[string]bool{}
+		for _, c := range req.Contents {
+			for _, p := range c.Parts {
+				if p.FunctionCall != nil {
+					calls[p.FunctionCall.ID] = true
+				}
+				if p.FunctionResponse != nil && !calls[p.FunctionResponse.ID] {
+					t.Fatalf("request %d: response %s without its call", i, p.FunctionResponse.ID)
+				}
+			}
+		}
+		if req.Contents[0].Role != genai.RoleUser {
+			cut++ // a tool loop longer than the window starts at a call
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no request was cut inside a tool loop; the test does not exercise the pairing rule")
+	}
+	// Every content left out is in pruned.md exactly once, in order.
+	pruned := strings.Join(prunedLines(t, s, "kamal/main/pruned.md"), "\n")
+	for i := 1; i <= 5; i++ {
+		for _, want := range []string{fmt.Sprintf("): fact %d\n", i), fmt.Sprintf("called `write_memory` with {\"content\":\"fact %d\"", i)} {
+			if strings.Count(pruned+"\n", want) != 1 {
+				t.Fatalf("pruned.md holds %q %d times:\n%s", want, strings.Count(pruned+"\n", want), pruned)
+			}
+		}
+	}
+}
+
+// failing fails every write of a path ending in suffix.
+type failing struct {
+	driver.Driver
+	suffix string
+}
+
+var errBackend = errors.New("backend down")
+
+func (f failing) CreateFile(ctx context.Context, file driver.File) error {
+	if strings.HasSuffix(file.Path, f.suffix) {
+		return errBackend
+	}
+	return f.Driver.CreateFile(ctx, file)
+}
+
+func TestHistoryWindowErrors(t *testing.T) {
+	prompts, scripts := adktest.Conversation(4)
+	for _, mode := range []memory.ErrorMode{memory.IgnoreErrors, memory.RaiseErrors} {
+		t.Run(string(mode), func(t *testing.T) {
+			var logs bytes.Buffer
+			s := store.New(failing{Driver: memstore.New(), suffix: "pruned.md"}, nil)
+			mem, err := memory.New(s, &memory.Options{InjectionErrors: mode, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reported := make(chan error, 100)
+			ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
+				HistoryWindow: agentmemadk.HistoryWindow{Max: 2},
+				OnError:       func(_ context.Context, err error) { reported <- err },
+			})
+			r := newRig(t, scripts, ts)
+			await := func(n int) {
+				t.Helper()
+				for range n {
+					select {
+					case err := <-reported:
+						if !errors.Is(err, errBackend) {
+							t.Fatalf("OnError got %v", err)
+						}
+					case <-time.After(30 * time.Second): // a hang guard, not a timing check
+						t.Fatal("no failure reported")
+					}
+				}
+			}
+			run := func(prompt string) error {
+				var runErr error
+				ctx := adktest.Deterministic(t.Context(), "ev-"+prompt, epoch)
+				for _, err := range r.runner.Run(ctx, "kamal", "s1", genai.NewContentFromText(prompt, genai.RoleUser), agent.RunConfig{}) {
+					if err != nil && runErr == nil {
+						runErr = err
+					}
+				}
+				return runErr
+			}
+			for _, p := range prompts[:2] { // the second request prunes prompt 1 and answer 1
+				if err := run(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			flushErr := ts.Flush(t.Context())
+			await(2)
+			switch mode {
+			case memory.IgnoreErrors:
+				if flushErr != nil || !strings.Contains(logs.String(), "backend down") {
+					t.Fatalf("flush %v, logs %q", flushErr, logs.String())
+				}
+				for _, p := range prompts[2:] {
+					if err := run(p); err != nil {
+						t.Fatalf("run in ignore mode: %v", err)
+					}
+				}
+			case memory.RaiseErrors:
+				if !errors.Is(flushErr, errBackend) || logs.Len() != 0 {
+					t.Fatalf("flush %v, logs %q", flushErr, logs.String())
+				}
+				// Flush reported the failure; this request retries the two
+				// contents and prunes two more: four failures.
+				if err := run(prompts[2]); err != nil {
+					t.Fatal(err)
+				}
+				await(4)
+				if err := run(prompts[3]); !errors.Is(err, errBackend) {
+					t.Fatalf("the request after a failure: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// syncWriter serializes writes of the background job and reads of the
+// test.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func TestCloseStopsPruning(t *testing.T) {
+	mem, _ := newMemory(t, nil)
+	prompts, scripts := adktest.Conversation(3)
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 2}})
+	r := newRig(t, scripts, ts)
+	runConversation(t, r, "kamal", "s1", "ev", prompts[:1])
+	if err := ts.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	for _, err := range r.runner.Run(t.Context(), "kamal", "s1", genai.NewContentFromText(prompts[1], genai.RoleUser), agent.RunConfig{}) {
+		if err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if !errors.Is(runErr, memory.ErrQueueClosed) {
+		t.Fatalf("run after Close: %v", runErr)
+	}
+	// Without a window, Flush and Close do nothing.
+	plain := agentmemadk.NewToolset(mem, nil)
+	if plain.Flush(t.Context()) != nil || plain.Close(t.Context()) != nil {
+		t.Fatal("Flush/Close without a window")
+	}
+}

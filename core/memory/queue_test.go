@@ -1,0 +1,112 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+func TestAppendQueue(t *testing.T) {
+	m, s := newMem(t, nil)
+	const path = "kamal/main/pruned.md"
+	q := m.NewAppendQueue(&QueueOptions{Size: 1}) // a full queue makes Add wait
+	for _, e := range []struct{ text, op string }{{"one", "a"}, {"two", "b"}, {"one", "a"}, {"three", "c"}} {
+		if err := q.Add(t.Context(), path, e.text, e.op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, s, path); got != "one\ntwo\nthree\n" {
+		t.Fatalf("after the run: %q", got)
+	}
+	// A new queue (a restart) replays: the store's receipts answer.
+	q2 := m.NewAppendQueue(nil)
+	for _, e := range []struct{ text, op string }{{"one", "a"}, {"two (rendered anew)", "b"}, {"three", "c"}, {"four", "d"}} {
+		if err := q2.Add(t.Context(), path, e.text, e.op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q2.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, s, path); got != "one\ntwo\nthree\nfour\n" {
+		t.Fatalf("after the replay: %q", got)
+	}
+	if err := q2.Add(t.Context(), path, "five", "e"); !errors.Is(err, ErrQueueClosed) {
+		t.Fatalf("add after close: %v", err)
+	}
+	if err := q.Add(t.Context(), path, "five", ""); !errors.Is(err, ErrMissingID) {
+		t.Fatalf("add without op: %v", err)
+	}
+}
+
+func TestAppendQueueErrors(t *testing.T) {
+	for _, mode := range []ErrorMode{IgnoreErrors, RaiseErrors} {
+		t.Run(string(mode), func(t *testing.T) {
+			d := newTestDriver()
+			d.failRead = errors.New("backend down")
+			var logs bytes.Buffer
+			var mu sync.Mutex
+			s := store.New(d, nil)
+			m := mustNew(t, s, &Options{InjectionErrors: mode, Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))})
+			var reported []error
+			q := m.NewAppendQueue(&QueueOptions{OnError: func(_ context.Context, err error) {
+				mu.Lock()
+				reported = append(reported, err)
+				mu.Unlock()
+			}})
+			if err := q.Add(t.Context(), "kamal/main/pruned.md", "one", "a"); err != nil {
+				t.Fatal(err)
+			}
+			flushErr := q.Flush(t.Context())
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reported) != 1 || !errors.Is(reported[0], d.failRead) {
+				t.Fatalf("OnError got %v", reported)
+			}
+			switch mode {
+			case IgnoreErrors:
+				if flushErr != nil || !bytes.Contains(logs.Bytes(), []byte("backend down")) {
+					t.Fatalf("flush %v, logs %q", flushErr, logs.String())
+				}
+			case RaiseErrors:
+				if !errors.Is(flushErr, d.failRead) || logs.Len() != 0 || q.Err() != nil {
+					t.Fatalf("flush %v, logs %q", flushErr, logs.String())
+				}
+			}
+			// The failed operation is forgotten: adding it again retries it.
+			d.mu.Lock()
+			d.failRead = nil
+			d.mu.Unlock()
+			mu.Unlock()
+			if err := q.Add(t.Context(), "kamal/main/pruned.md", "one", "a"); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if got := content(t, s, "kamal/main/pruned.md"); got != "one\n" {
+				t.Fatalf("retried: %q", got)
+			}
+		})
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,211 @@
+package eino
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cloudwego/eino/adk"
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentmem/agentmem/core/memory"
+)
+
+// DefaultPrunedFile is the default [HistoryWindow.File].
+const DefaultPrunedFile = "pruned.md"
+
+// HistoryWindow is the opt-in pruned-history window of a [Middleware]
+// ([Options.HistoryWindow]). Before each model call whose input holds more
+// than Max messages besides the leading system message, the oldest are
+// left out of the model's input (the agent's messages and the
+// application's history keep them) and a background job appends them,
+// oldest first, to the user's notebook file File with
+// [memory.AppendQueue], so the model still finds them in the injected
+// file list, with read_memory and with search_memory.
+//
+// The cut never separates a tool result from its call: the kept messages
+// start with a user message or, when none is within reach, with the first
+// message that is not a tool result; when even that is impossible the
+// input is sent whole.
+//
+// Each pruned message is appended exactly once, under an operation id
+// derived from its Eino message id (adk.GetMessageID: Eino stamps one on
+// every model output and tool result). A message without one (the user's
+// prompts, unless the application gave them ids with adk.EnsureMessageID)
+// takes the id of the next message that has one, plus its distance to it,
+// which is stable as long as the application passes the same history
+// (the messages Eino returned, ids included). A message with no id after
+// it takes its position and a digest of its content: equal messages at
+// the same position of two conversations of one user are then appended
+// once only.
+type HistoryWindow struct {
+	// Max is the most messages, the leading system message aside, a model
+	// call receives. 0 (the default) turns the window off; negative values
+	// are treated as 0.
+	Max int
+	// File is the notebook file, in the user's scope, that receives the
+	// pruned messages. Default "pruned.md".
+	File string
+	// QueueSize bounds the messages waiting to be appended; a model call
+	// that finds the queue full waits for room. Default 256.
+	QueueSize int
+	// OnError, when set, receives every failed append, from the window's
+	// goroutine (it must not call Flush or Close). Failures follow
+	// memory.Options.InjectionErrors: logged at Warn in IgnoreErrors mode;
+	// in RaiseErrors mode also returned by the next model call, Flush or
+	// Close.
+	OnError func(ctx context.Context, err error)
+}
+
+// Flush waits until every pruned message queued so far is appended (or has
+// failed), and returns the first failure not yet reported when the
+// notebook's InjectionErrors mode is memory.RaiseErrors. It returns nil at
+// once without a history window.
+func (m *Middleware) Flush(ctx context.Context) error {
+	if m.queue == nil {
+		return nil
+	}
+	return m.queue.Flush(ctx)
+}
+
+// Close flushes (see [Middleware.Flush]) and closes the history window:
+// later model calls that would prune fail with memory.ErrQueueClosed. Call
+// it when the application shuts down. Without a history window it does
+// nothing.
+func (m *Middleware) Close(ctx context.Context) error {
+	if m.queue == nil {
+		return nil
+	}
+	return m.queue.Close(ctx)
+}
+
+// prune cuts the oldest messages beyond the window, queues them and
+// returns the kept input. With block set, the memory block is still to be
+// added: when the kept messages hold no user text for it to join, it
+// becomes a message of its own, so one message less is kept.
+func (m *Middleware) prune(ctx context.Context, ns string, msgs []*schema.Message, block bool) ([]*schema.Message, error) {
+	if err := m.queue.Err(); err != nil {
+		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
+	}
+	sys := 0
+	for sys < len(msgs) && msgs[sys] != nil && msgs[sys].Role == schema.System {
+		sys++
+	}
+	body := msgs[sys:]
+	max := m.opts.HistoryWindow.Max
+	k := cutPoint(body, max)
+	if block && max > 1 && !slices.ContainsFunc(body[k:], func(msg *schema.Message) bool {
+		return msg != nil && msg.Role == schema.User && (msg.Content != "" || len(msg.UserInputMultiContent) > 0)
+	}) {
+		k = cutPoint(body, max-1)
+	}
+	if k == 0 {
+		return msgs, nil
+	}
+	scope, err := m.mem.Scope(ctx, memory.Invocation{Namespace: ns})
+	if err != nil {
+		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
+	}
+	path := scope + "/" + m.opts.HistoryWindow.File
+	for i, msg := range body[:k] {
+		if err := m.queue.Add(ctx, path, render(msg), "eino-prune:"+digest(path, messageKey(body, i))); err != nil {
+			return nil, err
+		}
+	}
+	return append(slices.Clip(msgs[:sys]), body[k:]...), nil
+}
+
+// cutPoint returns how many leading messages to leave out so that at most
+// max remain and the rest starts cleanly; 0 when nothing needs to or can
+// go.
+func cutPoint(msgs []*schema.Message, max int) int {
+	n := len(msgs)
+	if max <= 0 || n <= max {
+		return 0
+	}
+	for i := n - max; i < n; i++ {
+		if msgs[i] != nil && msgs[i].Role == schema.User {
+			return i
+		}
+	}
+	for i := n - max; i < n; i++ {
+		if msgs[i] != nil && msgs[i].Role != schema.Tool {
+			return i
+		}
+	}
+	return 0
+}
+
+// messageKey is the stable identity of msgs[i] (see [HistoryWindow]).
+func messageKey(msgs []*schema.Message, i int) string {
+	if msgs[i] != nil {
+		if id := adk.GetMessageID(msgs[i]); id != "" {
+			return "id:" + id
+		}
+	}
+	for j := i + 1; j < len(msgs); j++ {
+		if msgs[j] != nil {
+			if id := adk.GetMessageID(msgs[j]); id != "" {
+				return "before:" + id + ":" + strconv.Itoa(j-i)
+			}
+		}
+	}
+	return "position:" + strconv.Itoa(i) + ":" + digest(render(msgs[i]))
+}
+
+// render renders one pruned message as a Markdown list item: "- <role>:
+// <text>", tool calls and results cut to 1,000 characters, continuation
+// lines indented.
+func render(msg *schema.Message) string {
+	if msg == nil {
+		return "- unknown: (no text)"
+	}
+	var parts []string
+	if text := strings.TrimSpace(msg.Content); text != "" && !strings.HasPrefix(text, memory.BlockOpen) {
+		parts = append(parts, text)
+	}
+	for _, p := range msg.UserInputMultiContent {
+		if text := strings.TrimSpace(p.Text); text != "" && !strings.HasPrefix(text, memory.BlockOpen) {
+			parts = append(parts, text)
+		}
+	}
+	for _, c := range msg.ToolCalls {
+		parts = append(parts, fmt.Sprintf("called `%s` with %s", c.Function.Name, cutRunes(c.Function.Arguments, 1000)))
+	}
+	head := "- " + string(msg.Role)
+	if msg.Role == schema.Tool {
+		head = fmt.Sprintf("- tool `%s`", msg.ToolName)
+		if len(parts) > 0 {
+			parts = []string{"returned " + cutRunes(strings.Join(parts, "\n"), 1000)}
+		}
+	}
+	body := strings.Join(parts, "\n")
+	if body == "" {
+		body = "(no text)"
+	}
+	return head + ": " + strings.ReplaceAll(body, "\n", "\n  ")
+}
+
+func cutRunes(s string, max int) string {
+	n := 0
+	for i := range s {
+		if n == max {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
+
+func digest(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
