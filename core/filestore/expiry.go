@@ -34,9 +34,16 @@ const (
 )
 
 // DefaultPruneBatch is how many expiry markers [Driver.PruneExpired]
-// settles per hold of the exclusive lock; other callers run between
+// settles per hold of the exclusive lock, at most; a batch also ends once
+// it has held the lock for [PruneBatchTime]. Other callers run between
 // batches.
 const DefaultPruneBatch = 64
+
+// PruneBatchTime bounds how long one prune batch holds the exclusive lock
+// (it settles at least one marker). After each batch the prune pauses as
+// long as the batch took, so that waiting readers and writers take the
+// lock before the next batch.
+const PruneBatchTime = 2 * time.Millisecond
 
 func (d *Driver) expiryRoot() string { return filepath.Join(d.sidecar, expiryDir) }
 
@@ -167,8 +174,8 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 	}
 	n, batch := 0, max(1, d.pruneBatch)
 	for len(due) > 0 {
-		k := min(batch, len(due))
-		removed, err := d.pruneMarkers(ctx, due[:k], now)
+		began := time.Now()
+		k, removed, err := d.pruneMarkers(ctx, due[:min(batch, len(due))], now)
 		n += removed
 		if err != nil {
 			return n, err
@@ -176,6 +183,11 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 		due = due[k:]
 		if d.pruneHook != nil {
 			d.pruneHook()
+		}
+		if len(due) > 0 {
+			if err := driver.Sleep(ctx, time.Since(began)); err != nil {
+				return n, err
+			}
 		}
 	}
 	if whole {
@@ -192,17 +204,23 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 	return n, nil
 }
 
-// pruneMarkers settles ms under one hold of the exclusive lock: each row
-// that did expire is removed, and each marker goes.
-func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (int, error) {
+// pruneMarkers settles a prefix of ms under one hold of the exclusive
+// lock, for at most PruneBatchTime: each row that did expire is removed,
+// and each marker goes. It returns how many markers it settled and how
+// many rows it removed.
+func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (int, int, error) {
 	unlock, err := d.lock(ctx, true)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer unlock()
+	began := time.Now()
 	n := 0
 	expired := func(at time.Time) bool { return !at.IsZero() && at.Before(now) }
-	for _, m := range ms {
+	for i, m := range ms {
+		if i > 0 && time.Since(began) >= PruneBatchTime {
+			return i, n, nil
+		}
 		switch m.kind {
 		case kindReceipt:
 			name := filepath.Join(d.sidecar, "receipts", m.key+".json")
@@ -210,7 +228,7 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 			// A corrupt receipt is kept (reading it reports it).
 			if ok, err := readJSON(name, &r); err == nil && ok && expired(r.ExpiresAt) {
 				if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return n, err
+					return i, n, err
 				}
 				n++
 			}
@@ -220,7 +238,7 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 				continue // settled by a concurrent prune
 			}
 			if err != nil {
-				return n, err
+				return i, n, err
 			}
 			path := string(b)
 			if reserved(path) != nil || !validMarkedPath(path) {
@@ -229,16 +247,16 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 			var rec record
 			if ok, err := readJSON(d.recordPath(path), &rec); err == nil && ok && rec.Tombstone && expired(rec.ExpiresAt) {
 				if err := os.Remove(d.recordPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return n, err
+					return i, n, err
 				}
 				n++
 			}
 		}
 		if err := os.Remove(m.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return n, err
+			return i, n, err
 		}
 	}
-	return n, nil
+	return len(ms), n, nil
 }
 
 // validMarkedPath refuses a marker's path that would leave the meta
