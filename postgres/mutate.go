@@ -130,14 +130,29 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	return out, nil
 }
 
-// PruneExpired implements driver.Pruner: one statement deleting the
-// receipts and the tombstones whose expires_at is before now.
+// PruneExpired implements driver.Pruner: it deletes the receipts and the
+// tombstones whose expires_at is before now, [DefaultPruneBatch] rows per
+// statement (each its own transaction), found through the expires_at
+// indexes. Rows a concurrent writer holds are skipped, never waited for;
+// the next prune removes them.
 func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
-	var n int64
-	if err := d.pool.QueryRow(ctx, d.sql.prune, now).Scan(&n); err != nil {
-		return 0, fail(ctx, err)
+	total := 0
+	for _, q := range []string{d.sql.pruneReceiptBatch, d.sql.pruneTombBatch} {
+		for {
+			var n int64
+			if err := d.pool.QueryRow(ctx, q, now, d.pruneBatch).Scan(&n); err != nil {
+				return total, fail(ctx, err)
+			}
+			total += int(n)
+			if d.pruneHook != nil {
+				d.pruneHook()
+			}
+			if n < int64(d.pruneBatch) {
+				break
+			}
+		}
 	}
-	return int(n), nil
+	return total, nil
 }
 
 // PruneReceipts deletes the receipts created more than olderThan ago
