@@ -40,10 +40,13 @@ const (
 const DefaultPruneBatch = 64
 
 // PruneBatchTime bounds how long one prune batch holds the exclusive lock
-// (it settles at least one marker). After each batch the prune pauses as
-// long as the batch took, so that waiting readers and writers take the
-// lock before the next batch.
+// (it settles at least one marker). Callers in the same process that wait
+// meanwhile are served before the next batch (see lock); after each batch
+// the prune also pauses briefly (as long as the batch took, at most
+// 500 µs) so that other processes waiting on the file lock get it.
 const PruneBatchTime = 2 * time.Millisecond
+
+const prunePause = 500 * time.Microsecond
 
 func (d *Driver) expiryRoot() string { return filepath.Join(d.sidecar, expiryDir) }
 
@@ -185,7 +188,7 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 			d.pruneHook()
 		}
 		if len(due) > 0 {
-			if err := driver.Sleep(ctx, time.Since(began)); err != nil {
+			if err := driver.Sleep(ctx, min(time.Since(began), prunePause)); err != nil {
 				return n, err
 			}
 		}

@@ -86,6 +86,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -192,22 +193,40 @@ func hashOf(content []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// dirLocks holds one in-process lock per directory (real root path →
+// *sync.RWMutex), taken before the file lock: callers in one process then
+// queue in Go's fair order (a waiting writer keeps new readers out, and a
+// mutex hands itself to a long waiter) instead of racing for the flock,
+// so a prune between its batches lets waiting writers in.
+var dirLocks sync.Map
+
 // lock takes the sidecar lock and returns its release. A done ctx fails
 // before anything is touched.
 func (d *Driver) lock(ctx context.Context, exclusive bool) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	mu, _ := dirLocks.LoadOrStore(d.root, new(sync.RWMutex))
+	rw := mu.(*sync.RWMutex)
+	release := rw.RUnlock
+	if exclusive {
+		rw.Lock()
+		release = rw.Unlock
+	} else {
+		rw.RLock()
+	}
 	f, err := os.OpenFile(filepath.Join(d.sidecar, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	unlock, err := lockFile(f, exclusive)
 	if err != nil {
 		f.Close()
+		release()
 		return nil, err
 	}
-	return func() { unlock(); f.Close() }, nil
+	return func() { unlock(); f.Close(); release() }, nil
 }
 
 // reserved refuses a path with a segment that names the sidecar or a
