@@ -20,6 +20,14 @@
 // [driver.Mutator], [driver.BatchGetter], [driver.ScopeReader] and
 // [driver.Pruner]. Nothing survives the process.
 //
+// # Cost
+//
+// Paths are kept in a skip list, so a create or a delete costs O(log n) in
+// the number of files and a listing or scope read costs what it returns.
+// Expiring receipts and tombstones are kept in a heap by expiry, so
+// [Driver.PruneExpired] costs what expired; it holds the mutex for
+// [DefaultPruneBatch] rows at a time, so other calls run between batches.
+//
 // # Opening
 //
 // [New] returns an empty driver for [store.New]; [Open] returns a store
