@@ -136,23 +136,19 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 // indexes. Rows a concurrent writer holds are skipped, never waited for;
 // the next prune removes them.
 func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
-	total := 0
-	for _, q := range []string{d.sql.pruneReceiptBatch, d.sql.pruneTombBatch} {
-		for {
-			var n int64
+	batch := func(q string) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var n int
 			if err := d.pool.QueryRow(ctx, q, now, d.pruneBatch).Scan(&n); err != nil {
-				return total, fail(ctx, err)
+				return 0, fail(ctx, err)
 			}
-			total += int(n)
 			if d.pruneHook != nil {
 				d.pruneHook()
 			}
-			if n < int64(d.pruneBatch) {
-				break
-			}
+			return n, nil
 		}
 	}
-	return total, nil
+	return driver.PruneBatches(ctx, d.pruneBatch, batch(d.sql.pruneReceiptBatch), batch(d.sql.pruneTombBatch))
 }
 
 // PruneReceipts deletes the receipts created more than olderThan ago

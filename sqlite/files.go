@@ -355,23 +355,16 @@ func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
 			_ = conn.Raw(func(any) error { return sqldrv.ErrBadConn }) // discard it
 		}
 	}()
-	total := 0
-	for _, q := range []string{d.sql.pruneReceipts, d.sql.pruneTombstones} {
-		for {
+	batch := func(q string) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
 			n, err := d.pruneBatchTx(ctx, conn, q, now)
-			if err != nil {
-				return total, err
-			}
-			total += int(n)
-			if d.pruneHook != nil {
+			if err == nil && d.pruneHook != nil {
 				d.pruneHook()
 			}
-			if n < int64(d.pruneBatch) {
-				break
-			}
+			return int(n), err
 		}
 	}
-	return total, nil
+	return driver.PruneBatches(ctx, d.pruneBatch, batch(d.sql.pruneReceipts), batch(d.sql.pruneTombstones))
 }
 
 // pruneBatchTx runs one prune statement in its own transaction on conn,

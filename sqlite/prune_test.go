@@ -69,21 +69,7 @@ func TestPruneInBatches(t *testing.T) {
 func TestPruneUsesTheIndexes(t *testing.T) {
 	d := openTest(t, filepath.Join(t.TempDir(), "m.db"), nil)
 	for _, q := range []string{d.sql.pruneReceipts, d.sql.pruneTombstones} {
-		rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, 1, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := queryPlan(t, d, q, 1, 10)
 		if strings.Contains(text, "SCAN") || !strings.Contains(text, "(expires_at<?)") {
 			t.Fatalf("prune does not use the expires_at index:\n%s\n%s", q, text)
 		}

@@ -373,6 +373,29 @@ func TestOneTransactionPerIdempotentWrite(t *testing.T) {
 	}
 }
 
+// queryPlan returns SQLite's EXPLAIN QUERY PLAN of query, one step per line.
+func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
+	t.Helper()
+	rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
+}
+
 func TestScopeQueriesUseTheIndex(t *testing.T) {
 	d := openTest(t, filepath.Join(t.TempDir(), "m.db"), nil)
 	end, _ := driver.PrefixEnd("t/main/")
@@ -384,21 +407,7 @@ func TestScopeQueriesUseTheIndex(t *testing.T) {
 		{"ReadScope", d.sql.readScope, []any{"t/main/", 101, 100, end}},
 		{"ListFiles", d.sql.listFiles, []any{"t/main/", "", 100, end}},
 	} {
-		rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := queryPlan(t, d, q.sql, q.args...)
 		if !strings.Contains(text, "SEARCH") || !strings.Contains(text, "(path>? AND path<?)") || strings.Contains(text, "TEMP B-TREE") {
 			t.Fatalf("%s is not one ordered range search of the primary key:\n%s", q.name, text)
 		}
