@@ -374,7 +374,13 @@ func (d *Driver) pruneBatchTx(ctx context.Context, conn *sql.Conn, q string, now
 	if err != nil {
 		return 0, err
 	}
-	defer release()
+	began := time.Now()
+	defer func() {
+		release()
+		if d.pruneHold != nil {
+			d.pruneHold(time.Since(began))
+		}
+	}()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fail(ctx, err)

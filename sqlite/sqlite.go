@@ -55,8 +55,9 @@ type Driver struct {
 	sql    statements
 	writer chan struct{} // one in-process writer at a time
 
-	pruneBatch int    // rows per prune transaction (DefaultPruneBatch)
-	pruneHook  func() // tests: called after each prune transaction
+	pruneBatch int                 // rows per prune transaction (DefaultPruneBatch)
+	pruneHook  func()              // tests: called after each prune transaction
+	pruneHold  func(time.Duration) // benchmarks: how long each prune transaction held the writer slot
 }
 
 // DefaultPruneBatch is how many rows [Driver.PruneExpired] deletes per

@@ -216,8 +216,13 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 	if err != nil {
 		return 0, 0, err
 	}
-	defer unlock()
 	began := time.Now()
+	defer func() {
+		unlock()
+		if d.pruneHold != nil {
+			d.pruneHold(time.Since(began))
+		}
+	}()
 	n := 0
 	expired := func(at time.Time) bool { return !at.IsZero() && at.Before(now) }
 	for i, m := range ms {

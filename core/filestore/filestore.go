@@ -104,8 +104,9 @@ type Driver struct {
 	root    string // real, absolute path of the directory
 	sidecar string
 
-	pruneBatch int    // markers settled per hold of the lock (default DefaultPruneBatch)
-	pruneHook  func() // tests: called after each prune batch, the lock released
+	pruneBatch int                 // markers settled per hold of the lock (default DefaultPruneBatch)
+	pruneHook  func()              // tests: called after each prune batch, the lock released
+	pruneHold  func(time.Duration) // benchmarks: how long each prune batch held the lock
 }
 
 var (
