@@ -39,7 +39,7 @@ func randomNotebook(r *rand.Rand) string {
 // gave, for any mix of line breaks, tags and trailing space.
 func TestLastLinesMatchesWholeText(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 18))
-	for i := range 20000 {
+	for i := range 5000 {
 		content := randomNotebook(r)
 		k := r.IntN(6)
 		got, gotDropped := lastLines(strings.TrimRightFunc(content, isSpace), k, 1<<30)
