@@ -173,6 +173,51 @@ var receiptCases = []Case{
 		}
 		eq(t, "file kept", read(t, s, "a.md", 1).Content, "x")
 	}},
+	{"prune_only_expired", func(t *testing.T, e *Env) {
+		// A prune removes exactly the receipts that expired, however they
+		// are indexed or batched, and a second prune finds nothing.
+		now := time.Now()
+		s := e.NewStore(t, &store.Options{ReceiptRetention: time.Hour, Now: func() time.Time { return now }}, nil)
+		if !s.Capabilities().Prune {
+			return // expiry is the backend's TTL; it cannot be forced here
+		}
+		writeOps := func(prefix string, n int) []store.Operation {
+			var ops []store.Operation
+			for i := range n {
+				o := op(fmt.Sprint(prefix, i), "fp")
+				if _, err := s.Write(ctx(t), store.WriteRequest{Path: fmt.Sprintf("%s/%d.md", prefix, i), Content: "x", Operation: o}); err != nil {
+					t.Fatal(err)
+				}
+				ops = append(ops, *o)
+			}
+			return ops
+		}
+		early := writeOps("early", 5)
+		now = now.Add(30 * time.Minute)
+		late := writeOps("late", 3)
+		now = now.Add(31 * time.Minute) // early expired, late not yet
+		if n, err := s.PruneExpired(ctx(t)); err != nil || n != len(early) {
+			t.Fatalf("prune = %d, %v; want %d", n, err, len(early))
+		}
+		if n, err := s.PruneExpired(ctx(t)); err != nil || n != 0 {
+			t.Fatalf("second prune = %d, %v; want 0", n, err)
+		}
+		for _, o := range early {
+			if g, err := s.GetOperation(ctx(t), o); err != nil || g != nil {
+				t.Fatalf("expired %s still answers: %+v, %v", o.ID, g, err)
+			}
+		}
+		for _, o := range late {
+			if g, err := s.GetOperation(ctx(t), o); err != nil || g == nil {
+				t.Fatalf("unexpired %s pruned: %+v, %v", o.ID, g, err)
+			}
+		}
+		now = now.Add(time.Hour)
+		if n, err := s.PruneExpired(ctx(t)); err != nil || n != len(late) {
+			t.Fatalf("last prune = %d, %v; want %d", n, err, len(late))
+		}
+		eq(t, "files kept", fmt.Sprint(len(list(t, s, "", 100))), "8")
+	}},
 	{"replay_storm", func(t *testing.T, e *Env) {
 		s := e.Store
 		v := create(t, s, "storm.md", "base")

@@ -59,5 +59,6 @@
 // [driver.Mutator] (one round trip per mutation), [driver.BatchGetter]
 // (path = ANY($1)), [driver.ScopeReader] (one index range scan that cuts
 // content with left()) and [driver.Pruner] (expired receipts and
-// tombstones). [Driver.PruneReceipts] removes receipts by age.
+// tombstones, [DefaultPruneBatch] rows per statement). [Driver.PruneReceipts]
+// removes receipts by age.
 package postgres

@@ -181,14 +181,25 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	return out, nil
 }
 
-// PruneExpired implements driver.Pruner: one statement deleting the
-// receipts and the tombstones whose expires_at is before now.
+// PruneExpired implements driver.Pruner: it deletes the receipts and the
+// tombstones whose expires_at is before now, [DefaultPruneBatch] rows per
+// statement (each its own transaction), found through the expires_at
+// indexes. Rows a concurrent writer holds are skipped, never waited for;
+// the next prune removes them.
 func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
-	var n int64
-	if err := d.pool.QueryRow(ctx, d.sql.prune, now).Scan(&n); err != nil {
-		return 0, fail(ctx, err)
+	batch := func(q string) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var n int
+			if err := d.pool.QueryRow(ctx, q, now, d.pruneBatch).Scan(&n); err != nil {
+				return 0, fail(ctx, err)
+			}
+			if d.pruneHook != nil {
+				d.pruneHook()
+			}
+			return n, nil
+		}
 	}
-	return int(n), nil
+	return driver.PruneBatches(ctx, d.pruneBatch, batch(d.sql.pruneReceiptBatch), batch(d.sql.pruneTombBatch))
 }
 
 // PruneReceipts deletes the receipts created more than olderThan ago

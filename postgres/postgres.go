@@ -35,7 +35,14 @@ type Driver struct {
 	pool  *pgxpool.Pool
 	owned bool
 	sql   statements
+
+	pruneBatch int    // rows per prune statement (DefaultPruneBatch)
+	pruneHook  func() // tests: called after each prune statement
 }
+
+// DefaultPruneBatch is how many rows one statement of
+// [Driver.PruneExpired] deletes.
+const DefaultPruneBatch = 1000
 
 var (
 	_ driver.Driver           = (*Driver)(nil)
@@ -104,7 +111,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Driver, error
 }
 
 func newDriver(ctx context.Context, pool *pgxpool.Pool, table string, owned bool) (*Driver, error) {
-	d := &Driver{pool: pool, owned: owned, sql: newStatements(table)}
+	d := &Driver{pool: pool, owned: owned, sql: newStatements(table), pruneBatch: DefaultPruneBatch}
 	if err := ensureSchema(ctx, pool, table); err != nil {
 		return nil, err
 	}

@@ -140,16 +140,16 @@ func quote(name string) string { return `"` + name + `"` }
 
 // statements holds every SQL text of one table, built once.
 type statements struct {
-	table                                string
-	schemaCheck, schema                  string
-	getFile, listFiles, listAll          string
-	createFile, replaceFile, deleteFile  string
-	getReceipt, reserveReceipt           string
-	completeReceipt, completedReceipt    string
-	dropReceipt, receiptExists           string
-	mutate, getFiles, readScope, readAll string
-	prune, pruneReceipts                 string
-	snapshot, snapshotAll                string
+	table                                            string
+	schemaCheck, schema                              string
+	getFile, listFiles, listAll                      string
+	createFile, replaceFile, deleteFile              string
+	getReceipt, reserveReceipt                       string
+	completeReceipt, completedReceipt                string
+	dropReceipt, receiptExists                       string
+	mutate, getFiles, readScope, readAll             string
+	pruneReceiptBatch, pruneTombBatch, pruneReceipts string
+	snapshot, snapshotAll                            string
 }
 
 const fileCols = `path, content, content_bytes, version, COALESCE(operation_id, ''), metadata::text, tombstone, expires_at`
@@ -210,9 +210,14 @@ func newStatements(table string) statements {
 		getFiles:  `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = ANY($1::text[])`,
 		readScope: fmt.Sprintf(scope, `AND path < $5::text`),
 		readAll:   fmt.Sprintf(scope, ``),
-		prune: `WITH r AS (DELETE FROM ` + r + ` WHERE expires_at < $1::timestamptz RETURNING 1),
-			f AS (DELETE FROM ` + t + ` WHERE tombstone AND expires_at < $1::timestamptz RETURNING 1)
-			SELECT (SELECT count(*) FROM r) + (SELECT count(*) FROM f)`,
+		// Prune batches: up to $2 expired rows found through the
+		// expires_at indexes; rows a writer holds are skipped (the next
+		// prune takes them).
+		pruneReceiptBatch: `WITH d AS (DELETE FROM ` + r + ` WHERE id IN (SELECT id FROM ` + r + `
+			WHERE expires_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED) RETURNING 1) SELECT count(*) FROM d`,
+		pruneTombBatch: `WITH d AS (DELETE FROM ` + t + ` WHERE path IN (SELECT path FROM ` + t + `
+			WHERE tombstone AND expires_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED)
+			AND tombstone AND expires_at < $1::timestamptz RETURNING 1) SELECT count(*) FROM d`,
 		pruneReceipts: `DELETE FROM ` + r + ` WHERE created_at < $1::timestamptz`,
 		snapshot:      fmt.Sprintf(snapshot, `AND path < $5::text`),
 		snapshotAll:   fmt.Sprintf(snapshot, ``),

@@ -57,6 +57,7 @@
 // [driver.Mutator] (receipt check, version check, change and completed
 // receipt in one transaction), [driver.BatchGetter] (path IN (…)),
 // [driver.ScopeReader] (one range scan of the primary key, content cut by
-// substr) and [driver.Pruner] (expired receipts and tombstones).
+// substr) and [driver.Pruner] (expired receipts and tombstones, in
+// transactions of [DefaultPruneBatch] rows).
 // [Driver.PruneReceipts] removes receipts by age.
 package sqlite

@@ -93,8 +93,8 @@ func newStatements(table string) statements {
 		getFiles:         `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path IN (SELECT value FROM json_each(?))`,
 		readScope:        fmt.Sprintf(scope, `AND path < ?4`),
 		readAll:          fmt.Sprintf(scope, ``),
-		pruneReceipts:    `DELETE FROM ` + r + ` WHERE expires_at < ?`,
-		pruneTombstones:  `DELETE FROM ` + t + ` WHERE tombstone AND expires_at < ?`,
+		pruneReceipts:    `DELETE FROM ` + r + ` WHERE id IN (SELECT id FROM ` + r + ` WHERE expires_at < ?1 LIMIT ?2)`,
+		pruneTombstones:  `DELETE FROM ` + t + ` WHERE path IN (SELECT path FROM ` + t + ` WHERE tombstone AND expires_at < ?1 LIMIT ?2)`,
 		receiptsBefore:   `DELETE FROM ` + r + ` WHERE created_at < ?`,
 		// A file among the ancestors ?1 (a JSON array), or one below the
 		// path: in the range [?2, ?3) = [path + "/", path + "0").

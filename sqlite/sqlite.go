@@ -54,7 +54,15 @@ type Driver struct {
 	opts   Options
 	sql    statements
 	writer chan struct{} // one in-process writer at a time
+
+	pruneBatch int                 // rows per prune transaction (DefaultPruneBatch)
+	pruneHook  func()              // tests: called after each prune transaction
+	pruneHold  func(time.Duration) // benchmarks: how long each prune transaction held the writer slot
 }
+
+// DefaultPruneBatch is how many rows [Driver.PruneExpired] deletes per
+// transaction.
+const DefaultPruneBatch = 100
 
 var (
 	_ driver.Driver           = (*Driver)(nil)
@@ -116,7 +124,7 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 	conns := max(4, runtime.GOMAXPROCS(0))
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	d := &Driver{db: db, path: abs, opts: o, sql: newStatements(o.Table), writer: make(chan struct{}, 1)}
+	d := &Driver{db: db, path: abs, opts: o, sql: newStatements(o.Table), writer: make(chan struct{}, 1), pruneBatch: DefaultPruneBatch}
 	if err := d.enableWAL(ctx); err != nil {
 		_ = db.Close()
 		return nil, err

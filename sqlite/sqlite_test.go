@@ -373,6 +373,29 @@ func TestOneTransactionPerIdempotentWrite(t *testing.T) {
 	}
 }
 
+// queryPlan returns SQLite's EXPLAIN QUERY PLAN of query, one step per line.
+func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
+	t.Helper()
+	rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
+}
+
 func TestScopeQueriesUseTheIndex(t *testing.T) {
 	d := openTest(t, filepath.Join(t.TempDir(), "m.db"), nil)
 	end, _ := driver.PrefixEnd("t/main/")

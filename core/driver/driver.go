@@ -451,6 +451,32 @@ func PrefixEnd(prefix string) (string, bool) {
 	return "", false
 }
 
+// PruneBatches runs each batch in turn, again and again until it removes
+// fewer than size rows (a short batch: nothing more expired), and returns
+// the rows removed in all. SQL drivers use it for [Pruner]: one bounded
+// DELETE per batch, each its own transaction, so that a prune never holds
+// what writers need for longer than one batch. It stops at the first error
+// (returning the rows removed so far) or when ctx is done.
+func PruneBatches(ctx context.Context, size int, batches ...func(ctx context.Context) (int, error)) (int, error) {
+	total := 0
+	for _, batch := range batches {
+		for {
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
+			n, err := batch(ctx)
+			total += n
+			if err != nil {
+				return total, err
+			}
+			if n < size {
+				break
+			}
+		}
+	}
+	return total, nil
+}
+
 // Sleep waits for d, or until ctx is done (returning its error). Drivers and
 // the store use it for retry backoff.
 func Sleep(ctx context.Context, d time.Duration) error {

@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -88,5 +90,32 @@ func TestCapabilitiesOfCollisionChecker(t *testing.T) {
 		if got := CapabilitiesOf(c.d).AtomicCollision; got != c.want {
 			t.Errorf("%s: AtomicCollision = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestPruneBatches(t *testing.T) {
+	left := []int{10, 4} // rows to remove per kind
+	var calls []int
+	batch := func(k int) func(context.Context) (int, error) {
+		return func(context.Context) (int, error) {
+			n := min(3, left[k])
+			left[k] -= n
+			calls = append(calls, n)
+			return n, nil
+		}
+	}
+	n, err := PruneBatches(t.Context(), 3, batch(0), batch(1))
+	if err != nil || n != 14 || fmt.Sprint(calls) != "[3 3 3 1 3 1]" {
+		t.Fatalf("PruneBatches = %d, %v; batches %v", n, err, calls)
+	}
+	boom := errors.New("boom")
+	n, err = PruneBatches(t.Context(), 3, func(context.Context) (int, error) { return 2, boom })
+	if n != 2 || !errors.Is(err, boom) {
+		t.Fatalf("failing batch: %d, %v", n, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := PruneBatches(ctx, 3, batch(0)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("done context: %v", err)
 	}
 }

@@ -47,10 +47,22 @@
 //
 // # Capabilities
 //
-// The nine primitives, [driver.SnapshotReader] (a file and a listing
+// The nine primitives, [driver.BatchGetter] (many files under one shared
+// lock), [driver.ScopeReader] (search reads a scope's folder once and each
+// file's bounded prefix), [driver.SnapshotReader] (a file and a listing
 // under one shared lock) and [driver.Pruner] (receipts and tombstones are
 // removed by [store.Store.PruneExpired]). No atomic mutation: the store
 // runs its receipt algorithm over the primitives.
+//
+// # Pruning
+//
+// An expiry index in <dir>/.agentmem/expiry (one empty marker file per
+// receipt or tombstone, in a folder per minute of its expiry) tells
+// PruneExpired what expired, so a prune with nothing expired reads one
+// folder listing, and one with k expired rows does O(k) work. It takes the
+// exclusive lock for [DefaultPruneBatch] rows at a time, so other callers
+// wait for one batch at most. A directory written by an earlier release
+// gets its index built once, by the first New.
 //
 // # Opening
 //
@@ -75,6 +87,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -91,6 +104,10 @@ const tmpPrefix = ".agentmem-tmp-"
 type Driver struct {
 	root    string // real, absolute path of the directory
 	sidecar string
+
+	pruneBatch int                 // markers settled per hold of the lock (default DefaultPruneBatch)
+	pruneHook  func()              // tests: called after each prune batch, the lock released
+	pruneHold  func(time.Duration) // benchmarks: how long each prune batch held the lock
 }
 
 var (
@@ -143,7 +160,11 @@ func New(ctx context.Context, dir string, opts *Options) (*Driver, error) {
 	if real, err := filepath.EvalSymlinks(side); err != nil || real != side {
 		return nil, fmt.Errorf("filestore: %s must be a real directory: %w", side, driver.ErrPathEscape)
 	}
-	return &Driver{root: root, sidecar: side}, nil
+	d := &Driver{root: root, sidecar: side, pruneBatch: DefaultPruneBatch}
+	if err := d.buildExpiryIndex(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Open returns a store over the directory dir (see New), configured by
@@ -175,22 +196,40 @@ func hashOf(content []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// dirLocks holds one in-process lock per directory (real root path →
+// *sync.RWMutex), taken before the file lock: callers in one process then
+// queue in Go's fair order (a waiting writer keeps new readers out, and a
+// mutex hands itself to a long waiter) instead of racing for the flock,
+// so a prune between its batches lets waiting writers in.
+var dirLocks sync.Map
+
 // lock takes the sidecar lock and returns its release. A done ctx fails
 // before anything is touched.
 func (d *Driver) lock(ctx context.Context, exclusive bool) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	mu, _ := dirLocks.LoadOrStore(d.root, new(sync.RWMutex))
+	rw := mu.(*sync.RWMutex)
+	release := rw.RUnlock
+	if exclusive {
+		rw.Lock()
+		release = rw.Unlock
+	} else {
+		rw.RLock()
+	}
 	f, err := os.OpenFile(filepath.Join(d.sidecar, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	unlock, err := lockFile(f, exclusive)
 	if err != nil {
 		f.Close()
+		release()
 		return nil, err
 	}
-	return func() { unlock(); f.Close() }, nil
+	return func() { unlock(); f.Close(); release() }, nil
 }
 
 // reserved refuses a path with a segment that names the sidecar or a
@@ -241,8 +280,7 @@ func (d *Driver) recordPath(path string) string {
 }
 
 func (d *Driver) receiptPath(id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return filepath.Join(d.sidecar, "receipts", hex.EncodeToString(sum[:])+".json")
+	return filepath.Join(d.sidecar, "receipts", receiptKey(id)+".json")
 }
 
 func readJSON(name string, v any) (bool, error) {
@@ -380,6 +418,11 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 	rec := record{Version: f.Version, Op: f.OperationID, Metadata: f.Metadata, Tombstone: f.Tombstone, ExpiresAt: f.ExpiresAt}
 	if !f.Tombstone {
 		rec.Hash = hashOf([]byte(f.Content))
+	}
+	if f.Tombstone {
+		if err := d.markTombstone(f.Path, f.ExpiresAt); err != nil {
+			return err
+		}
 	}
 	if prev != nil {
 		rec.Prev = &record{Version: prev.Version, Op: prev.OperationID, Metadata: prev.Metadata, Tombstone: prev.Tombstone}
@@ -620,6 +663,9 @@ func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
 	if cur != nil {
 		return driver.ErrPrecondition
 	}
+	if err := d.markReceipt(r, nil); err != nil {
+		return err
+	}
 	return writeJSON(d.receiptPath(r.ID), r)
 }
 
@@ -638,6 +684,9 @@ func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
 		return driver.ErrPrecondition
 	case cur.Completed:
 		return nil
+	}
+	if err := d.markReceipt(r, cur); err != nil {
+		return err
 	}
 	return writeJSON(d.receiptPath(r.ID), r)
 }
@@ -659,45 +708,6 @@ func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
 		return driver.ErrPrecondition
 	}
 	return os.Remove(d.receiptPath(id))
-}
-
-// PruneExpired implements driver.Pruner: it removes expired receipts and
-// tombstone records.
-func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
-	unlock, err := d.lock(ctx, true)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	n := 0
-	walk := func(dir string, expired func(name string) bool) error {
-		return filepath.WalkDir(dir, func(name string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || !strings.HasSuffix(name, ".json") {
-				return err
-			}
-			if expired(name) {
-				if err := os.Remove(name); err != nil {
-					return err
-				}
-				n++
-			}
-			return nil
-		})
-	}
-	err = walk(filepath.Join(d.sidecar, "receipts"), func(name string) bool {
-		var r driver.Receipt
-		ok, err := readJSON(name, &r)
-		return err == nil && ok && !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now)
-	})
-	if err != nil {
-		return n, err
-	}
-	err = walk(filepath.Join(d.sidecar, "meta"), func(name string) bool {
-		var r record
-		ok, err := readJSON(name, &r)
-		return err == nil && ok && r.Tombstone && !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now)
-	})
-	return n, err
 }
 
 // Close implements driver.Driver. It holds no resources.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
@@ -108,7 +109,9 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (
 	if main != nil {
 		content, mainTrunc = main.Content, main.Truncated
 	}
-	sp.set("memory.main_chars", runes(content))
+	if sp.traced() {
+		sp.set("memory.main_chars", runes(content)) // the whole file: only when traced
+	}
 	sp.set("memory.files", len(files))
 	sp.set("memory.files_truncated", filesTrunc)
 	sp.set("memory.main_truncated", mainTrunc)
@@ -116,7 +119,7 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (
 		sp.set("memory.injected_chars", 0)
 		return "", nil
 	}
-	v := m.newView(escapeTags(strings.Join(splitLines(content), "\n")), files, "", mainTrunc, filesTrunc)
+	v := m.newView(content, files, "", mainTrunc, filesTrunc)
 	body, _ := driver.CutRunes(v.fit(max(1, budget/CharsPerToken)*CharsPerToken), budget)
 	block := BlockOpen + body + BlockClose
 	sp.set("memory.injected_chars", runes(block))
@@ -173,13 +176,16 @@ type view struct {
 	read, search      string // tool names for the notes
 }
 
+// newView prepares the view of MEMORY.md text main (as stored: any line
+// breaks, tags not yet escaped): its last MaxLines lines, escaped, and how
+// many came before. Only those lines, and no more of them than the whole
+// budget could show, are split, escaped and counted in runes; the lines
+// before them are only counted, so the cost follows what can be shown,
+// not the file's size.
 func (m *Memory) newView(main string, files []string, guidance string, mainTrunc, filesTrunc bool) *view {
 	v := &view{heading: m.heading, guidance: guidance, mainTrunc: mainTrunc, filesTrunc: filesTrunc,
 		read: m.names.read, search: m.names.search}
-	lines := splitLines(strings.TrimRightFunc(main, isSpace))
-	keep := min(len(lines), m.limits.MaxLines)
-	v.dropped = len(lines) - keep
-	v.lines = lines[len(lines)-keep:]
+	v.lines, v.dropped = lastLines(strings.TrimRightFunc(main, isSpace), m.limits.MaxLines, m.limits.MaxTokens*CharsPerToken)
 	for _, l := range v.lines {
 		v.lineChars += runes(l)
 	}
@@ -297,9 +303,21 @@ func (v *view) fit(budget int) string {
 	for len(v.files) > 0 && v.length() > budget {
 		v.dropFile()
 	}
-	for len(v.lines) > 0 && v.length() > budget {
-		v.lineChars -= runes(v.lines[0])
-		v.lines, v.dropped = v.lines[1:], v.dropped+1
+	// Lines from the front: each round drops the lines whose runes (and
+	// line breaks) cover the excess, then measures again, since the note
+	// on dropped lines may grow; it never drops more than one at a time
+	// would.
+	for len(v.lines) > 0 {
+		over := v.length() - budget
+		if over <= 0 {
+			break
+		}
+		for len(v.lines) > 0 && over > 0 {
+			k := runes(v.lines[0])
+			v.lineChars -= k
+			v.lines, v.dropped = v.lines[1:], v.dropped+1
+			over -= k + 1
+		}
 	}
 	if v.dropped > 0 && v.length() > budget {
 		v.dropped = 0
@@ -322,6 +340,96 @@ func (v *view) fit(budget int) string {
 func (v *view) dropFile() {
 	last := v.files[len(v.files)-1]
 	v.files, v.fileChars, v.omitted = v.files[:len(v.files)-1], v.fileChars-2-runes(last), v.omitted+1
+}
+
+// lastLines returns the last k lines of s as splitLines splits them, with
+// stored memory tags escaped (see escapeTags), and how many lines come
+// before them. It stops early once the lines it holds exceed maxRunes
+// (with their line breaks): no line before those can fit a budget of
+// maxRunes, so fit would drop it anyway, and it is only counted. s has no
+// trailing line break. It walks back from the end over those lines only
+// and counts the line breaks before them.
+func lastLines(s string, k, maxRunes int) ([]string, int) {
+	if s == "" {
+		return nil, 0
+	}
+	if k <= 0 {
+		return nil, countBreaks(s) + 1
+	}
+	// start walks back to the beginning of the k-th line from the end (or
+	// of the line that takes the total past maxRunes), or to 0.
+	start, total := len(s), 0
+	for n := 1; ; n++ {
+		i, r := lastBreak(s[:start])
+		total += r + 1
+		if i < 0 {
+			start = 0
+			break
+		}
+		if n == k || total > maxRunes {
+			start = i + breakLen(s[i:])
+			break
+		}
+		start = i
+	}
+	lines := splitLines(s[start:])
+	return strings.Split(escapeTags(strings.Join(lines, "\n")), "\n"), countBreaks(s[:start])
+}
+
+// lastBreak returns the index of the last line break in s (the "\r" of a
+// "\r\n"), or -1, and the number of runes after it. It scans bytes: a
+// break is one of the ASCII break bytes, or U+0085 (C2 85), U+2028 or
+// U+2029 (E2 80 A8/A9); runes are the bytes that are not UTF-8
+// continuation bytes.
+func lastBreak(s string) (int, int) {
+	n := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		c := s[i]
+		switch {
+		case c == '\n':
+			if i > 0 && s[i-1] == '\r' {
+				return i - 1, n
+			}
+			return i, n
+		case c == '\r' || c == '\v' || c == '\f' || c == 0x1c || c == 0x1d || c == 0x1e:
+			return i, n
+		case c == 0x85 && i >= 1 && s[i-1] == 0xc2:
+			return i - 1, n
+		case (c == 0xa8 || c == 0xa9) && i >= 2 && s[i-1] == 0x80 && s[i-2] == 0xe2:
+			return i - 2, n
+		case c&0xc0 != 0x80:
+			n++
+		}
+	}
+	return -1, n
+}
+
+// breakLen is the length of the line break s starts with.
+func breakLen(s string) int {
+	if strings.HasPrefix(s, "\r\n") {
+		return 2
+	}
+	_, size := utf8.DecodeRuneInString(s)
+	return size
+}
+
+func isBreak(r rune) bool {
+	switch r {
+	case '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
+		return true
+	}
+	return false
+}
+
+// countBreaks counts the line breaks in s as splitLines sees them ("\r\n"
+// is one), with one vectorised count per kind of break rather than a
+// decode of every rune.
+func countBreaks(s string) int {
+	n := -strings.Count(s, "\r\n")
+	for _, b := range []string{"\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\u0085", "\u2028", "\u2029"} {
+		n += strings.Count(s, b)
+	}
+	return n
 }
 
 // splitLines splits like Python's str.splitlines: on \n, \r\n, \r, \v, \f,

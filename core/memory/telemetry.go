@@ -55,6 +55,10 @@ func (m *Memory) startSpan(ctx context.Context, name string, sc scope) (context.
 	return ctx, sp
 }
 
+// traced reports whether attributes are recorded, so that a costly one
+// (a count over a whole file) is computed only then.
+func (sp *span) traced() bool { return sp.s != nil }
+
 func (sp *span) set(key string, value any) {
 	if sp.s != nil {
 		sp.attrs = append(sp.attrs, Attribute{Key: key, Value: value})

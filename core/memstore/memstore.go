@@ -22,6 +22,14 @@
 // [driver.ScopeReader], [driver.SnapshotReader] (a file and a listing under
 // one lock) and [driver.Pruner]. Nothing survives the process.
 //
+// # Cost
+//
+// Paths are kept in a skip list, so a create or a delete costs O(log n) in
+// the number of files and a listing or scope read costs what it returns.
+// Expiring receipts and tombstones are kept in a heap by expiry, so
+// [Driver.PruneExpired] costs what expired; it holds the mutex for
+// [DefaultPruneBatch] rows at a time, so other calls run between batches.
+//
 // # Opening
 //
 // [New] returns an empty driver for [store.New]; [Open] returns a store
@@ -49,10 +57,18 @@ import (
 type Driver struct {
 	mu       sync.Mutex
 	files    map[string]driver.File
-	paths    []string // sorted keys of files
+	paths    *index // the keys of files, ordered
 	receipts map[string]driver.Receipt
+	expiry   expiry // when receipts and tombstones may be pruned
 	closed   bool
+
+	pruneBatch int    // rows removed per hold of mu (default DefaultPruneBatch)
+	pruneHook  func() // tests: called between prune batches, mu released
 }
+
+// DefaultPruneBatch is how many expired rows [Driver.PruneExpired] removes
+// per hold of the driver's mutex; other calls run between batches.
+const DefaultPruneBatch = 256
 
 var (
 	_ driver.Driver           = (*Driver)(nil)
@@ -66,7 +82,7 @@ var (
 
 // New returns an empty in-memory driver.
 func New() *Driver {
-	return &Driver{files: map[string]driver.File{}, receipts: map[string]driver.Receipt{}}
+	return &Driver{files: map[string]driver.File{}, paths: newIndex(), receipts: map[string]driver.Receipt{}, pruneBatch: DefaultPruneBatch}
 }
 
 // Open returns a store over a new in-memory driver, seeded with files
@@ -157,11 +173,9 @@ func (d *Driver) ChecksCollisions() bool { return true }
 
 // list is ListFiles under the lock.
 func (d *Driver) list(p driver.ListParams) []driver.Entry {
-	start := max(p.Prefix, p.After)
-	i := sort.SearchStrings(d.paths, start)
 	var out []driver.Entry
-	for ; i < len(d.paths) && len(out) < p.Limit; i++ {
-		path := d.paths[i]
+	for n := d.paths.seek(max(p.Prefix, p.After)); n != nil && len(out) < p.Limit; n = n.next[0] {
+		path := n.key
 		if !strings.HasPrefix(path, p.Prefix) {
 			break
 		}
@@ -175,20 +189,25 @@ func (d *Driver) list(p driver.ListParams) []driver.Entry {
 
 func (d *Driver) put(f driver.File) {
 	if _, ok := d.files[f.Path]; !ok {
-		i := sort.SearchStrings(d.paths, f.Path)
-		d.paths = append(d.paths, "")
-		copy(d.paths[i+1:], d.paths[i:])
-		d.paths[i] = f.Path
+		d.paths.insert(f.Path)
 	}
 	d.files[f.Path] = *copyFile(f)
+	if f.Tombstone {
+		d.expiry.add(f.ExpiresAt, false, f.Path)
+	}
 }
 
 func (d *Driver) remove(path string) {
 	delete(d.files, path)
-	i := sort.SearchStrings(d.paths, path)
-	if i < len(d.paths) && d.paths[i] == path {
-		d.paths = append(d.paths[:i], d.paths[i+1:]...)
+	d.paths.remove(path)
+}
+
+// putReceipt stores r and schedules its expiry when that changed.
+func (d *Driver) putReceipt(r driver.Receipt) {
+	if cur, ok := d.receipts[r.ID]; !ok || !cur.ExpiresAt.Equal(r.ExpiresAt) {
+		d.expiry.add(r.ExpiresAt, true, r.ID)
 	}
+	d.receipts[r.ID] = r
 }
 
 // CreateFile implements driver.Driver.
@@ -225,9 +244,9 @@ func (d *Driver) collides(path string) error {
 		i += 1 + j
 	}
 	below := path + "/"
-	for i := sort.SearchStrings(d.paths, below); i < len(d.paths) && strings.HasPrefix(d.paths[i], below); i++ {
-		if !d.files[d.paths[i]].Tombstone {
-			return fmt.Errorf("memstore: %q: %q lies below it: %w", path, d.paths[i], driver.ErrPathCollision)
+	for n := d.paths.seek(below); n != nil && strings.HasPrefix(n.key, below); n = n.next[0] {
+		if !d.files[n.key].Tombstone {
+			return fmt.Errorf("memstore: %q: %q lies below it: %w", path, n.key, driver.ErrPathCollision)
 		}
 	}
 	return nil
@@ -286,7 +305,7 @@ func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
 	if _, ok := d.receipts[r.ID]; ok {
 		return driver.ErrPrecondition
 	}
-	d.receipts[r.ID] = r
+	d.putReceipt(r)
 	return nil
 }
 
@@ -303,7 +322,7 @@ func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
 	case cur.Completed:
 		return nil
 	}
-	d.receipts[r.ID] = r
+	d.putReceipt(r)
 	return nil
 }
 
@@ -353,7 +372,7 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		d.remove(p.Path)
 	}
 	if p.Receipt != nil {
-		d.receipts[p.Receipt.ID] = *p.Receipt
+		d.putReceipt(*p.Receipt)
 	}
 	return driver.MutateResult{}, nil
 }
@@ -387,8 +406,8 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	}
 	defer d.mu.Unlock()
 	var out []driver.ScopeFile
-	for i := sort.SearchStrings(d.paths, p.Prefix); i < len(d.paths) && len(out) < p.Limit; i++ {
-		path := d.paths[i]
+	for n := d.paths.seek(p.Prefix); n != nil && len(out) < p.Limit; n = n.next[0] {
+		path := n.key
 		rest, ok := strings.CutPrefix(path, p.Prefix)
 		if !ok {
 			break
@@ -403,26 +422,52 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	return out, nil
 }
 
-// PruneExpired implements driver.Pruner.
+// PruneExpired implements driver.Pruner. It removes the receipts and
+// tombstones that expired before now in batches of [DefaultPruneBatch],
+// releasing the mutex between batches, and costs what expired: an expiry
+// heap names the candidates, never a scan of every row.
 func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	n := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		k, more, err := d.pruneBatchOnce(now)
+		n += k
+		if err != nil || !more {
+			return n, err
+		}
+		if d.pruneHook != nil {
+			d.pruneHook()
+		}
+	}
+}
+
+// pruneBatchOnce takes up to d.pruneBatch due entries of the expiry heap
+// under the mutex, removes the rows that did expire, and reports whether
+// more may remain.
+func (d *Driver) pruneBatchOnce(now time.Time) (int, bool, error) {
 	if err := d.lock(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer d.mu.Unlock()
 	n := 0
-	for id, r := range d.receipts {
-		if !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now) {
-			delete(d.receipts, id)
+	for range max(1, d.pruneBatch) {
+		e, ok := d.expiry.next(now)
+		if !ok {
+			return n, false, nil
+		}
+		if e.receipt {
+			if r, ok := d.receipts[e.key]; ok && !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now) {
+				delete(d.receipts, e.key)
+				n++
+			}
+		} else if f, ok := d.files[e.key]; ok && f.Tombstone && !f.ExpiresAt.IsZero() && f.ExpiresAt.Before(now) {
+			d.remove(e.key)
 			n++
 		}
 	}
-	for _, p := range append([]string(nil), d.paths...) {
-		if f := d.files[p]; f.Tombstone && !f.ExpiresAt.IsZero() && f.ExpiresAt.Before(now) {
-			d.remove(p)
-			n++
-		}
-	}
-	return n, nil
+	return n, true, nil
 }
 
 // Close implements driver.Driver. Later calls fail.

@@ -1,0 +1,342 @@
+package filestore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// The expiry index lets PruneExpired find what expired without reading
+// every receipt and sidecar record. It is a directory of empty marker
+// files, <sidecar>/expiry/<minute>/<time>-<kind>-<key>, one per receipt or
+// tombstone with an expiry: the folder names the UTC minute, the file name
+// the exact expiry time, so names sort by time and a prune reads only the
+// folders whose minute has begun. A marker is a hint: the prune checks the
+// receipt or record it names under the lock before removing anything, and
+// a marker whose row changed or vanished is simply dropped. Markers are
+// written before the row they describe, so a crash never leaves an
+// expiring row without one.
+const (
+	expiryDir    = "expiry"
+	bucketLayout = "20060102T1504"
+	markerLayout = "20060102T150405.000000000"
+	kindReceipt  = "r"
+	kindTomb     = "t"
+)
+
+// DefaultPruneBatch is how many expiry markers [Driver.PruneExpired]
+// settles per hold of the exclusive lock, at most; a batch also ends once
+// it has held the lock for [PruneBatchTime]. Other callers run between
+// batches.
+const DefaultPruneBatch = 64
+
+// PruneBatchTime bounds how long one prune batch holds the exclusive lock
+// (it settles at least one marker). Callers in the same process that wait
+// meanwhile are served before the next batch (see lock); after each batch
+// the prune also pauses briefly (as long as the batch took, at most
+// 500 µs) so that other processes waiting on the file lock get it.
+const PruneBatchTime = 2 * time.Millisecond
+
+const prunePause = 500 * time.Microsecond
+
+func (d *Driver) expiryRoot() string { return filepath.Join(d.sidecar, expiryDir) }
+
+// markerPath is the marker of a row that expires at: kind "r" with the
+// receipt's file key, or kind "t" with the hash of a tombstone's path.
+func (d *Driver) markerPath(at time.Time, kind, key string) string {
+	at = at.UTC()
+	return filepath.Join(d.expiryRoot(), at.Format(bucketLayout), at.Format(markerLayout)+"-"+kind+"-"+key)
+}
+
+// receiptKey is the name of a receipt's file without ".json".
+func receiptKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// markReceipt writes the marker of receipt r unless cur (the stored
+// receipt, or nil) already expires at the same time.
+func (d *Driver) markReceipt(r driver.Receipt, cur *driver.Receipt) error {
+	if r.ExpiresAt.IsZero() || (cur != nil && cur.ExpiresAt.Equal(r.ExpiresAt)) {
+		return nil
+	}
+	return writeMarker(d.markerPath(r.ExpiresAt, kindReceipt, receiptKey(r.ID)), nil)
+}
+
+// markTombstone writes the marker of a tombstone at path; the marker holds
+// the path, since a file name cannot.
+func (d *Driver) markTombstone(path string, at time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	return writeMarker(d.markerPath(at, kindTomb, receiptKey(path)), []byte(path))
+}
+
+func writeMarker(name string, data []byte) error {
+	if data == nil {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	return writeAtomic(name, data) // never a half-written path
+}
+
+// marker is one parsed marker file name.
+type marker struct {
+	name string // full file name
+	at   time.Time
+	kind string
+	key  string
+}
+
+func parseMarker(dir, base string) (marker, bool) {
+	t, rest, ok := strings.Cut(base, "-")
+	if !ok {
+		return marker{}, false
+	}
+	kind, key, ok := strings.Cut(rest, "-")
+	if !ok || (kind != kindReceipt && kind != kindTomb) || len(key) != 64 {
+		return marker{}, false
+	}
+	at, err := time.Parse(markerLayout, t)
+	if err != nil {
+		return marker{}, false
+	}
+	return marker{name: filepath.Join(dir, base), at: at, kind: kind, key: key}, true
+}
+
+// PruneExpired implements driver.Pruner: it removes the receipts and
+// tombstone records that expired before now. The expiry index names them,
+// so a prune costs what expired (nothing expired: one read of the index
+// folder), and it holds the exclusive lock for at most
+// [DefaultPruneBatch] rows at a time, so other callers' reads and writes
+// wait for one batch at most.
+func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	buckets, err := os.ReadDir(d.expiryRoot())
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, b := range buckets {
+		start, err := time.Parse(bucketLayout, b.Name())
+		if err != nil || !b.IsDir() {
+			continue // not a bucket (a stray file)
+		}
+		if !start.Before(now) {
+			break // names sort by time: nothing later has expired
+		}
+		k, err := d.pruneBucket(ctx, filepath.Join(d.expiryRoot(), b.Name()), now, !start.Add(time.Minute).After(now))
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// pruneBucket settles the markers of one minute that are due at now, in
+// batches; whole (the minute has passed) lets it remove the emptied folder.
+func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, whole bool) (int, error) {
+	entries, err := os.ReadDir(dir) // names only; checked again under the lock
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var due []marker
+	for _, e := range entries {
+		m, ok := parseMarker(dir, e.Name())
+		if !ok {
+			continue
+		}
+		if !m.at.Before(now) {
+			break // sorted by time
+		}
+		due = append(due, m)
+	}
+	n, batch := 0, max(1, d.pruneBatch)
+	for len(due) > 0 {
+		began := time.Now()
+		k, removed, err := d.pruneMarkers(ctx, due[:min(batch, len(due))], now)
+		n += removed
+		if err != nil {
+			return n, err
+		}
+		due = due[k:]
+		if d.pruneHook != nil {
+			d.pruneHook()
+		}
+		if len(due) > 0 {
+			if err := driver.Sleep(ctx, min(time.Since(began), prunePause)); err != nil {
+				return n, err
+			}
+		}
+	}
+	if whole {
+		unlock, err := d.lock(ctx, true)
+		if err != nil {
+			return n, err
+		}
+		_ = os.Remove(dir) // fails while markers remain (unparsable ones included)
+		unlock()
+		if d.pruneHook != nil {
+			d.pruneHook()
+		}
+	}
+	return n, nil
+}
+
+// pruneMarkers settles a prefix of ms under one hold of the exclusive
+// lock, for at most PruneBatchTime: each row that did expire is removed,
+// and each marker goes. It returns how many markers it settled and how
+// many rows it removed.
+func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (int, int, error) {
+	unlock, err := d.lock(ctx, true)
+	if err != nil {
+		return 0, 0, err
+	}
+	began := time.Now()
+	defer func() {
+		unlock()
+		if d.pruneHold != nil {
+			d.pruneHold(time.Since(began))
+		}
+	}()
+	n := 0
+	expired := func(at time.Time) bool { return !at.IsZero() && at.Before(now) }
+	for i, m := range ms {
+		if i > 0 && time.Since(began) >= PruneBatchTime {
+			return i, n, nil
+		}
+		switch m.kind {
+		case kindReceipt:
+			name := filepath.Join(d.sidecar, "receipts", m.key+".json")
+			var r driver.Receipt
+			// A corrupt receipt is kept (reading it reports it).
+			if ok, err := readJSON(name, &r); err == nil && ok && expired(r.ExpiresAt) {
+				if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return i, n, err
+				}
+				n++
+			}
+		case kindTomb:
+			b, err := os.ReadFile(m.name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // settled by a concurrent prune
+			}
+			if err != nil {
+				return i, n, err
+			}
+			path := string(b)
+			if reserved(path) != nil || !validMarkedPath(path) {
+				break // not a path this driver wrote; drop the marker
+			}
+			var rec record
+			if ok, err := readJSON(d.recordPath(path), &rec); err == nil && ok && rec.Tombstone && expired(rec.ExpiresAt) {
+				if err := os.Remove(d.recordPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return i, n, err
+				}
+				n++
+			}
+		}
+		if err := os.Remove(m.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return i, n, err
+		}
+	}
+	return len(ms), n, nil
+}
+
+// validMarkedPath refuses a marker's path that would leave the meta
+// folder ("..", absolute, empty segments).
+func validMarkedPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "\\\x00") {
+			return false
+		}
+	}
+	return true
+}
+
+// buildExpiryIndex writes the index of a directory that has none (made by
+// an earlier release): one marker per receipt and tombstone record with
+// an expiry, built aside and renamed into place under the exclusive lock,
+// so it is complete or absent. It runs once per directory.
+func (d *Driver) buildExpiryIndex(ctx context.Context) error {
+	if _, err := os.Stat(d.expiryRoot()); err == nil {
+		return nil
+	}
+	unlock, err := d.lock(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := os.Stat(d.expiryRoot()); err == nil {
+		return nil // built by another process meanwhile
+	}
+	tmp, err := os.MkdirTemp(d.sidecar, tmpPrefix+"expiry-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	mark := func(at time.Time, kind, key string, data []byte) error {
+		at = at.UTC()
+		return writeMarker(filepath.Join(tmp, at.Format(bucketLayout), at.Format(markerLayout)+"-"+kind+"-"+key), data)
+	}
+	err = filepath.WalkDir(filepath.Join(d.sidecar, "receipts"), func(name string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(name, ".json") {
+			return err
+		}
+		var r driver.Receipt
+		if ok, err := readJSON(name, &r); err != nil || !ok || r.ExpiresAt.IsZero() {
+			return nil // a corrupt receipt is reported when it is read
+		}
+		return mark(r.ExpiresAt, kindReceipt, strings.TrimSuffix(filepath.Base(name), ".json"), nil)
+	})
+	if err != nil {
+		return fmt.Errorf("filestore: building the expiry index: %w", err)
+	}
+	meta := filepath.Join(d.sidecar, "meta")
+	err = filepath.WalkDir(meta, func(name string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(name, ".json") {
+			return err
+		}
+		var rec record
+		if ok, err := readJSON(name, &rec); err != nil || !ok || !rec.Tombstone || rec.ExpiresAt.IsZero() {
+			return nil
+		}
+		rel, err := filepath.Rel(meta, strings.TrimSuffix(name, ".json"))
+		if err != nil {
+			return err
+		}
+		path := filepath.ToSlash(rel)
+		return mark(rec.ExpiresAt, kindTomb, receiptKey(path), []byte(path))
+	})
+	if err != nil {
+		return fmt.Errorf("filestore: building the expiry index: %w", err)
+	}
+	return os.Rename(tmp, d.expiryRoot())
+}
