@@ -155,16 +155,17 @@ func (s *Server) stampHTTP(next http.Handler, limit int64) http.Handler {
 		if session == "" {
 			session = rand.Text()
 		}
-		body = stampBody(body, "http:"+session)
+		body = stampBody(body, "http:"+session, s.opts.Observe != nil)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
 }
 
-// stampBody stamps the tools/call requests of a JSON-RPC message or batch;
+// stampBody stamps the tools/call requests of a JSON-RPC message or batch
+// (and, with ids, every request; see stamp);
 // a body it cannot decode is passed on unchanged for the SDK to refuse.
-func stampBody(body []byte, session string) []byte {
+func stampBody(body []byte, session string, ids bool) []byte {
 	var batch []json.RawMessage
 	if err := json.Unmarshal(body, &batch); err != nil {
 		batch = []json.RawMessage{body}
@@ -177,11 +178,11 @@ func stampBody(body []byte, session string) []byte {
 		if err != nil {
 			return body
 		}
-		if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "tools/call" {
+		if req, ok := msg.(*jsonrpc.Request); !ok || !req.IsCall() || (req.Method != "tools/call" && !ids) {
 			out = append(out, raw)
 			continue
 		}
-		stamp(msg, session)
+		stamp(msg, session, ids)
 		b, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {
 			return body

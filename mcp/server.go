@@ -54,6 +54,17 @@ type Options struct {
 	OnError func(ctx context.Context, err error)
 	// Logger receives the SDK's logs; nil means none.
 	Logger *slog.Logger
+	// Observe, when set, is called as each MCP message arrives (requests
+	// and notifications, before authentication of the user by
+	// [Options.Namespace]), with what identifies it ([RequestInfo]); the
+	// context it returns is the one the request is served in (so that the
+	// notebook's and the backend's spans become children of a span it
+	// starts), and end is called once with the outcome: nil, [ErrToolResult]
+	// for a tool call whose result is an error, or the error answered
+	// (a JSON-RPC error has an ErrorType method giving its code). It must
+	// be safe for concurrent use. otel.MCPObserver (module
+	// github.com/agentmem/agentmem/otel) makes OpenTelemetry spans.
+	Observe func(ctx context.Context, r RequestInfo) (_ context.Context, end func(err error))
 }
 
 // FixedUser returns a Namespace function that always answers id: a stdio
@@ -162,6 +173,9 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 		Description: "The current user's memory block (the end of MEMORY.md and the list of other memory files).",
 	}, s.prompt)
 	s.sdk.AddReceivingMiddleware(s.listResources)
+	if s.opts.Observe != nil {
+		s.sdk.AddReceivingMiddleware(s.observe) // outermost
+	}
 	s.sdk.AddSendingMiddleware(s.filterUpdates)
 	return s, nil
 }
@@ -195,13 +209,13 @@ func (s *Server) MCP() *mcpsdk.Server { return s.sdk }
 // Run serves one session over t (such as &mcpsdk.StdioTransport{}) until
 // the client disconnects or ctx is done.
 func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
-	return s.sdk.Run(ctx, withRequestIDs(t))
+	return s.sdk.Run(ctx, withRequestIDs(t, s.opts.Observe != nil))
 }
 
 // Connect starts a session over t and returns it without waiting (for
 // in-memory transports in tests and for custom transports).
 func (s *Server) Connect(ctx context.Context, t mcpsdk.Transport, opts *mcpsdk.ServerSessionOptions) (*mcpsdk.ServerSession, error) {
-	return s.sdk.Connect(ctx, withRequestIDs(t), opts)
+	return s.sdk.Connect(ctx, withRequestIDs(t, s.opts.Observe != nil), opts)
 }
 
 // caller is the resolved notebook of one request.
