@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -49,6 +50,15 @@ type Options struct {
 	// MaxResources bounds the files resources/list returns. Default
 	// [DefaultMaxResources].
 	MaxResources int
+	// PollInterval is how often the server checks the resources someone
+	// subscribed to for changes made by other processes (another server
+	// on the same store, `agentmem write`, a background job): per user
+	// with subscriptions, each poll reads each subscribed file's version
+	// (one read per file) and, when the snapshot is subscribed, builds the
+	// snapshot once. Polling of a user stops when none of its sessions is
+	// subscribed any more. Default [DefaultPollInterval]; negative turns
+	// polling off (only changes made through this server notify).
+	PollInterval time.Duration
 	// OnError, when set, receives every Go error of a request with its full
 	// detail (for logging); clients only see a redacted message.
 	OnError func(ctx context.Context, err error)
@@ -95,8 +105,9 @@ type Server struct {
 	opts     Options
 	readTool string
 
-	mu   sync.Mutex
-	subs map[subscription]struct{}
+	mu      sync.Mutex
+	subs    map[subscription]struct{}
+	pollers map[string]*poller // by scope
 }
 
 // subscription is one session's subscription to one URI of one scope.
@@ -121,7 +132,7 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	if mem == nil {
 		return nil, errors.New("agentmem/mcp: nil memory")
 	}
-	s := &Server{mem: mem, subs: map[subscription]struct{}{}}
+	s := &Server{mem: mem, subs: map[subscription]struct{}{}, pollers: map[string]*poller{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -133,6 +144,9 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	}
 	if s.opts.MaxResources == 0 {
 		s.opts.MaxResources = DefaultMaxResources
+	}
+	if s.opts.PollInterval == 0 {
+		s.opts.PollInterval = DefaultPollInterval
 	}
 	impl := &mcpsdk.Implementation{Name: cmpOr(s.opts.Name, "agentmem"), Version: cmpOr(s.opts.Version, "v0")}
 	s.sdk = mcpsdk.NewServer(impl, &mcpsdk.ServerOptions{
@@ -340,12 +354,8 @@ func (s *Server) changed(ctx context.Context, scope string, res any) {
 		if !s.subscribed(scope, uri) {
 			continue
 		}
-		err := s.sdk.ResourceUpdated(ctx, &mcpsdk.ResourceUpdatedNotificationParams{
-			URI: uri, Meta: mcpsdk.Meta{metaScope: scope},
-		})
-		if err != nil {
-			s.report(ctx, err)
-		}
+		s.notified(scope, uri)
+		s.notify(ctx, scope, uri)
 	}
 }
 
@@ -420,6 +430,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcpsdk.SubscribeRequest) er
 	s.mu.Lock()
 	s.subs[subscription{req.Session, c.scope, req.Params.URI}] = struct{}{}
 	s.mu.Unlock()
+	s.watch(ctx, c, req.Params.URI)
 	return nil
 }
 
