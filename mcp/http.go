@@ -60,7 +60,8 @@ var ErrHTTPOptions = errors.New("agentmem/mcp: HTTPOptions: set Keys, OAuth or b
 // token gets 401, and each request reaches the notebook of its token's
 // user (with the default [Options.Namespace]). A session is bound to the
 // user that opened it: its id presented with another user's token gets
-// 403. Request bodies are bounded (413). With [HTTPOptions.OAuth] it also
+// 403. Request bodies are bounded (413). [Server.Shutdown] stops it
+// gracefully. With [HTTPOptions.OAuth] it also
 // serves the protected resource metadata document, without
 // authentication. Mount the handler at the root of its host.
 func (s *Server) Handler(opts *HTTPOptions) (http.Handler, error) {
@@ -102,7 +103,7 @@ func (s *Server) Handler(opts *HTTPOptions) (http.Handler, error) {
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 			Logger:              s.opts.Logger,
 		})
-	h := auth.RequireBearerToken(verify, bearer)(s.stampHTTP(streamable, o.MaxBodyBytes))
+	h := s.calls.track(auth.RequireBearerToken(verify, bearer)(s.stampHTTP(streamable, o.MaxBodyBytes)))
 	if o.OAuth == nil {
 		return h, nil
 	}

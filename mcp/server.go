@@ -108,6 +108,7 @@ type Server struct {
 	mu      sync.Mutex
 	subs    map[subscription]struct{}
 	pollers map[string]*poller // by scope
+	calls   inflight           // HTTP requests in flight, for Shutdown
 }
 
 // subscription is one session's subscription to one URI of one scope.

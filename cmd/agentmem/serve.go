@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -189,16 +188,14 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, auth *agen
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", f.listen, err)
 	}
-	var calls inflight
-	hs := &http.Server{Handler: calls.track(h), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var sctx context.Context // set before hs.Shutdown runs this
 	hs.RegisterOnShutdown(func() {
 		// Shutdown waits for active connections; a session's event stream
-		// (GET) never ends by itself, so close the sessions once the calls
-		// (POST, DELETE) in flight are done.
-		calls.drain()
-		for ss := range srv.MCP().Sessions() {
-			_ = ss.Close()
-		}
+		// (GET) never ends by itself, so the MCP server refuses new
+		// requests, lets the calls in flight finish, then closes the
+		// sessions.
+		_ = srv.Shutdown(sctx)
 	})
 	var by []string
 	if f.keys != "" {
@@ -216,7 +213,7 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, auth *agen
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(a.stderr, "agentmem: serve: shutting down, finishing calls in flight")
-	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
@@ -224,52 +221,6 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, auth *agen
 	}
 	<-served // http.ErrServerClosed
 	return nil
-}
-
-// inflight counts the requests in flight other than event streams (GET),
-// so that a shutdown can wait for the calls to finish before it closes the
-// sessions.
-type inflight struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil while none waits
-}
-
-// track counts the non-GET requests that h serves.
-func (c *inflight) track(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			h.ServeHTTP(w, r)
-			return
-		}
-		c.mu.Lock()
-		c.n++
-		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if c.n--; c.n == 0 && c.idle != nil {
-				close(c.idle)
-				c.idle = nil
-			}
-		}()
-		h.ServeHTTP(w, r)
-	})
-}
-
-// drain returns when no tracked request is in flight.
-func (c *inflight) drain() {
-	c.mu.Lock()
-	if c.n == 0 {
-		c.mu.Unlock()
-		return
-	}
-	if c.idle == nil {
-		c.idle = make(chan struct{})
-	}
-	idle := c.idle
-	c.mu.Unlock()
-	<-idle
 }
 
 // nopWriteCloser is an io.WriteCloser whose Close does nothing: the
