@@ -37,6 +37,7 @@ type serveFlags struct {
 	maxBody         int64
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
+	pollInterval    time.Duration
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -47,7 +48,9 @@ func (a *app) serveCmd() *cobra.Command {
 		Long: `serve serves the store's notebook to MCP clients (Claude Desktop, Claude Code,
 agent frameworks): the tools write_memory, read_memory, delete_memory and
 search_memory, the caller's files and the injected block as resources (with
-subscriptions), and the prompt "memory".
+subscriptions), and the prompt "memory". A subscriber hears of changes made
+through this server at once, and of changes made by other processes (another
+serve on the same store, agentmem append or put) within --poll-interval.
 
 --transport stdio (the default) speaks MCP on stdin/stdout to the one client
 that started the process, as the one user --user (required). Logs go to stderr.
@@ -93,6 +96,7 @@ to expose it beyond this machine.`,
 	fl.StringSliceVar(&f.oauthScopes, "oauth-scope", nil, "http: a `scope` every token must carry (repeatable)")
 	fl.Int64Var(&f.maxBody, "max-body", agentmemmcp.DefaultMaxBodyBytes, "http: the largest request body, in `bytes` (413 beyond)")
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long (0: never)")
+	fl.DurationVar(&f.pollInterval, "poll-interval", agentmemmcp.DefaultPollInterval, "how often subscribed resources are checked for changes made by other processes (negative: never)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "http: how long a shutdown waits for calls in flight")
 	cmd.AddCommand(a.keygenCmd())
 	return cmd
@@ -158,6 +162,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			return err
 		}
 		opts.Version = "agentmem-cli"
+		opts.PollInterval = f.pollInterval
 		opts.OnError = func(_ context.Context, err error) { fmt.Fprintf(a.stderr, "agentmem: serve: %v\n", err) }
 		srv, err := agentmemmcp.NewServer(mem, &opts)
 		if err != nil {

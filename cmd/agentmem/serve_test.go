@@ -163,3 +163,57 @@ func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
 		t.Fatalf("MEMORY.md: %v, %v", f, err)
 	}
 }
+
+// TestServeNotifiesChangesFromOtherProcesses: a subscriber of a server on
+// a SQLite file hears of an `agentmem append` to the same file, which goes
+// through a store of its own (another connection, as another process).
+func TestServeNotifiesChangesFromOtherProcesses(t *testing.T) {
+	storeURL := "sqlite:" + filepath.Join(t.TempDir(), "memory.db")
+	s, err := store.Open(t.Context(), storeURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentmemmcp.NewServer(mem, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("ana"), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcpsdk.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	notes := make(chan string, 8)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "v0"}, &mcpsdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcpsdk.ResourceUpdatedNotificationRequest) { notes <- req.Params.URI },
+	}).Connect(t.Context(), ct, &mcpsdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: "memory:///MEMORY.md"}); err != nil {
+		t.Fatal(err)
+	}
+	scope, err := mem.Scope(t.Context(), memory.Invocation{Namespace: memory.EscapeNamespace("ana")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut syncBuffer
+	cli := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, timeout: 30 * time.Second}
+	if code := cli.run(t.Context(), []string{"--store", storeURL, "append", "--op-id", "job/1", scope + "/MEMORY.md", "--", "- from the CLI"}); code != exitOK {
+		t.Fatalf("agentmem append: exit %d: %s", code, errOut.String())
+	}
+	select {
+	case uri := <-notes:
+		if uri != "memory:///MEMORY.md" {
+			t.Fatalf("notification for %s", uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification of the CLI's append")
+	}
+}
