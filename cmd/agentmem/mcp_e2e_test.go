@@ -78,17 +78,7 @@ func TestMCPClientEndToEnd(t *testing.T) {
 			}
 		}
 
-		if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("serve after SIGTERM: %v\n%s", err, logs())
-			}
-		case <-ctx.Done():
-			t.Fatalf("serve did not stop after SIGTERM\n%s", logs())
-		}
+		terminate(ctx, t, srv, done, logs)
 		if !strings.Contains(logs(), "shutting down") {
 			t.Errorf("serve logs lack the shutdown:\n%s", logs())
 		}
@@ -139,17 +129,7 @@ func TestMCPClientEndToEnd(t *testing.T) {
 		if err != nil || meta.Resource != aud || len(meta.AuthorizationServers) != 1 || meta.AuthorizationServers[0] != is.URL() {
 			t.Errorf("protected resource metadata: %+v, %v", meta, err)
 		}
-		if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("serve after SIGTERM: %v\n%s", err, logs())
-			}
-		case <-ctx.Done():
-			t.Fatalf("serve did not stop after SIGTERM\n%s", logs())
-		}
+		terminate(ctx, t, srv, done, logs)
 	})
 
 	t.Run("stdio", func(t *testing.T) {
@@ -249,6 +229,23 @@ func installMCPClient(t *testing.T, root string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(dst, "node_modules")
+}
+
+// terminate sends SIGTERM to a server started by startServer and waits
+// for it to exit with status 0.
+func terminate(ctx context.Context, t *testing.T, srv *exec.Cmd, done <-chan error, logs func() string) {
+	t.Helper()
+	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, logs())
+		}
+	case <-ctx.Done():
+		t.Fatalf("serve did not stop after SIGTERM\n%s", logs())
+	}
 }
 
 // keygen makes an API key for user with `agentmem serve keygen`.
