@@ -94,7 +94,10 @@ func MCPObserver(opts *Options) func(ctx context.Context, r MCPRequest) (context
 		start := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...)}
 		parent := ctx
 		if carrier := metaCarrier(r.Meta); carrier != nil {
-			if remote := trace.SpanContextFromContext(tc.Extract(context.Background(), carrier)); remote.IsValid() {
+			// Extract into a context without a span, so that only the
+			// carrier's trace context can come out valid.
+			bare := trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+			if remote := trace.SpanContextFromContext(tc.Extract(bare, carrier)); remote.IsValid() {
 				if local := trace.SpanContextFromContext(ctx); local.IsValid() {
 					start = append(start, trace.WithLinks(trace.Link{SpanContext: local}))
 				}
