@@ -51,7 +51,8 @@ func NewIssuer() (*Issuer, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", is.metadata)
 	mux.HandleFunc("GET /jwks", is.jwks)
-	is.srv = httptest.NewServer(mux)
+	is.srv = httptest.NewUnstartedServer(mux) // is.srv is set before a handler reads it
+	is.srv.Start()
 	return is, nil
 }
 
