@@ -11,6 +11,7 @@ require (
 	github.com/agentmem/agentmem/cosmosdb v0.1.0
 	github.com/agentmem/agentmem/dynamodb v0.1.0
 	github.com/agentmem/agentmem/firestore v0.1.0
+	github.com/agentmem/agentmem/otel v0.1.0
 	github.com/agentmem/agentmem/postgres v0.1.0
 	github.com/agentmem/agentmem/sqlite v0.1.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
@@ -19,6 +20,7 @@ require (
 	github.com/firebase/genkit/go v1.12.0
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	go.opentelemetry.io/otel/sdk v1.45.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
 )
@@ -34,6 +36,7 @@ require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/eino-contrib/jsonschema v1.0.3 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/dotprompt/go v0.0.0-20260708220100-73beb993ac95 // indirect
 	github.com/goph/emperror v0.17.2 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
@@ -58,7 +61,6 @@ require (
 	github.com/xeipuuv/gojsonschema v1.2.0 // indirect
 	github.com/yargevad/filepathx v1.0.0 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	go.opentelemetry.io/otel/sdk v1.45.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
 	golang.org/x/arch v0.11.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
@@ -121,7 +123,7 @@ require (
 	go.opentelemetry.io/otel v1.45.0 // indirect
 	go.opentelemetry.io/otel/log v0.20.0 // indirect
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
-	go.opentelemetry.io/otel/trace v1.45.0 // indirect
+	go.opentelemetry.io/otel/trace v1.45.0
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
@@ -149,6 +151,7 @@ replace (
 	github.com/agentmem/agentmem/eino => ../eino
 	github.com/agentmem/agentmem/firestore => ../firestore
 	github.com/agentmem/agentmem/genkit => ../genkit
+	github.com/agentmem/agentmem/otel => ../otel
 	github.com/agentmem/agentmem/postgres => ../postgres
 	github.com/agentmem/agentmem/sqlite => ../sqlite
 )

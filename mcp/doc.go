@@ -70,10 +70,18 @@
 //
 // [Server.Handler] serves the streamable HTTP transport behind bearer
 // tokens: API keys from a [KeyFile] (hashed, reloaded on change, compared
-// in constant time) or any auth.TokenVerifier (OAuth, JWT) that sets
+// in constant time), OAuth 2.1 JWT access tokens verified against the
+// issuer's JWKS ([NewOAuthVerifier]; the protected resource metadata of
+// RFC 9728 is served beside), both, or any auth.TokenVerifier that sets
 // TokenInfo.UserID. A missing or unknown token gets 401, a body over
 // [HTTPOptions.MaxBodyBytes] 413, and a session id presented with another
-// user's token 403.
+// user's token 403. [Server.Shutdown] finishes the calls in flight.
+//
+// # Telemetry
+//
+// [Options.Observe] sees each message received ([RequestInfo], no
+// content) and its outcome; otel.MCPObserver of the agentmem otel module
+// makes OpenTelemetry spans of it.
 //
 // # Errors
 //

@@ -3,14 +3,17 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/mcp/oauthtest"
 )
 
 // A stdio server serves one user; here a client talks to it over in-memory
@@ -44,4 +47,38 @@ func Example() {
 	// write_memory
 	// MEMORY.md created false
 	// "- moved to Hanoi\n"
+}
+
+// An HTTP server that is an OAuth 2.1 resource server: it accepts the
+// issuer's JWT access tokens for its canonical URL. oauthtest stands in
+// for the authorization server.
+func ExampleNewOAuthVerifier() {
+	ctx := context.Background()
+	issuer, _ := oauthtest.NewIssuer()
+	defer issuer.Close()
+
+	v, err := agentmemmcp.NewOAuthVerifier(ctx, agentmemmcp.OAuthOptions{
+		Issuer:   issuer.URL(),                     // the JWKS URL is discovered from its metadata
+		Audience: "https://memory.example.com/mcp", // this server's canonical URL
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mem, _ := memory.New(store.New(memstore.New(), nil), nil)
+	srv, _ := agentmemmcp.NewServer(mem, nil)
+	h, _ := srv.Handler(&agentmemmcp.HTTPOptions{OAuth: v}) // serve h at the host's root
+	_ = h
+
+	token, _ := issuer.Token("ES256", issuer.Claims("kamal", "https://memory.example.com/mcp"))
+	info, err := v.Verify(ctx, token, nil)
+	fmt.Println(info.UserID, err)
+	other, _ := issuer.Token("RS256", issuer.Claims("kamal", "https://other.example.com/mcp"))
+	_, err = v.Verify(ctx, other, nil)
+	fmt.Println(errors.Is(err, auth.ErrInvalidToken))
+	fmt.Println(v.MetadataURL())
+	// Output:
+	// kamal <nil>
+	// true
+	// https://memory.example.com/.well-known/oauth-protected-resource/mcp
 }

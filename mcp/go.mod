@@ -4,6 +4,8 @@ go 1.26.5
 
 require github.com/agentmem/agentmem/core v0.1.0
 
+require github.com/golang-jwt/jwt/v5 v5.3.1
+
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -53,42 +53,63 @@ func invocationIDs(req *mcpsdk.CallToolRequest) (run, call string, te *memory.To
 // part is random per connection (stdio and in-memory connections have no
 // session id), so two connections, or two runs of a stdio server, never
 // share an id.
-func withRequestIDs(t mcpsdk.Transport) mcpsdk.Transport { return &idTransport{t} }
+func withRequestIDs(t mcpsdk.Transport, ids bool) mcpsdk.Transport { return &idTransport{t, ids} }
 
-type idTransport struct{ mcpsdk.Transport }
+type idTransport struct {
+	mcpsdk.Transport
+	ids bool // stamp every request's JSON-RPC id too
+}
 
 func (t *idTransport) Connect(ctx context.Context) (mcpsdk.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &idConn{Connection: c, session: "conn:" + rand.Text()}, nil
+	return &idConn{Connection: c, session: "conn:" + rand.Text(), ids: t.ids}, nil
 }
 
 type idConn struct {
 	mcpsdk.Connection
 	session string
+	ids     bool
 }
 
 func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err == nil {
-		stamp(msg, c.session)
+		stamp(msg, c.session, c.ids)
 	}
 	return msg, err
 }
 
 // stamp puts "<session>|<id>" under metaRequestID in the _meta of a
-// tools/call request. Params that are not a JSON object are left for the
-// SDK to refuse.
-func stamp(msg jsonrpc.Message, session string) {
+// tools/call request and, when ids is set, the JSON-RPC id of any request
+// under metaJSONRPCID (for Options.Observe). Params that are not a JSON
+// object are left for the SDK to refuse.
+func stamp(msg jsonrpc.Message, session string, ids bool) {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() || req.Method != "tools/call" {
+	if !ok || !req.IsCall() {
 		return
 	}
+	if ids {
+		stampID(req)
+	}
+	if req.Method == "tools/call" {
+		setMeta(req, metaRequestID, fmt.Sprintf("%s|%T:%v", session, req.ID.Raw(), req.ID.Raw()))
+	}
+}
+
+// setMeta sets _meta[key] in the params of req; absent params become an
+// object, params of another shape are left alone.
+func setMeta(req *jsonrpc.Request, key, value string) {
 	var params map[string]json.RawMessage
-	if err := json.Unmarshal(req.Params, &params); err != nil || params == nil {
-		return
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		if err := json.Unmarshal(req.Params, &params); err != nil || params == nil {
+			return
+		}
+	}
+	if params == nil {
+		params = map[string]json.RawMessage{}
 	}
 	var meta map[string]json.RawMessage
 	if raw, ok := params["_meta"]; ok {
@@ -99,8 +120,7 @@ func stamp(msg jsonrpc.Message, session string) {
 	if meta == nil {
 		meta = map[string]json.RawMessage{}
 	}
-	id := fmt.Sprintf("%s|%T:%v", session, req.ID.Raw(), req.ID.Raw())
-	meta[metaRequestID], _ = json.Marshal(id)
+	meta[key], _ = json.Marshal(value)
 	params["_meta"], _ = json.Marshal(meta)
 	if b, err := json.Marshal(params); err == nil {
 		req.Params = b

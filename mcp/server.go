@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -49,11 +50,31 @@ type Options struct {
 	// MaxResources bounds the files resources/list returns. Default
 	// [DefaultMaxResources].
 	MaxResources int
+	// PollInterval is how often the server checks the resources someone
+	// subscribed to for changes made by other processes (another server
+	// on the same store, `agentmem write`, a background job): per user
+	// with subscriptions, each poll reads each subscribed file's version
+	// (one read per file) and, when the snapshot is subscribed, builds the
+	// snapshot once. Polling of a user stops when none of its sessions is
+	// subscribed any more. Default [DefaultPollInterval]; negative turns
+	// polling off (only changes made through this server notify).
+	PollInterval time.Duration
 	// OnError, when set, receives every Go error of a request with its full
 	// detail (for logging); clients only see a redacted message.
 	OnError func(ctx context.Context, err error)
 	// Logger receives the SDK's logs; nil means none.
 	Logger *slog.Logger
+	// Observe, when set, is called as each MCP message arrives (requests
+	// and notifications, before authentication of the user by
+	// [Options.Namespace]), with what identifies it ([RequestInfo]); the
+	// context it returns is the one the request is served in (so that the
+	// notebook's and the backend's spans become children of a span it
+	// starts), and end is called once with the outcome: nil, [ErrToolResult]
+	// for a tool call whose result is an error, or the error answered
+	// (a JSON-RPC error has an ErrorType method giving its code). It must
+	// be safe for concurrent use. otel.MCPObserver (module
+	// github.com/agentmem/agentmem/otel) makes OpenTelemetry spans.
+	Observe func(ctx context.Context, r RequestInfo) (_ context.Context, end func(err error))
 }
 
 // FixedUser returns a Namespace function that always answers id: a stdio
@@ -84,8 +105,10 @@ type Server struct {
 	opts     Options
 	readTool string
 
-	mu   sync.Mutex
-	subs map[subscription]struct{}
+	mu      sync.Mutex
+	subs    map[subscription]struct{}
+	pollers map[string]*poller // by scope
+	calls   inflight           // HTTP requests in flight, for Shutdown
 }
 
 // subscription is one session's subscription to one URI of one scope.
@@ -110,7 +133,7 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	if mem == nil {
 		return nil, errors.New("agentmem/mcp: nil memory")
 	}
-	s := &Server{mem: mem, subs: map[subscription]struct{}{}}
+	s := &Server{mem: mem, subs: map[subscription]struct{}{}, pollers: map[string]*poller{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -122,6 +145,9 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	}
 	if s.opts.MaxResources == 0 {
 		s.opts.MaxResources = DefaultMaxResources
+	}
+	if s.opts.PollInterval == 0 {
+		s.opts.PollInterval = DefaultPollInterval
 	}
 	impl := &mcpsdk.Implementation{Name: cmpOr(s.opts.Name, "agentmem"), Version: cmpOr(s.opts.Version, "v0")}
 	s.sdk = mcpsdk.NewServer(impl, &mcpsdk.ServerOptions{
@@ -162,6 +188,9 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 		Description: "The current user's memory block (the end of MEMORY.md and the list of other memory files).",
 	}, s.prompt)
 	s.sdk.AddReceivingMiddleware(s.listResources)
+	if s.opts.Observe != nil {
+		s.sdk.AddReceivingMiddleware(s.observe) // outermost
+	}
 	s.sdk.AddSendingMiddleware(s.filterUpdates)
 	return s, nil
 }
@@ -195,13 +224,13 @@ func (s *Server) MCP() *mcpsdk.Server { return s.sdk }
 // Run serves one session over t (such as &mcpsdk.StdioTransport{}) until
 // the client disconnects or ctx is done.
 func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
-	return s.sdk.Run(ctx, withRequestIDs(t))
+	return s.sdk.Run(ctx, withRequestIDs(t, s.opts.Observe != nil))
 }
 
 // Connect starts a session over t and returns it without waiting (for
 // in-memory transports in tests and for custom transports).
 func (s *Server) Connect(ctx context.Context, t mcpsdk.Transport, opts *mcpsdk.ServerSessionOptions) (*mcpsdk.ServerSession, error) {
-	return s.sdk.Connect(ctx, withRequestIDs(t), opts)
+	return s.sdk.Connect(ctx, withRequestIDs(t, s.opts.Observe != nil), opts)
 }
 
 // caller is the resolved notebook of one request.
@@ -326,12 +355,8 @@ func (s *Server) changed(ctx context.Context, scope string, res any) {
 		if !s.subscribed(scope, uri) {
 			continue
 		}
-		err := s.sdk.ResourceUpdated(ctx, &mcpsdk.ResourceUpdatedNotificationParams{
-			URI: uri, Meta: mcpsdk.Meta{metaScope: scope},
-		})
-		if err != nil {
-			s.report(ctx, err)
-		}
+		s.notified(scope, uri)
+		s.notify(ctx, scope, uri)
 	}
 }
 
@@ -406,6 +431,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcpsdk.SubscribeRequest) er
 	s.mu.Lock()
 	s.subs[subscription{req.Session, c.scope, req.Params.URI}] = struct{}{}
 	s.mu.Unlock()
+	s.watch(ctx, c, req.Params.URI)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem/mcp/oauthtest"
 )
 
 // TestMCPClientEndToEnd drives `agentmem serve` with a client nobody here
@@ -23,7 +26,9 @@ import (
 // package-lock.json and installed with npm ci into .cache/mcp-client). Over
 // HTTP two users with their own API keys write, read, search, delete, read
 // resources and hear change notifications, never seeing each other's files;
-// a wrong key gets 401; SIGTERM stops the server with exit code 0. Over
+// a wrong key gets 401; SIGTERM stops the server with exit code 0. With
+// OAuth (an in-process test issuer) a fourth user does the same with a JWT,
+// and tokens for another audience or with a bad signature get 401. Over
 // stdio a third user does the same on the same store. It needs node and
 // npm, and fails (never skips) without them.
 func TestMCPClientEndToEnd(t *testing.T) {
@@ -73,20 +78,58 @@ func TestMCPClientEndToEnd(t *testing.T) {
 			}
 		}
 
-		if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("serve after SIGTERM: %v\n%s", err, logs())
-			}
-		case <-ctx.Done():
-			t.Fatalf("serve did not stop after SIGTERM\n%s", logs())
-		}
+		terminate(ctx, t, srv, done, logs)
 		if !strings.Contains(logs(), "shutting down") {
 			t.Errorf("serve logs lack the shutdown:\n%s", logs())
 		}
+	})
+
+	t.Run("oauth", func(t *testing.T) {
+		// An in-process issuer; the binary discovers its JWKS from its
+		// metadata. The audience is the canonical URL clients are told,
+		// which need not be the listening address.
+		is, err := oauthtest.NewIssuer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer is.Close()
+		const aud = "https://memory.example.test/mcp"
+		srv := exec.Command(bin, "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--store", storeURL,
+			"--oauth-issuer", is.URL(), "--oauth-audience", aud)
+		addr, logs, done := startServer(t, srv)
+		url := "http://" + addr + "/"
+		tokenFor := func(user, audience string) string {
+			tok, err := is.Token("ES256", is.Claims(user, audience))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tok
+		}
+		runClient(ctx, t, script, []string{"AGENTMEM_E2E_ABSENT=alice,bob"}, "http", "dave", url, tokenFor("dave", aud))
+		// Another audience's token, and a forged one: 401.
+		forged, err := is.Forge("RS256", is.Claims("dave", aud))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, wrong := range []string{tokenFor("dave", "https://other.example.test/mcp"), forged} {
+			if out := runClient(ctx, t, script, nil, "unauthorized", url, wrong); out["status"] != float64(401) {
+				t.Errorf("a bad token got %v, want 401", out["status"])
+			}
+		}
+		resp, err := http.Get("http://" + addr + "/.well-known/oauth-protected-resource/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&meta)
+		resp.Body.Close()
+		if err != nil || meta.Resource != aud || len(meta.AuthorizationServers) != 1 || meta.AuthorizationServers[0] != is.URL() {
+			t.Errorf("protected resource metadata: %+v, %v", meta, err)
+		}
+		terminate(ctx, t, srv, done, logs)
 	})
 
 	t.Run("stdio", func(t *testing.T) {
@@ -186,6 +229,23 @@ func installMCPClient(t *testing.T, root string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(dst, "node_modules")
+}
+
+// terminate sends SIGTERM to a server started by startServer and waits
+// for it to exit with status 0.
+func terminate(ctx context.Context, t *testing.T, srv *exec.Cmd, done <-chan error, logs func() string) {
+	t.Helper()
+	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, logs())
+		}
+	case <-ctx.Done():
+		t.Fatalf("serve did not stop after SIGTERM\n%s", logs())
+	}
 }
 
 // keygen makes an API key for user with `agentmem serve keygen`.

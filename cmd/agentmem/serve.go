@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -33,47 +32,71 @@ type serveFlags struct {
 	user            string
 	listen          string
 	keys            string
+	oauth           agentmemmcp.OAuthOptions
+	oauthScopes     []string
 	maxBody         int64
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
+	pollInterval    time.Duration
 }
 
 func (a *app) serveCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the notebook over MCP (stdio for one user, HTTP with API keys)",
+		Short: "Serve the notebook over MCP (stdio for one user, HTTP with API keys or OAuth)",
 		Long: `serve serves the store's notebook to MCP clients (Claude Desktop, Claude Code,
 agent frameworks): the tools write_memory, read_memory, delete_memory and
 search_memory, the caller's files and the injected block as resources (with
-subscriptions), and the prompt "memory".
+subscriptions), and the prompt "memory". A subscriber hears of changes made
+through this server at once, and of changes made by other processes (another
+serve on the same store, agentmem append or put) within --poll-interval.
 
 --transport stdio (the default) speaks MCP on stdin/stdout to the one client
 that started the process, as the one user --user (required). Logs go to stderr.
 
 --transport http serves MCP's streamable HTTP transport on --listen (default
 ` + DefaultListen + `). Every request needs "Authorization: Bearer <key>"; the key
-file --keys (required: serve never runs without authentication) maps hashed
+file --keys (or OAuth, below: serve never runs without authentication) maps hashed
 keys to users, one line "sha256:<hex> <user>" each; "agentmem serve keygen"
 makes a key and its line. A user only ever sees its own files. The file is
 re-read when it changes, so keys are added and revoked without a restart.
-Bodies over --max-body bytes get 413. On SIGINT or SIGTERM the server stops
+Bodies over --max-body bytes get 413.
+
+OAuth 2.1 (resource-server mode): with --oauth-issuer and --oauth-audience
+(this server's canonical URL, as clients reach it: https://memory.example.com/mcp)
+a bearer JWT of that issuer is accepted when its signature checks against the
+issuer's JWKS (--oauth-jwks-url, or discovered from the issuer's metadata;
+refetched when a token names an unknown key), its iss and aud match, and it is
+not expired; its --oauth-user-claim (default sub) is the user. A 401 points
+clients to the protected resource metadata (RFC 9728), served at
+/.well-known/oauth-protected-resource[/path]. --keys and OAuth may be given
+together: a token is looked up as an API key first, then verified as a JWT,
+and both name users in one space (key user "ana" = token subject "ana"). On SIGINT or SIGTERM the server stops
 accepting connections, lets the calls in flight finish (at most
 --shutdown-timeout), then closes the sessions and exits 0. Put it behind TLS
 to expose it beyond this machine.`,
 		Example: `  agentmem serve --store sqlite:$HOME/memory.db --user me
   agentmem serve keygen --user ana   # the key, then its line for the key file
-  agentmem serve --transport http --keys /etc/agentmem/keys --store 'postgres://app@db/agents'`,
+  agentmem serve --transport http --keys /etc/agentmem/keys --store 'postgres://app@db/agents'
+  agentmem serve --transport http --store sqlite:/srv/memory.db \
+      --oauth-issuer https://auth.example.com/ --oauth-audience https://memory.example.com/mcp`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.transport, "transport", "stdio", "`stdio` (one user, --user) or http (API keys, --keys)")
+	fl.StringVar(&f.transport, "transport", "stdio", "`stdio` (one user, --user) or http (--keys, --oauth-issuer)")
 	fl.StringVar(&f.user, "user", "", "stdio: the user `ID` whose notebook is served (required)")
 	fl.StringVar(&f.listen, "listen", DefaultListen, "http: the `host:port` to listen on")
-	fl.StringVar(&f.keys, "keys", "", "http: the API key `FILE` (required; lines \"sha256:<hex> <user>\")")
+	fl.StringVar(&f.keys, "keys", "", "http: the API key `FILE` (lines \"sha256:<hex> <user>\")")
+	fl.StringVar(&f.oauth.Issuer, "oauth-issuer", "", "http: accept JWT access tokens of this OAuth issuer `URL` (with --oauth-audience)")
+	fl.StringVar(&f.oauth.Audience, "oauth-audience", "", "http: this server's canonical `URL`, the tokens' required aud (such as https://memory.example.com/mcp)")
+	fl.StringVar(&f.oauth.JWKSURL, "oauth-jwks-url", "", "http: the issuer's JWKS `URL` (default: discovered from the issuer's metadata)")
+	fl.StringVar(&f.oauth.UserClaim, "oauth-user-claim", agentmemmcp.DefaultUserClaim, "http: the token `claim` that names the user")
+	fl.StringSliceVar(&f.oauthScopes, "oauth-scope", nil, "http: a `scope` every token must carry (repeatable)")
 	fl.Int64Var(&f.maxBody, "max-body", agentmemmcp.DefaultMaxBodyBytes, "http: the largest request body, in `bytes` (413 beyond)")
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long (0: never)")
+	fl.DurationVar(&f.pollInterval, "poll-interval", agentmemmcp.DefaultPollInterval, "how often subscribed resources are checked for changes made by other processes (negative: never)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "http: how long a shutdown waits for calls in flight")
 	cmd.AddCommand(a.keygenCmd())
 	return cmd
@@ -93,8 +116,14 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		}
 		opts.Namespace = agentmemmcp.FixedUser(f.user)
 	case "http":
-		if f.keys == "" {
-			return usagef("serve: --transport http needs --keys FILE (API keys; agentmem serve keygen makes one): it never serves without authentication")
+		if f.keys == "" && f.oauth.Issuer == "" {
+			return usagef("serve: --transport http needs --keys FILE (API keys; agentmem serve keygen makes one) or --oauth-issuer URL with --oauth-audience URL: it never serves without authentication")
+		}
+		if (f.oauth.Issuer == "") != (f.oauth.Audience == "") {
+			return usagef("serve: give --oauth-issuer and --oauth-audience together (the audience is this server's canonical URL)")
+		}
+		if f.oauth.Issuer == "" && (f.oauth.JWKSURL != "" || len(f.oauthScopes) > 0 || cmd.Flags().Changed("oauth-user-claim")) {
+			return usagef("serve: the --oauth-* flags need --oauth-issuer and --oauth-audience")
 		}
 		if f.user != "" {
 			return usagef("serve: --user is for stdio; over http the API key names the user")
@@ -108,10 +137,20 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	default:
 		return usagef("serve: --transport %q: want stdio or http", f.transport)
 	}
-	var keys *agentmemmcp.KeyFile
-	if f.transport == "http" {
+	if f.transport == "stdio" && (f.keys != "" || f.oauth.Issuer != "") {
+		return usagef("serve: --keys and --oauth-* are for --transport http; stdio serves --user")
+	}
+	var auth agentmemmcp.HTTPOptions
+	if f.keys != "" {
 		var err error
-		if keys, err = agentmemmcp.OpenKeyFile(f.keys); err != nil {
+		if auth.Keys, err = agentmemmcp.OpenKeyFile(f.keys); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	if f.oauth.Issuer != "" {
+		f.oauth.Scopes = f.oauthScopes
+		var err error
+		if auth.OAuth, err = agentmemmcp.NewOAuthVerifier(cmd.Context(), f.oauth); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
 	}
@@ -123,6 +162,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			return err
 		}
 		opts.Version = "agentmem-cli"
+		opts.PollInterval = f.pollInterval
 		opts.OnError = func(_ context.Context, err error) { fmt.Fprintf(a.stderr, "agentmem: serve: %v\n", err) }
 		srv, err := agentmemmcp.NewServer(mem, &opts)
 		if err != nil {
@@ -135,7 +175,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			}
 			return nil
 		}
-		return a.serveHTTP(ctx, srv, keys, f)
+		return a.serveHTTP(ctx, srv, &auth, f)
 	})
 }
 
@@ -143,8 +183,9 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 // gracefully: no new connections, calls in flight finish (bounded by
 // f.shutdownTimeout), then every session is closed (ending the clients'
 // notification streams) and the server returns.
-func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, keys *agentmemmcp.KeyFile, f *serveFlags) error {
-	h, err := srv.Handler(&agentmemmcp.HTTPOptions{Keys: keys, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout})
+func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, auth *agentmemmcp.HTTPOptions, f *serveFlags) error {
+	auth.MaxBodyBytes, auth.SessionTimeout = f.maxBody, f.sessionTimeout
+	h, err := srv.Handler(auth)
 	if err != nil {
 		return err
 	}
@@ -152,18 +193,23 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, keys *agen
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", f.listen, err)
 	}
-	var calls inflight
-	hs := &http.Server{Handler: calls.track(h), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var sctx context.Context // set before hs.Shutdown runs this
 	hs.RegisterOnShutdown(func() {
 		// Shutdown waits for active connections; a session's event stream
-		// (GET) never ends by itself, so close the sessions once the calls
-		// (POST, DELETE) in flight are done.
-		calls.drain()
-		for ss := range srv.MCP().Sessions() {
-			_ = ss.Close()
-		}
+		// (GET) never ends by itself, so the MCP server refuses new
+		// requests, lets the calls in flight finish, then closes the
+		// sessions.
+		_ = srv.Shutdown(sctx)
 	})
-	fmt.Fprintf(a.stderr, "agentmem: serving MCP on http://%s/ (API keys from %s)\n", ln.Addr(), f.keys)
+	var by []string
+	if f.keys != "" {
+		by = append(by, "API keys from "+f.keys)
+	}
+	if f.oauth.Issuer != "" {
+		by = append(by, "OAuth tokens of "+f.oauth.Issuer+" for "+f.oauth.Audience)
+	}
+	fmt.Fprintf(a.stderr, "agentmem: serving MCP on http://%s/ (%s)\n", ln.Addr(), strings.Join(by, "; "))
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -172,7 +218,7 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, keys *agen
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(a.stderr, "agentmem: serve: shutting down, finishing calls in flight")
-	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
@@ -180,52 +226,6 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, keys *agen
 	}
 	<-served // http.ErrServerClosed
 	return nil
-}
-
-// inflight counts the requests in flight other than event streams (GET),
-// so that a shutdown can wait for the calls to finish before it closes the
-// sessions.
-type inflight struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil while none waits
-}
-
-// track counts the non-GET requests that h serves.
-func (c *inflight) track(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			h.ServeHTTP(w, r)
-			return
-		}
-		c.mu.Lock()
-		c.n++
-		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if c.n--; c.n == 0 && c.idle != nil {
-				close(c.idle)
-				c.idle = nil
-			}
-		}()
-		h.ServeHTTP(w, r)
-	})
-}
-
-// drain returns when no tracked request is in flight.
-func (c *inflight) drain() {
-	c.mu.Lock()
-	if c.n == 0 {
-		c.mu.Unlock()
-		return
-	}
-	if c.idle == nil {
-		c.idle = make(chan struct{})
-	}
-	idle := c.idle
-	c.mu.Unlock()
-	<-idle
 }
 
 // nopWriteCloser is an io.WriteCloser whose Close does nothing: the

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+	agentmemmcp "github.com/agentmem/agentmem/mcp"
+)
+
+// blockingDriver blocks its first file creation until released.
+type blockingDriver struct {
+	driver.Driver
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+func (d *blockingDriver) CreateFile(ctx context.Context, f driver.File) error {
+	if d.armed.CompareAndSwap(true, false) {
+		close(d.entered)
+		<-d.release
+	}
+	return d.Driver.CreateFile(ctx, f)
+}
+
+// syncBuffer is a strings.Builder safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeShutdownFinishesCallsInFlight: a signal (ctx done) while a tool
+// call is blocked in the store: new requests are refused, the call
+// completes and its result reaches the client, then serve returns nil.
+func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
+	d := &blockingDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	mem, err := memory.New(store.New(d, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentmemmcp.NewServer(mem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keyPath, []byte(agentmemmcp.HashKey("key-ana")+" ana\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := agentmemmcp.OpenKeyFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	a := &app{stdin: strings.NewReader(""), stdout: &syncBuffer{}, stderr: &stderr}
+	ctx, signal := context.WithCancel(t.Context())
+	defer signal()
+	served := make(chan error, 1)
+	go func() {
+		served <- a.serveHTTP(ctx, srv, &agentmemmcp.HTTPOptions{Keys: keys},
+			&serveFlags{listen: "127.0.0.1:0", keys: keyPath, maxBody: agentmemmcp.DefaultMaxBodyBytes, shutdownTimeout: 30 * time.Second})
+	}()
+	addr := regexp.MustCompile(`serving MCP on (http://[0-9.:]+/)`)
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == ""; time.Sleep(5 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+	}
+	tr := &mcpsdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport("key-ana")}}
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(t.Context(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	d.armed.Store(true)
+	type outcome struct {
+		res *mcpsdk.CallToolResult
+		err error
+	}
+	result := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory",
+			Arguments: map[string]any{"content": "- in flight", "file": nil, "old_text": nil}})
+		result <- outcome{res, err}
+	}()
+	<-d.entered
+	signal() // SIGTERM
+
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp, err := http.Post(url, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			break // the listener is closed
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a new request during shutdown got %d", resp.StatusCode)
+		}
+	}
+	select {
+	case err := <-served:
+		t.Fatalf("serve returned (%v) with a call in flight", err)
+	case o := <-result:
+		t.Fatalf("the call returned (%v, %v) before the store did", o.res, o.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(d.release)
+	if o := <-result; o.err != nil || o.res.IsError {
+		t.Fatalf("the call in flight: %v, %v", o.res, o.err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not return after the call completed")
+	}
+	if !strings.Contains(stderr.String(), "shutting down, finishing calls in flight") {
+		t.Errorf("logs: %s", stderr.String())
+	}
+	scope, err := mem.Scope(t.Context(), memory.Invocation{Namespace: memory.EscapeNamespace("ana")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := mem.Store().Read(t.Context(), scope+"/MEMORY.md", 100)
+	if err != nil || f.Content != "- in flight\n" {
+		t.Fatalf("MEMORY.md: %v, %v", f, err)
+	}
+}
+
+// TestServeNotifiesChangesFromOtherProcesses: a subscriber of a server on
+// a SQLite file hears of an `agentmem append` to the same file, which goes
+// through a store of its own (another connection, as another process).
+func TestServeNotifiesChangesFromOtherProcesses(t *testing.T) {
+	storeURL := "sqlite:" + filepath.Join(t.TempDir(), "memory.db")
+	s, err := store.Open(t.Context(), storeURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentmemmcp.NewServer(mem, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("ana"), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcpsdk.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	notes := make(chan string, 8)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "v0"}, &mcpsdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcpsdk.ResourceUpdatedNotificationRequest) { notes <- req.Params.URI },
+	}).Connect(t.Context(), ct, &mcpsdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: "memory:///MEMORY.md"}); err != nil {
+		t.Fatal(err)
+	}
+	scope, err := mem.Scope(t.Context(), memory.Invocation{Namespace: memory.EscapeNamespace("ana")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut syncBuffer
+	cli := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, timeout: 30 * time.Second}
+	if code := cli.run(t.Context(), []string{"--store", storeURL, "append", "--op-id", "job/1", scope + "/MEMORY.md", "--", "- from the CLI"}); code != exitOK {
+		t.Fatalf("agentmem append: exit %d: %s", code, errOut.String())
+	}
+	select {
+	case uri := <-notes:
+		if uri != "memory:///MEMORY.md" {
+			t.Fatalf("notification for %s", uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification of the CLI's append")
+	}
+}

@@ -1,0 +1,130 @@
+package mcp_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+	agentmemmcp "github.com/agentmem/agentmem/mcp"
+)
+
+// countingDriver counts file reads.
+type countingDriver struct {
+	driver.Driver
+	gets atomic.Int64
+}
+
+func (d *countingDriver) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	d.gets.Add(1)
+	return d.Driver.GetFile(ctx, path)
+}
+
+// nextNote waits for a notification, failing after timeout.
+func nextNote(t *testing.T, notes <-chan string, timeout time.Duration) string {
+	t.Helper()
+	select {
+	case uri := <-notes:
+		return uri
+	case <-time.After(timeout):
+		t.Fatal("no notification")
+		return ""
+	}
+}
+
+func noNote(t *testing.T, notes <-chan string, wait time.Duration) {
+	t.Helper()
+	select {
+	case uri := <-notes:
+		t.Fatalf("unexpected notification %s", uri)
+	case <-time.After(wait):
+	}
+}
+
+func TestSubscribersHearChangesMadeElsewhere(t *testing.T) {
+	d := &countingDriver{Driver: memstore.New()}
+	st := store.New(d, nil)
+	memA, err := memory.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memB, err := memory.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const interval = 20 * time.Millisecond
+	serverA := newServer(t, memA, &agentmemmcp.Options{Namespace: sessionUser, PollInterval: interval})
+	serverB := newServer(t, memB, &agentmemmcp.Options{Namespace: sessionUser, PollInterval: -1})
+	notes := make(chan string, 16)
+	alice := connectAs(t, serverA, "alice", "2025-11-25", &mcpsdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcpsdk.ResourceUpdatedNotificationRequest) {
+			notes <- req.Params.URI
+		},
+	})
+	for _, uri := range []string{"memory:///MEMORY.md", agentmemmcp.SnapshotURI, "memory:///travel.md"} {
+		if err := alice.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := connectAs(t, serverB, "alice", "", nil)
+	bob := connectAs(t, serverB, "bob", "", nil)
+
+	// Bob's changes on the other server are not alice's.
+	write(t, bob, "MEMORY.md", "- bob")
+	noNote(t, notes, 10*interval)
+
+	// Alice's change through the other server: MEMORY.md and the snapshot.
+	write(t, other, "MEMORY.md", "- from server B")
+	got := map[string]bool{nextNote(t, notes, 5*time.Second): true, nextNote(t, notes, 5*time.Second): true}
+	if !got["memory:///MEMORY.md"] || !got[agentmemmcp.SnapshotURI] {
+		t.Fatalf("notifications %v, want MEMORY.md and the snapshot", got)
+	}
+	noNote(t, notes, 10*interval) // once per change
+
+	// A direct store write (a background job), to a file created meanwhile.
+	if _, err := memory.Append(t.Context(), st, readPath(t, memA, "alice", "travel.md"), "- direct", nil); err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]bool{nextNote(t, notes, 5*time.Second): true, nextNote(t, notes, 5*time.Second): true}
+	if !got["memory:///travel.md"] || !got[agentmemmcp.SnapshotURI] {
+		t.Fatalf("notifications %v, want travel.md and the snapshot", got)
+	}
+
+	// A change through this server notifies once, not again at the next
+	// poll.
+	write(t, alice, "MEMORY.md", "- through server A")
+	got = map[string]bool{nextNote(t, notes, 5*time.Second): true, nextNote(t, notes, 5*time.Second): true}
+	if !got["memory:///MEMORY.md"] || !got[agentmemmcp.SnapshotURI] {
+		t.Fatalf("notifications %v, want MEMORY.md and the snapshot", got)
+	}
+	noNote(t, notes, 10*interval)
+
+	// With nobody subscribed, polling stops: no more reads.
+	for _, uri := range []string{"memory:///MEMORY.md", agentmemmcp.SnapshotURI, "memory:///travel.md"} {
+		if err := alice.Unsubscribe(t.Context(), &mcpsdk.UnsubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(5 * interval)
+	before := d.gets.Load()
+	time.Sleep(10 * interval)
+	if after := d.gets.Load(); after != before {
+		t.Fatalf("%d reads after every subscription ended", after-before)
+	}
+}
+
+// readPath returns the store path of a file of user's notebook.
+func readPath(t *testing.T, mem *memory.Memory, user, file string) string {
+	t.Helper()
+	scope, err := mem.Scope(t.Context(), memory.Invocation{Namespace: memory.EscapeNamespace(user)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scope + "/" + file
+}

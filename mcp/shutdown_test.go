@@ -1,0 +1,170 @@
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+	agentmemmcp "github.com/agentmem/agentmem/mcp"
+)
+
+// gateDriver blocks the first file creation until released.
+type gateDriver struct {
+	driver.Driver
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newGateDriver() *gateDriver {
+	return &gateDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (d *gateDriver) CreateFile(ctx context.Context, f driver.File) error {
+	if d.armed.CompareAndSwap(true, false) {
+		close(d.entered)
+		<-d.release
+	}
+	return d.Driver.CreateFile(ctx, f)
+}
+
+func TestShutdownFinishesCallsInFlight(t *testing.T) {
+	d := newGateDriver()
+	mem, err := memory.New(store.New(d, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, mem, nil)
+	keys, err := agentmemmcp.OpenKeyFile(keyFile(t, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.Handler(&agentmemmcp.HTTPOptions{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close) // after the client session's cleanup
+	// A client that, like most, retries its event stream: the stream
+	// ends when shutdown closes the session.
+	tr := &mcpsdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{"key-alice"}}}
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(t.Context(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if err := cs.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: agentmemmcp.SnapshotURI}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A tool call blocks in the store.
+	d.armed.Store(true)
+	type outcome struct {
+		res *mcpsdk.CallToolResult
+		err error
+	}
+	result := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory",
+			Arguments: map[string]any{"content": "- in flight", "file": nil, "old_text": nil}})
+		result <- outcome{res, err}
+	}()
+	<-d.entered
+
+	// Shutdown starts: http.Server.Shutdown and the server's own.
+	hs.Config.RegisterOnShutdown(func() { _ = srv.Shutdown(t.Context()) })
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- hs.Config.Shutdown(t.Context()) }()
+
+	// New requests are refused: the listener is closed, and a request
+	// that reaches the handler gets 503.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Post(hs.URL, "application/json", nil)
+		if err != nil {
+			break // connection refused
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a new request during shutdown got %d", resp.StatusCode)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// (RegisterOnShutdown runs srv.Shutdown in its own goroutine.)
+	for {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/", nil))
+		if rec.Code == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a request reaching the handler during shutdown: %d, want 503", rec.Code)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-shutdown:
+		t.Fatalf("shutdown returned (%v) with a call in flight", err)
+	case o := <-result:
+		t.Fatalf("the call returned (%v, %v) before the store did", o.res, o.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+
+	// The store answers: the call completes and its result reaches the
+	// client; then shutdown returns.
+	close(d.release)
+	o := <-result
+	if o.err != nil || o.res.IsError {
+		t.Fatalf("the call in flight: %v, %v", o.res, o.err)
+	}
+	if m := structured(t, o.res); m["file"] != "MEMORY.md" {
+		t.Fatalf("result %v", m)
+	}
+	select {
+	case err := <-shutdown:
+		if err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("shutdown did not return after the call completed")
+	}
+	if got := readAs(t, mem, "alice", "MEMORY.md"); got != "- in flight\n" {
+		t.Fatalf("MEMORY.md = %q", got)
+	}
+}
+
+func TestShutdownGivesUpWithItsContext(t *testing.T) {
+	d := newGateDriver()
+	mem, err := memory.New(store.New(d, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, mem, nil)
+	hs := serveHTTP(t, srv, "alice")
+	cs := connectHTTP(t, hs, "alice")
+	d.armed.Store(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory",
+			Arguments: map[string]any{"content": "- stuck", "file": nil, "old_text": nil}})
+	}()
+	<-d.entered
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown with a stuck call: %v, want DeadlineExceeded", err)
+	}
+	close(d.release)
+	<-done
+}
