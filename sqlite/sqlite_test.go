@@ -415,29 +415,6 @@ func TestScopeQueriesUseTheIndex(t *testing.T) {
 	}
 }
 
-// queryPlan returns the lines of EXPLAIN QUERY PLAN for query.
-func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
-	t.Helper()
-	rows, err := d.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(plan, "\n")
-}
-
 // TestPointQueriesUseTheIndex: the snapshot's statement and a create's
 // file/folder check read by the primary key only (point reads and one
 // range), never scanning the table.
