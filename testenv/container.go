@@ -3,12 +3,15 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
@@ -100,11 +103,11 @@ func (containerStarter) start(ctx context.Context, env *Env, e Emulator) (map[st
 		if err != nil {
 			return nil, containerErr(e, img, err)
 		}
-		url, err := pc.ConnectionString(ctx, "sslmode=disable")
+		hostPort, err := reachable(ctx, c, "5432/tcp")
 		if err != nil {
 			return nil, err
 		}
-		return endpoint(e, "", url), nil
+		return endpoint(e, "", "postgres://postgres:postgres@"+hostPort+"/postgres?sslmode=disable"), nil
 	case DynamoDB:
 		port = "8000/tcp"
 		// The official image has the same entrypoint (java) and working
@@ -114,24 +117,37 @@ func (containerStarter) start(ctx context.Context, env *Env, e Emulator) (map[st
 			testcontainers.WithCmd("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.library.path=./DynamoDBLocal_lib",
 				"-jar", "DynamoDBLocal.jar", "-inMemory", "-port", "8000", "-disableTelemetry"),
 			testcontainers.WithWaitStrategyAndDeadline(readyTimeout,
-				wait.ForHTTP("/").WithPort(port).WithStatusCodeMatcher(func(int) bool { return true })),
+				httpWait{port: port}),
 		)...)
 	case Firestore:
 		port = "8080/tcp"
 		c, err = testcontainers.Run(ctx, img, append(common,
 			testcontainers.WithExposedPorts(port),
 			testcontainers.WithWaitStrategyAndDeadline(readyTimeout,
-				wait.ForHTTP("/").WithPort(port).WithResponseMatcher(func(body io.Reader) bool {
-					b, _ := io.ReadAll(body)
-					return strings.TrimSpace(string(b)) == "Ok"
-				})),
+				httpWait{port: port, ok: func(_ int, body []byte) bool { return strings.TrimSpace(string(body)) == "Ok" }}),
 		)...)
 	default:
-		port = "3000/tcp"
+		// The server names its own address (localhost:PORT) in the account
+		// metadata the SDK follows, so the host port must equal the
+		// container's: a free host port, bound as itself.
+		hp, ferr := freePort()
+		if ferr != nil {
+			return nil, ferr
+		}
+		n := strconv.Itoa(hp)
+		port = n + "/tcp"
+		p, perr := network.ParsePort(port)
+		if perr != nil {
+			return nil, perr
+		}
 		c, err = testcontainers.Run(ctx, img, append(common,
 			testcontainers.WithExposedPorts(port),
+			testcontainers.WithCmd("--host", "0.0.0.0", "-p", n, "--no-ssl"),
+			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+				hc.PortBindings = network.PortMap{p: {{HostPort: n}}}
+			}),
 			testcontainers.WithWaitStrategyAndDeadline(readyTimeout,
-				wait.ForHTTP("/").WithPort(port).WithStatusCodeMatcher(func(code int) bool { return code == http.StatusOK })),
+				httpWait{port: port, ok: func(code int, _ []byte) bool { return code == http.StatusOK }}),
 		)...)
 	}
 	if c != nil {
@@ -140,11 +156,35 @@ func (containerStarter) start(ctx context.Context, env *Env, e Emulator) (map[st
 	if err != nil {
 		return nil, containerErr(e, img, err)
 	}
-	hostPort, err := c.PortEndpoint(ctx, port, "")
+	hostPort, err := reachable(ctx, c, port)
 	if err != nil {
 		return nil, err
 	}
 	return endpoint(e, hostPort, ""), nil
+}
+
+// reachable returns host:port of c's mapped port: on 127.0.0.1 where it
+// answers there (a local daemon; testcontainers would take a gateway address
+// when the tests themselves run in a container), else testcontainers' host,
+// and TESTCONTAINERS_HOST_OVERRIDE wins.
+func reachable(ctx context.Context, c testcontainers.Container, port string) (string, error) {
+	hostPort, err := c.PortEndpoint(ctx, port, "")
+	if err != nil {
+		return "", err
+	}
+	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") != "" {
+		return hostPort, nil
+	}
+	p, err := c.MappedPort(ctx, port)
+	if err != nil {
+		return "", err
+	}
+	local := net.JoinHostPort("127.0.0.1", p.Port())
+	if conn, err := net.DialTimeout("tcp", local, time.Second); err == nil {
+		conn.Close()
+		return local, nil
+	}
+	return hostPort, nil
 }
 
 // terminate stops and removes c; nil c is a
@@ -163,4 +203,33 @@ func terminate(c testcontainers.Container) func(context.Context) error {
 func containerErr(e Emulator, img string, err error) error {
 	return fmt.Errorf("%w: a container from %s (build the local images with scripts/emulators.sh images, or name another in %s): %v",
 		ErrNotReady, img, ImageEnv(e), err)
+}
+
+// httpWait waits until GET / on the container's port answers (as ok says,
+// or at all), on 127.0.0.1 or on testcontainers' host: wait.ForHTTP only
+// tries the latter.
+type httpWait struct {
+	port string
+	ok   func(code int, body []byte) bool
+}
+
+func (w httpWait) WaitUntilReady(ctx context.Context, target wait.StrategyTarget) error {
+	for {
+		if p, err := target.MappedPort(ctx, w.port); err == nil {
+			hosts := []string{"127.0.0.1"}
+			if h, err := target.Host(ctx); err == nil && h != "127.0.0.1" {
+				hosts = append(hosts, h)
+			}
+			for _, h := range hosts {
+				if httpAnswers("http://"+net.JoinHostPort(h, p.Port())+"/", w.ok) {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("GET / on port %s: %w", w.port, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
