@@ -609,6 +609,14 @@ cmd_images() {
   command -v docker >/dev/null 2>&1 || die "images: docker not found (apt-get install docker.io)"
   docker info >/dev/null 2>&1 || die "images: no Docker daemon answers (start dockerd, or set DOCKER_HOST)"
   cmd_install
+  local n missing=0
+  for n in postgres dynamodb firestore cosmos; do
+    docker image inspect "agentmem-emulator/$n:local" >/dev/null 2>&1 || missing=1
+  done
+  if ((missing == 0)) && [[ -z "${AGENTMEM_IMAGES_REBUILD:-}" ]]; then
+    log "images: all four present (AGENTMEM_IMAGES_REBUILD=1 builds them again)"
+    return 0
+  fi
   local java_home; java_home="$(dirname "$(dirname "$(readlink -f "$(java_bin)")")")"
   local tmp; tmp="$(mktemp -d "${TMPDIR:-/tmp}/agentmem-images.XXXXXX")"
   trap 'rm -rf "$tmp"' RETURN

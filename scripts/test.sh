@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test: vet, the modules' shape (tidy with GOWORK=off, one go
 # directive, one version per dependency), unit tests with the race detector,
-# the contract suite against every backend on real emulators started here
-# (and stopped again, by PID, whatever happens), and a candidate release
-# installed from outside the repository. `make test` calls this.
+# the contract suite against every backend on real emulators (each test
+# binary's TestMain starts its own with module testenv, as local processes,
+# and stops them by process group), the four backend packages once more on
+# containers (scripts/containers.sh), and a candidate release installed from
+# outside the repository. `make test` calls this.
 #
-#   TESTFLAGS   extra flags for go test (e.g. TESTFLAGS=-v)
-#   AGENTMEM_*  endpoints that win over starting an emulator (see emulators.sh)
+#   TESTFLAGS           extra flags for go test (e.g. TESTFLAGS=-v)
+#   AGENTMEM_*          endpoints that win over starting an emulator (testenv)
+#   AGENTMEM_EMULATORS  the main run's path: processes (default) or containers
+#   AGENTMEM_CONTAINER_TESTS=0  leaves the container run out, saying so
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -35,19 +39,22 @@ echo "== modules (GOWORK=off)"
 scripts/modules.sh check
 
 if ((${#emulators[@]})); then
-  trap 'scripts/emulators.sh stop' EXIT
-  trap 'exit 130' INT TERM
-  echo "== starting emulators: ${emulators[*]}"
-  scripts/emulators.sh start "${emulators[@]}"
-  # shellcheck disable=SC1091
-  . "${AGENTMEM_RUN_DIR:-.cache/run}/emulators.env"
+  echo "== emulator prerequisites: ${emulators[*]}"
+  scripts/emulators.sh install "${emulators[@]}"
 fi
 
-echo "== go test"
+echo "== go test (emulators: ${AGENTMEM_EMULATORS:-processes}, started by each test binary)"
 pkgs=()
 for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done
 # shellcheck disable=SC2086
-go test -race -count=1 -timeout 30m ${TESTFLAGS:-} "${pkgs[@]}"
+AGENTMEM_EMULATORS="${AGENTMEM_EMULATORS:-processes}" go test -race -count=1 -timeout 30m ${TESTFLAGS:-} "${pkgs[@]}"
+
+if [[ "${AGENTMEM_CONTAINER_TESTS:-1}" == 0 ]]; then
+  echo "== the container path is NOT tested in this run (AGENTMEM_CONTAINER_TESTS=0)"
+else
+  echo "== the backends again, on containers (testcontainers-go)"
+  scripts/containers.sh ./postgres/... ./dynamodb/... ./firestore/... ./cosmosdb/...
+fi
 
 echo "== a candidate release, installed from outside the repository"
 scripts/consumer-check.sh
