@@ -24,6 +24,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 if (($# == 0)); then set -- ./postgres/... ./dynamodb/... ./firestore/... ./cosmosdb/...; fi
 
 started=0
+had_bridge=1
 cleanup() {
   local ids
   if ids="$(docker ps -aq --filter label=agentmem.testenv 2>/dev/null)" && [[ -n "$ids" ]]; then
@@ -40,6 +41,8 @@ cleanup() {
     fi
     # vfs layers are plain directories; mounts under the data root are gone with the daemon.
     rm -rf "$RUN"
+    # The bridge dockerd created (it leaves it behind when it exits).
+    if ((!had_bridge)) && ip link show docker0 >/dev/null 2>&1; then ip link delete docker0 2>/dev/null || true; fi
   fi
 }
 trap cleanup EXIT
@@ -54,6 +57,7 @@ if ! docker info >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io >&2 ||
       die "apt-get install docker.io failed"
   fi
+  ip link show docker0 >/dev/null 2>&1 || had_bridge=0
   mkdir -p "$RUN/data" "$RUN/exec"
   export DOCKER_HOST="unix://$RUN/docker.sock"
   started=1

@@ -600,7 +600,7 @@ import_image() {
   local root="$1" name="$2"; shift 2
   local changes=() c
   for c in "$@"; do changes+=(--change "$c"); done
-  tar -C "$root" --numeric-owner -c . | docker import "${changes[@]}" - "$name" >/dev/null \
+  tar -C "$root" --owner=0 --group=0 --numeric-owner -c . | docker import "${changes[@]}" - "$name" >/dev/null \
     || die "images: docker import of $name failed"
   log "images: $name ($(du -sh "$root" | cut -f1))"
 }
@@ -628,8 +628,9 @@ cmd_images() {
   base_root "$r"
   stage_files "$r" "$PG_BIN" "$pgroot/lib" /usr/share/postgresql/"$(basename "$pgroot")" /usr/share/zoneinfo/UTC /usr/share/zoneinfo/Etc
   rm -rf "$r$pgroot"/lib/llvmjit* "$r$pgroot"/lib/bitcode
+  # Writable by the image's postgres user (999) without chown, so that no root is needed.
   mkdir -p "$r/var/lib/postgresql" "$r/var/run/postgresql"
-  chown 999:999 "$r/var/lib/postgresql" "$r/var/run/postgresql"
+  chmod 1777 "$r/var/lib/postgresql" "$r/var/run/postgresql"
   cat >"$r/entrypoint.sh" <<'SH'
 #!/bin/sh
 set -e
