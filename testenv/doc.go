@@ -35,6 +35,8 @@
 // id; containers are terminated by id (Ryuk, the reaper container, needs a
 // registry and is disabled unless TESTCONTAINERS_RYUK_DISABLED is set).
 // Cleanup is registered before a start's error is checked, so a half-started
-// emulator is stopped too. A test binary killed with SIGKILL leaves its
-// emulators behind; the containers carry the label agentmem.testenv=1.
+// emulator is stopped too. When a test binary dies without its cleanup (a
+// panic, -timeout, SIGKILL), Linux kills its processes (parent-death
+// signal); its containers stay, labelled agentmem.testenv=1, for
+// scripts/containers.sh to remove.
 package testenv

@@ -272,6 +272,7 @@ func spawn(ctx context.Context, env *Env, name string, cred *credential, extraEn
 	cmd.Env = append(os.Environ(), extraEnv...)
 	setGroup(cmd)
 	setCredential(cmd, cred)
+	setDeathSignal(cmd)
 	p := &process{name: name, cmd: cmd, log: logf.Name(), done: make(chan struct{})}
 	env.onStop(func(ctx context.Context) error {
 		defer os.Remove(p.log)
