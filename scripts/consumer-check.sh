@@ -500,9 +500,11 @@ check_all() {
   # anthropic-sdk-go's own go.mod requires the AWS and Google SDKs (its Bedrock and Vertex clients).
   consumer anthropic "aws,gcloud" RUN anthropic core || return 1
   consumer otel "" RUN otel core || return 1
-  consumer postgres pgx BUILD postgres || return 1
-  consumer dynamodb aws BUILD dynamodb || return 1
-  consumer firestore gcloud BUILD firestore || return 1
+  # The backends' tests start emulators with testcontainers-go (testenv), whose
+  # Docker client requires a Windows terminal module from the Azure org (never built here).
+  consumer postgres "pgx,=github.com/Azure/go-ansiterm" BUILD postgres || return 1
+  consumer dynamodb "aws,=github.com/Azure/go-ansiterm" BUILD dynamodb || return 1
+  consumer firestore "gcloud,=github.com/Azure/go-ansiterm" BUILD firestore || return 1
   consumer cosmosdb azure BUILD cosmosdb || return 1
   mkdir -p "$SCRATCH/run" && cd "$SCRATCH/run" || return 1
   out="$(go run "$AGENTMEM_REPO/examples/quickstart@$CANDIDATE" 2>&1)" ||

@@ -19,12 +19,14 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/dynamodb"
 	"github.com/agentmem/agentmem/postgres"
+	"github.com/agentmem/agentmem/testenv"
 )
 
 // TestMain makes the test binary the agentmem command for the scripts, as
-// the go command's own tests do.
+// the go command's own tests do, and gives the tests PostgreSQL and
+// DynamoDB (AGENTMEM_* endpoints win, else testenv starts them).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"agentmem": main})
+	testscript.Main(testenv.Wrap(m, testenv.Postgres, testenv.DynamoDB), map[string]func(){"agentmem": main})
 }
 
 // TestScripts runs testdata/script/*.txtar against each store that needs no

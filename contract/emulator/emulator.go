@@ -1,6 +1,8 @@
-// Package emulator gives backend tests the endpoints of the emulators that
-// `make test` (scripts/emulators.sh) starts on 127.0.0.1. An endpoint from
-// the environment always wins, so a test can run against a real service.
+// Package emulator gives backend tests the endpoints of their emulators:
+// the environment variables that the test binary's TestMain (module
+// testenv: testenv.Main) sets when it starts them, or that point at a
+// running service. An endpoint from the environment always wins, so a test
+// can run against a real service.
 //
 // When a required variable is missing the test fails with instructions:
 // the suite never skips a backend silently.
@@ -11,14 +13,14 @@ import (
 	"testing"
 )
 
-// Environment variables, as written by scripts/emulators.sh.
+// Environment variables, as set by testenv and scripts/emulators.sh.
 const (
 	PostgresURL       = "AGENTMEM_POSTGRES_URL"
 	DynamoDBEndpoint  = "AGENTMEM_DYNAMODB_ENDPOINT"
 	FirestoreHost     = "AGENTMEM_FIRESTORE_EMULATOR_HOST"
 	CosmosEndpoint    = "AGENTMEM_COSMOS_ENDPOINT"
 	CosmosKey         = "AGENTMEM_COSMOS_KEY"
-	emulatorsUsage    = "run `make test`, or start it by hand: scripts/emulators.sh start %s && . .cache/run/emulators.env"
+	emulatorsUsage    = "start it from the package's TestMain with testenv.Main (module testenv), or by hand: scripts/emulators.sh start %s && . .cache/run/emulators.env"
 	missingVarMessage = "%s is not set: the %s emulator is not running; " + emulatorsUsage
 )
 

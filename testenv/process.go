@@ -1,0 +1,350 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// readyTimeout bounds how long an emulator may take to answer (JVMs on a
+// busy 2-core machine take a while).
+const readyTimeout = 120 * time.Second
+
+// CacheEnv names the directory of the installed emulators; by default
+// .cache/emulators in the repository (the directory holding go.work above
+// the test's working directory).
+const CacheEnv = "AGENTMEM_EMULATORS_CACHE"
+
+// Artifacts of the process path, as scripts/emulators.sh installs them.
+const (
+	firestoreJar   = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
+	firestoreClass = "com.google.cloud.datastore.emulator.firestore.CloudFirestore"
+	cosmosCLI      = "cosmos/node_modules/@vercel/cosmosdb-server/lib/cli.js"
+	ddbDir         = "dynamodb/package/emulator"
+	ddbLauncher    = "dynamodb/launcher"
+)
+
+// cosmosPatches are the fixes scripts/emulators.sh applies to
+// @vercel/cosmosdb-server: a file below lib/handler and its patched text.
+var cosmosPatches = map[string]string{
+	"read-document.js":   "if (!data || data[path] !== clientKeys[i])",
+	"batch-documents.js": `Object.assign({ partitionKey: req.headers["x-ms-documentdb-partitionkey"] }, body[i])`,
+}
+
+type processStarter struct{}
+
+func (processStarter) kind() string { return "process" }
+
+func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[string]string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	hostPort := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	switch e {
+	case Postgres:
+		return startPostgres(ctx, env, port)
+	case DynamoDB:
+		cache, err := cacheDir()
+		if err != nil {
+			return nil, err
+		}
+		java, err := javaBin()
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(cache, ddbDir)
+		launcher := filepath.Join(cache, ddbLauncher)
+		if err := needFiles(filepath.Join(dir, "DynamoDBLocal.jar"), filepath.Join(launcher, "DdbLoopback.class")); err != nil {
+			return nil, err
+		}
+		p, err := spawn(ctx, env, "dynamodb", nil, []string{"DDB_LOCAL_TELEMETRY=0"}, java,
+			"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"),
+			"-cp", launcher+":"+filepath.Join(dir, "DynamoDBLocal.jar")+":"+filepath.Join(dir, "DynamoDBLocal_lib", "*"),
+			"DdbLoopback", "-inMemory", "-port", strconv.Itoa(port), "-disableTelemetry")
+		if err != nil {
+			return nil, err
+		}
+		return endpoint(e, hostPort, ""), p.waitReady(ctx, func() bool { return httpAnswers("http://"+hostPort+"/", nil) })
+	case Firestore:
+		java, err := javaBin()
+		if err != nil {
+			return nil, err
+		}
+		if err := needFiles(firestoreJar); err != nil {
+			return nil, fmt.Errorf("%w (it comes from Google's Debian package google-cloud-cli-firestore-emulator; or set AGENTMEM_FIRESTORE_EMULATOR_HOST)", err)
+		}
+		p, err := spawn(ctx, env, "firestore", nil, nil, java, "-Duser.language=en", "-cp", firestoreJar, firestoreClass,
+			"start", "--host=127.0.0.1", "--port="+strconv.Itoa(port))
+		if err != nil {
+			return nil, err
+		}
+		return endpoint(e, hostPort, ""), p.waitReady(ctx, func() bool {
+			return httpAnswers("http://"+hostPort+"/", func(code int, body []byte) bool { return strings.TrimSpace(string(body)) == "Ok" })
+		})
+	default:
+		cache, err := cacheDir()
+		if err != nil {
+			return nil, err
+		}
+		node, err := exec.LookPath("node")
+		if err != nil {
+			return nil, fmt.Errorf("%w: node (apt-get install nodejs)", ErrNotInstalled)
+		}
+		cli := filepath.Join(cache, cosmosCLI)
+		if err := needFiles(cli); err != nil {
+			return nil, err
+		}
+		for f, want := range cosmosPatches {
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(cli), "handler", f))
+			if err != nil || !bytes.Contains(b, []byte(want)) {
+				return nil, fmt.Errorf("%w: the fix of lib/handler/%s in %s (run scripts/emulators.sh install)", ErrNotInstalled, f, filepath.Dir(filepath.Dir(cli)))
+			}
+		}
+		p, err := spawn(ctx, env, "cosmos", nil, nil, node, cli, "--host", "127.0.0.1", "-p", strconv.Itoa(port), "--no-ssl")
+		if err != nil {
+			return nil, err
+		}
+		return endpoint(e, hostPort, ""), p.waitReady(ctx, func() bool {
+			return httpAnswers("http://"+hostPort+"/", func(code int, _ []byte) bool { return code == http.StatusOK })
+		})
+	}
+}
+
+// startPostgres runs initdb and postgres from the PostgreSQL server binaries
+// in a fresh data directory (as the postgres user when run as root: initdb
+// refuses root).
+func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, error) {
+	bin, err := pgBin()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := postgresCredential()
+	if err != nil {
+		return nil, err
+	}
+	// The socket path must be short: a directory under /tmp.
+	dir, err := os.MkdirTemp("", "agentmem-pg.")
+	if err != nil {
+		return nil, err
+	}
+	env.onStop(func(context.Context) error { return os.RemoveAll(dir) })
+	if err := chownForPostgres(dir, cred); err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
+		"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
+	initdb.Dir = "/"
+	setCredential(initdb, cred)
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%w: initdb: %v\n%s", ErrNotReady, err, tail(out))
+	}
+	p, err := spawn(ctx, env, "postgres", cred, nil, filepath.Join(bin, "postgres"), "-D", data,
+		"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	if err != nil {
+		return nil, err
+	}
+	isready := filepath.Join(bin, "pg_isready")
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	return endpoint(Postgres, "", url), p.waitReady(ctx, func() bool {
+		return exec.CommandContext(ctx, isready, "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "postgres").Run() == nil
+	})
+}
+
+// pgBin finds the PostgreSQL server binaries: AGENTMEM_PG_BIN, else
+// Debian's 15, else the newest installed major version.
+func pgBin() (string, error) {
+	if d := os.Getenv("AGENTMEM_PG_BIN"); d != "" {
+		return d, needFiles(filepath.Join(d, "initdb"))
+	}
+	cands := []string{"/usr/lib/postgresql/15/bin"}
+	more, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Sort(sort.Reverse(sort.StringSlice(more)))
+	for _, d := range append(cands, more...) {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("%w: PostgreSQL server binaries (initdb) under /usr/lib/postgresql (apt-get install postgresql-15)", ErrNotInstalled)
+}
+
+// javaBin finds Java 17, else any java on PATH.
+func javaBin() (string, error) {
+	if m, _ := filepath.Glob("/usr/lib/jvm/java-17-openjdk-*/bin/java"); len(m) > 0 {
+		return m[0], nil
+	}
+	j, err := exec.LookPath("java")
+	if err != nil {
+		return "", fmt.Errorf("%w: java (apt-get install openjdk-17-jre-headless)", ErrNotInstalled)
+	}
+	return j, nil
+}
+
+// cacheDir is where scripts/emulators.sh installs the emulators.
+func cacheDir() (string, error) {
+	if d := os.Getenv(CacheEnv); d != "" {
+		return d, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return filepath.Join(d, ".cache", "emulators"), nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w: no go.work above %s to find .cache/emulators in (set %s)", ErrNotInstalled, wd, CacheEnv)
+		}
+	}
+}
+
+func needFiles(paths ...string) error {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%w: %s (run scripts/emulators.sh install)", ErrNotInstalled, p)
+		}
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// httpAnswers reports whether url answers at all, or as ok says.
+func httpAnswers(url string, ok func(code int, body []byte) bool) bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	return ok == nil || ok(resp.StatusCode, body)
+}
+
+// A process is one emulator running in its own process group.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+// spawn starts argv in its own process group, output to a log file, and
+// registers its stop on env before anything can fail.
+func spawn(ctx context.Context, env *Env, name string, cred *credential, extraEnv []string, argv0 string, args ...string) (*process, error) {
+	logf, err := os.CreateTemp("", "agentmem-"+name+".*.log")
+	if err != nil {
+		return nil, err
+	}
+	wd, err := os.MkdirTemp("", "agentmem-"+name+".")
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if err := chownForPostgres(wd, cred); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	cmd := exec.Command(argv0, args...)
+	cmd.Dir = wd // DynamoDB Local writes a metadata file in its working directory
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), extraEnv...)
+	setGroup(cmd)
+	setCredential(cmd, cred)
+	setDeathSignal(cmd)
+	p := &process{name: name, cmd: cmd, log: logf.Name(), done: make(chan struct{})}
+	env.onStop(func(ctx context.Context) error {
+		defer os.Remove(p.log)
+		defer os.RemoveAll(wd)
+		return p.stop(ctx)
+	})
+	err = cmd.Start()
+	logf.Close()
+	if err != nil {
+		close(p.done)
+		return nil, fmt.Errorf("start %s: %w", argv0, err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// waitReady polls ready until it holds, the process exits or time is up.
+func (p *process) waitReady(ctx context.Context, ready func() bool) error {
+	deadline := time.Now().Add(readyTimeout)
+	for !ready() {
+		select {
+		case <-p.done:
+			return fmt.Errorf("%w: the process exited (%v); log %s:\n%s", ErrNotReady, p.cmd.ProcessState, p.log, p.tail())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w within %s; log %s:\n%s", ErrNotReady, readyTimeout, p.log, p.tail())
+		}
+	}
+	return nil
+}
+
+func (p *process) tail() string {
+	b, _ := os.ReadFile(p.log)
+	return tail(b)
+}
+
+// tail returns the last 30 lines of out, indented.
+func tail(out []byte) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
+
+// stop ends the process group: SIGINT (PostgreSQL's fast shutdown; the
+// JVMs and node exit on it too), then SIGKILL after 10 s.
+func (p *process) stop(ctx context.Context) error {
+	if p.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	pgid := p.cmd.Process.Pid
+	_ = signalGroup(pgid, false)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+	case <-ctx.Done():
+	}
+	_ = signalGroup(pgid, true)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(5 * time.Second):
+		return errors.New("testenv: " + p.name + " (process group " + strconv.Itoa(pgid) + ") did not exit after SIGKILL")
+	}
+}
