@@ -36,12 +36,25 @@ const (
 // [MCPObserver] plugs into mcp.Options.Observe while this module does not
 // depend on the MCP SDK.
 type MCPRequest = struct {
-	Method               string
+	// Method is the JSON-RPC method: "tools/call", "resources/read",
+	// "notifications/initialized", …
+	Method string
+	// ToolName is the tool of a tools/call; PromptName the prompt of a
+	// prompts/get.
 	ToolName, PromptName string
-	SessionID            string
-	RequestID            string
-	ProtocolVersion      string
-	Meta                 map[string]any
+	// SessionID is the MCP session id (Mcp-Session-Id) over streamable
+	// HTTP; empty over stdio and other transports without one.
+	SessionID string
+	// RequestID is the JSON-RPC id of a request, as text ("7", "abc");
+	// empty for a notification, and for requests not served through
+	// the mcp package's Server.Run, Server.Connect or Server.Handler.
+	RequestID string
+	// ProtocolVersion is the MCP protocol version of the session.
+	ProtocolVersion string
+	// Meta is the request's params._meta as the client sent it (W3C trace
+	// context travels there as "traceparent" and "tracestate"); nil when
+	// absent. It is a copy.
+	Meta map[string]any
 }
 
 // MCPObserver returns a function for mcp.Options.Observe that makes one
