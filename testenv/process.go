@@ -36,10 +36,12 @@ const (
 )
 
 // cosmosPatches are the fixes scripts/emulators.sh applies to
-// @vercel/cosmosdb-server: a file below lib/handler and its patched text.
-var cosmosPatches = map[string]string{
-	"read-document.js":   "if (!data || data[path] !== clientKeys[i])",
-	"batch-documents.js": `Object.assign({ partitionKey: req.headers["x-ms-documentdb-partitionkey"] }, body[i])`,
+// @vercel/cosmosdb-server, in its order: a file below lib/handler and a
+// text only the patched file has.
+var cosmosPatches = []struct{ file, text string }{
+	{"read-document.js", "if (!data || data[path] !== clientKeys[i])"},
+	{"batch-documents.js", `Object.assign({ partitionKey: req.headers["x-ms-documentdb-partitionkey"] }, body[i])`},
+	{"batch-documents.js", "undoAtomic"}, // an atomic batch rolls back on failure
 }
 
 type processStarter struct{}
@@ -106,10 +108,10 @@ func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[stri
 		if err := needFiles(cli); err != nil {
 			return nil, err
 		}
-		for f, want := range cosmosPatches {
-			b, err := os.ReadFile(filepath.Join(filepath.Dir(cli), "handler", f))
-			if err != nil || !bytes.Contains(b, []byte(want)) {
-				return nil, fmt.Errorf("%w: the fix of lib/handler/%s in %s (run scripts/emulators.sh install)", ErrNotInstalled, f, filepath.Dir(filepath.Dir(cli)))
+		for _, p := range cosmosPatches {
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(cli), "handler", p.file))
+			if err != nil || !bytes.Contains(b, []byte(p.text)) {
+				return nil, fmt.Errorf("%w: the fix of lib/handler/%s in %s (run scripts/emulators.sh install)", ErrNotInstalled, p.file, filepath.Dir(filepath.Dir(cli)))
 			}
 		}
 		p, err := spawn(ctx, env, "cosmos", nil, nil, node, cli, "--host", "127.0.0.1", "-p", strconv.Itoa(port), "--no-ssl")
