@@ -633,7 +633,8 @@ cmd_images() {
   fi
   local java_home; java_home="$(dirname "$(dirname "$(readlink -f "$(java_bin)")")")"
   local tmp; tmp="$(mktemp -d "${TMPDIR:-/tmp}/agentmem-images.XXXXXX")"
-  trap 'rm -rf "$tmp"' EXIT # also when die exits
+  # shellcheck disable=SC2064 # expand now: tmp is local, the trap runs at exit
+  trap "rm -rf $(printf '%q' "$tmp")" EXIT # also when die exits
   local t0; t0="$(now)"
 
   # PostgreSQL: initdb on first start (POSTGRES_USER/PASSWORD/DB as the
