@@ -339,8 +339,11 @@ type AppendResult struct {
 // the row with the new content, p.Version, p.Metadata and OperationID =
 // p.Receipt.ID (or ""), and stores the receipt. It never creates a file.
 //
-// Fallback: without Appender (or when the driver is no [Mutator]) the
-// store reads the file and writes it back with a compare-and-swap, again
+// An Appender need not be a [Mutator]: a receipt it finds pending (left by
+// the primitive path) is returned in Existing like any other, and the store
+// settles it.
+//
+// Fallback: without Appender the store reads the file and writes it back with a compare-and-swap, again
 // after a backoff that grows with consecutive conflicts (see store's
 // Append).
 type Appender interface {
@@ -438,7 +441,7 @@ type Capabilities struct {
 	ScopeRead       bool // ScopeReader
 	Snapshot        bool // SnapshotReader
 	Prune           bool // Pruner
-	Append          bool // Appender, on a Mutator
+	Append          bool // Appender
 }
 
 // CapabilityReporter is implemented by wrappers (request counters, fault
@@ -460,7 +463,7 @@ func CapabilitiesOf(d Driver) Capabilities {
 	_, ap := d.(Appender)
 	cc, ok := d.(CollisionChecker)
 	coll := m && ok && cc.ChecksCollisions()
-	c := Capabilities{AtomicMutation: m, AtomicCollision: coll, BatchGet: b, ScopeRead: s, Snapshot: sn, Prune: p, Append: m && ap}
+	c := Capabilities{AtomicMutation: m, AtomicCollision: coll, BatchGet: b, ScopeRead: s, Snapshot: sn, Prune: p, Append: ap}
 	if r, ok := d.(CapabilityReporter); ok {
 		rc := r.DriverCapabilities()
 		c = Capabilities{
@@ -470,7 +473,7 @@ func CapabilitiesOf(d Driver) Capabilities {
 			ScopeRead:       c.ScopeRead && rc.ScopeRead,
 			Snapshot:        c.Snapshot && rc.Snapshot,
 			Prune:           c.Prune && rc.Prune,
-			Append:          c.Append && rc.Append && rc.AtomicMutation,
+			Append:          c.Append && rc.Append,
 		}
 	}
 	return c

@@ -76,7 +76,7 @@ func (s *Store) Append(ctx context.Context, r AppendRequest) (m Mutation, err er
 	}
 	entry += "\n"
 	a := appendCall{s: s, r: r, entry: entry, meta: meta}
-	if r.Operation != nil && s.mutator == nil {
+	if r.Operation != nil && s.mutator == nil && s.appender == nil {
 		// On the primitive path a lookup first spares a replay the
 		// reservation; an atomic write checks the receipt itself.
 		if prev, err := s.GetOperation(ctx, *r.Operation); err != nil || prev != nil {
@@ -149,9 +149,9 @@ func (a appendCall) tooLarge(n int) error {
 }
 
 // refuse reports a mistake found in what was read, unless the operation
-// already landed (on an atomic store no lookup came first).
+// already landed (on an atomic or appending store no lookup came first).
 func (a appendCall) refuse(ctx context.Context, err error) (Mutation, error) {
-	if op := a.r.Operation; op != nil && a.s.mutator != nil {
+	if op := a.r.Operation; op != nil && (a.s.mutator != nil || a.s.appender != nil) {
 		if prev, gerr := a.s.GetOperation(ctx, *op); gerr != nil || prev != nil {
 			if prev == nil {
 				return Mutation{}, gerr
