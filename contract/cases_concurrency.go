@@ -55,6 +55,8 @@ var concurrencyCases = []Case{
 		const w, n, path = 16, 10, "c/shared.md"
 		var wg sync.WaitGroup
 		errs := make(chan error, w*n)
+		var mu sync.Mutex
+		results := map[string]store.Mutation{}
 		for i := range w {
 			wg.Go(func() {
 				for j := range n {
@@ -66,6 +68,9 @@ var concurrencyCases = []Case{
 					if err != nil {
 						errs <- err
 					}
+					mu.Lock()
+					results[line] = m
+					mu.Unlock()
 				}
 			})
 		}
@@ -86,8 +91,8 @@ var concurrencyCases = []Case{
 		}
 		// A replay answers from the receipt and writes nothing.
 		m, err := e.Store.Append(ctx(t), store.AppendRequest{Path: path, Text: "w0-0", MaxChars: 1 << 16, Operation: op("app-w0-0", "fp-w0-0")})
-		if err != nil || !m.Replayed || !m.Existed {
-			t.Fatalf("replay: %+v %v", m, err)
+		if want := results["w0-0"]; err != nil || !m.Replayed || m.Version != want.Version || m.Existed != want.Existed {
+			t.Fatalf("replay: %+v %v, want %+v", m, err, want)
 		}
 		if _, err := e.Store.Append(ctx(t), store.AppendRequest{Path: path, Text: "other", MaxChars: 1 << 16, Operation: op("app-w0-0", "fp-other")}); !errors.Is(err, store.ErrOperationConflict) {
 			t.Fatalf("reused operation: %v", err)
