@@ -224,11 +224,15 @@ func (b *Backoff) Wait(ctx context.Context) error {
 		return err
 	}
 	b.n++
-	ceil := MaxBackoff
-	if b.n <= 8 {
-		ceil = min(MaxBackoff, time.Millisecond<<(b.n-1))
+	return driver.Sleep(ctx, rand.N(b.ceiling())+1)
+}
+
+// ceiling is the longest wait after b.n conflicts.
+func (b *Backoff) ceiling() time.Duration {
+	if b.n > 8 {
+		return MaxBackoff
 	}
-	return driver.Sleep(ctx, rand.N(ceil)+1)
+	return min(MaxBackoff, time.Millisecond<<(b.n-1))
 }
 
 // Conflicts returns how many conflicts Wait has recorded.
