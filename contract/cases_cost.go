@@ -26,6 +26,10 @@ const (
 	// collisions itself: one batched read of the ancestors and one
 	// one-entry listing.
 	CollisionCheckCalls = 2
+	// AppendCalls is an idempotent memory.Append (or store.Append) of a
+	// file that exists, and its replay, on a store with driver.Appender:
+	// one request, no read first.
+	AppendCalls = 1
 	// SnapshotCalls is the notebook's per-request snapshot on a store with
 	// driver.SnapshotReader; without it the snapshot makes two calls,
 	// issued concurrently (one round trip).
@@ -163,12 +167,14 @@ var costCases = []Case{
 			t.Fatalf("append = %+v, %v", m, err)
 		}
 		atMost(t, "append", ce.c.Counts(), atomic, ToolWriteCalls)
+		atMost(t, "append with an Appender", ce.c.Counts(), ce.s.Capabilities().Append, AppendCalls)
 		ce.c.Reset()
 		m2, err := memory.Append(ctx(t), ce.s, path, "- appended", &memory.AppendOptions{OperationID: "job/1"})
 		if err != nil || !m2.Replayed || m2.Version != m.Version {
 			t.Fatalf("replayed append = %+v, %v; want the original %+v replayed", m2, err, m)
 		}
 		atMost(t, "replay of an append", ce.c.Counts(), atomic, ToolWriteCalls)
+		atMost(t, "replay of an append with an Appender", ce.c.Counts(), ce.s.Capabilities().Append, AppendCalls)
 		// A replay that finds the file too large to append to again still
 		// returns the original result.
 		big := strings.Repeat("x", 200)

@@ -14,7 +14,7 @@ func TestConformance(t *testing.T) {
 		Name:      "memstore",
 		NewDriver: func(t *testing.T) driver.Driver { return memstore.New() },
 		Capabilities: driver.Capabilities{
-			AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true,
+			AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true, Append: true,
 		},
 		Parallel: true,
 	})
@@ -34,7 +34,7 @@ func TestConformance(t *testing.T) {
 			}
 			return d2
 		},
-		Capabilities: driver.Capabilities{BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true},
+		Capabilities: driver.Capabilities{BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true, Append: true},
 		Parallel:     true,
 	})
 }

@@ -31,6 +31,7 @@ var (
 	_ driver.Driver             = (*Interceptor)(nil)
 	_ driver.Mutator            = (*Interceptor)(nil)
 	_ driver.CollisionChecker   = (*Interceptor)(nil)
+	_ driver.Appender           = (*Interceptor)(nil)
 	_ driver.BatchGetter        = (*Interceptor)(nil)
 	_ driver.ScopeReader        = (*Interceptor)(nil)
 	_ driver.SnapshotReader     = (*Interceptor)(nil)
@@ -144,6 +145,15 @@ func (i *Interceptor) Mutate(ctx context.Context, p driver.MutateParams) (driver
 		return driver.MutateResult{}, errUnsupported
 	}
 	return do1(i, "Mutate", func() (driver.MutateResult, error) { return m.Mutate(ctx, p) })
+}
+
+// Append implements driver.Appender.
+func (i *Interceptor) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
+	a, ok := i.inner.(driver.Appender)
+	if !ok {
+		return driver.AppendResult{}, errUnsupported
+	}
+	return do1(i, "Append", func() (driver.AppendResult, error) { return a.Append(ctx, p) })
 }
 
 // ChecksCollisions implements driver.CollisionChecker: what the wrapped

@@ -14,3 +14,11 @@ func BenchmarkTurn(b *testing.B) {
 	c := newClient(b)
 	contract.BenchTurn(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
 }
+
+// BenchmarkContention: 16 writers × 10 appends onto one file (see
+// contract.BenchContention; a compare-and-swap with a backoff that adapts
+// to contention). Issue 18: 0 failures.
+func BenchmarkContention(b *testing.B) {
+	c := newClient(b)
+	contract.BenchContention(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) }, 160, 1, 16)
+}

@@ -50,13 +50,14 @@ const (
 	opReadScope
 	opPruneExpired
 	opReadSnapshot
+	opAppend
 	numOps
 )
 
 // opNames are the db.operation.name values: the driver primitives.
 var opNames = [numOps]string{"GetFile", "ListFiles", "CreateFile", "ReplaceFile", "DeleteFile",
 	"GetReceipt", "ReserveReceipt", "CompleteReceipt", "DropReceipt",
-	"Mutate", "GetFiles", "ReadScope", "PruneExpired", "ReadSnapshot"}
+	"Mutate", "GetFiles", "ReadScope", "PruneExpired", "ReadSnapshot", "Append"}
 
 // conditional reports the calls whose ErrPrecondition is a refused write
 // of a file (counted as a conflict).
@@ -92,7 +93,7 @@ var _ driver.CapabilityReporter = (*wrapped)(nil)
 //
 // The result implements exactly the optional interfaces (Mutator,
 // BatchGetter, ScopeReader, Pruner) that the store would use on d, and
-// always CollisionChecker and SnapshotReader, whose real availability it
+// always CollisionChecker, SnapshotReader and Appender, whose real availability it
 // reports, with the others, through driver.CapabilityReporter. A nil d
 // returns nil.
 func WrapDriver(d driver.Driver, opts *Options) driver.Driver {
@@ -286,6 +287,23 @@ func (w *wrapped) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*d
 	}
 	w.end(ctx, opReadSnapshot, sp, began, err)
 	return f, entries, err
+}
+
+// Append implements driver.Appender with one span; an answer from an
+// existing receipt counts as a replay. The store calls it only when the
+// inner driver is an Appender (DriverCapabilities reports Append).
+func (w *wrapped) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
+	a, ok := w.inner.(driver.Appender)
+	if !ok || !w.caps.Append {
+		return driver.AppendResult{}, errors.New("otel: the wrapped driver is no driver.Appender")
+	}
+	ctx, sp, began := w.start(ctx, opAppend, p.Path)
+	res, err := a.Append(ctx, p)
+	w.end(ctx, opAppend, sp, began, err)
+	if err == nil && res.Existing != nil {
+		w.in.replays.Add(ctx, 1, w.add[opAppend]...)
+	}
+	return res, err
 }
 
 // Close implements driver.Driver. It is not traced.

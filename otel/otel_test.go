@@ -372,7 +372,7 @@ func TestWrapperKeepsFastPaths(t *testing.T) {
 	inner := memstore.New()
 	h := newHarness(t, amotel.Options{})
 	w := amotel.WrapDriver(inner, h.opts)
-	if got, want := driver.CapabilitiesOf(w), driver.CapabilitiesOf(inner); got != want || !got.Snapshot || !got.AtomicCollision {
+	if got, want := driver.CapabilitiesOf(w), driver.CapabilitiesOf(inner); got != want || !got.Snapshot || !got.AtomicCollision || !got.Append {
 		t.Fatalf("capabilities through the wrapper %+v, inner %+v", got, want)
 	}
 	st := store.New(w, nil)
@@ -391,6 +391,18 @@ func TestWrapperKeepsFastPaths(t *testing.T) {
 	}
 	if len(names) != 1 || names[0] != "ReadSnapshot agentmem.memstore" {
 		t.Errorf("spans of one snapshot read: %q, want one ReadSnapshot", names)
+	}
+	// An append is one Append span.
+	before = len(h.spans.Ended())
+	if _, err := st.Append(ctx, store.AppendRequest{Path: "k/main/MEMORY.md", Text: "y", MaxChars: 100}); err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	for _, s := range h.spans.Ended()[before:] {
+		names = append(names, s.Name())
+	}
+	if len(names) != 1 || names[0] != "Append agentmem.memstore" {
+		t.Errorf("spans of one append: %q, want one Append", names)
 	}
 	// Without the capability the wrapper's ReadSnapshot still answers.
 	hw := amotel.WrapDriver(hidden{memstore.New()}, nil).(driver.SnapshotReader)

@@ -15,7 +15,7 @@ import (
 // whenever the DDL below changes: the next process to start then replaces
 // the function under the advisory lock. (A changed argument list makes a
 // new overload instead: the DDL must then drop the old signature.)
-const schemaVersion = "agentmem schema 2"
+const schemaVersion = "agentmem schema 3"
 
 // mutateArgs is the mutation function's signature.
 const mutateArgs = `p_kind text, p_path text, p_content text, p_content_bytes bytea, p_metadata jsonb, p_expected text, p_version text,
@@ -41,6 +41,12 @@ const mutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, tex
 // change: a failed check raises SQLSTATE ZM412, which aborts the statement
 // and so also removes the receipt just inserted. Zero rows back means the
 // mutation applied.
+//
+// The append function is the driver's one-round-trip append: the receipt
+// first (as in the mutation function), then the file's row locked FOR
+// UPDATE, so concurrent appends queue on the row instead of conflicting;
+// a missing file (ZM404) or an append over the bound (ZM413) aborts the
+// statement, the receipt with it.
 //
 // A create first checks that no file lies on its way or below it (SQLSTATE
 // ZM409 otherwise, nothing written). To make the check atomic under READ
@@ -124,12 +130,67 @@ BEGIN
 	END IF;
 END
 $fn$;
+CREATE OR REPLACE FUNCTION {A}(p_path text, p_entry text, p_entry_bytes bytea, p_space text, p_max int,
+	p_metadata jsonb, p_version text, r_id text, r_fingerprint text, r_created_at timestamptz, r_expires_at timestamptz)
+RETURNS SETOF {R} LANGUAGE plpgsql AS $fn$
+DECLARE
+	cur record;
+	kept text;
+	next text;
+	next_bytes bytea;
+BEGIN
+	IF r_id IS NOT NULL THEN
+		LOOP
+			INSERT INTO {R} (id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at)
+			VALUES (r_id, r_fingerprint, 'write', p_path, '', p_version, true, true, r_created_at, r_expires_at)
+			ON CONFLICT (id) DO NOTHING;
+			EXIT WHEN FOUND;
+			RETURN QUERY SELECT * FROM {R} WHERE id = r_id;
+			IF FOUND THEN
+				RETURN;
+			END IF;
+		END LOOP;
+	END IF;
+	SELECT version, content, content_bytes INTO cur FROM {T} WHERE path = p_path AND NOT tombstone FOR UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'agentmem: % does not exist', p_path USING ERRCODE = 'ZM404';
+	END IF;
+	kept := rtrim(cur.content, p_space);
+	next := CASE WHEN kept = '' THEN p_entry ELSE kept || E'\n' || p_entry END;
+	IF char_length(next) > p_max THEN
+		RAISE EXCEPTION 'agentmem: % would be % characters, over %', p_path, char_length(next), p_max USING ERRCODE = 'ZM413';
+	END IF;
+	IF cur.content_bytes IS NOT NULL OR p_entry_bytes IS NOT NULL THEN
+		-- NUL somewhere: the same append on the exact bytes. The text form
+		-- differs only in NUL shown as U+FFFD, which is no space, so the
+		-- trailing space is the same in both.
+		next_bytes := COALESCE(cur.content_bytes, convert_to(cur.content, 'UTF8'));
+		next_bytes := substring(next_bytes FROM 1 FOR octet_length(next_bytes) -
+			octet_length(convert_to(right(cur.content, char_length(cur.content) - char_length(kept)), 'UTF8')));
+		next_bytes := CASE WHEN kept = '' THEN ''::bytea ELSE next_bytes || '\x0a'::bytea END ||
+			COALESCE(p_entry_bytes, convert_to(p_entry, 'UTF8'));
+	END IF;
+	UPDATE {T} SET content = next, content_bytes = next_bytes, version = p_version, operation_id = r_id, metadata = p_metadata
+	WHERE path = p_path;
+	IF r_id IS NOT NULL THEN
+		UPDATE {R} SET expected = cur.version WHERE id = r_id;
+	END IF;
+END
+$fn$;
 COMMENT ON FUNCTION {F}({TYPES}) IS '{VERSION}';
 `
 
 // CodePrecondition is the SQLSTATE the mutation function raises when the
 // version check fails. Class ZM is not used by PostgreSQL.
 const CodePrecondition = "ZM412"
+
+// CodeMissing is the SQLSTATE the append function raises when there is no
+// file to append to (the store then creates it).
+const CodeMissing = "ZM404"
+
+// CodeTooLarge is the SQLSTATE the append function raises when the file
+// would grow over the bound it is given.
+const CodeTooLarge = "ZM413"
 
 // CodeCollision is the SQLSTATE the mutation function raises when a create
 // would make a file and a folder share a path.
@@ -150,16 +211,17 @@ type statements struct {
 	mutate, getFiles, readScope, readAll             string
 	pruneReceiptBatch, pruneTombBatch, pruneReceipts string
 	snapshot, snapshotAll                            string
+	append                                           string
 }
 
 const fileCols = `path, content, content_bytes, version, COALESCE(operation_id, ''), metadata::text, tombstone, expires_at`
 const receiptCols = `id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at`
 
 func newStatements(table string) statements {
-	t, r, f := quote(table), quote(table+"_receipts"), quote(table+"_mutate")
+	t, r, f, a := quote(table), quote(table+"_receipts"), quote(table+"_mutate"), quote(table+"_append")
 	script := strings.NewReplacer(
 		"{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"),
-		"{TN}", table, "{T}", t, "{R}", r, "{F}", f, "{ARGS}", mutateArgs, "{TYPES}", mutateTypes, "{VERSION}", schemaVersion,
+		"{TN}", table, "{T}", t, "{R}", r, "{F}", f, "{A}", a, "{ARGS}", mutateArgs, "{TYPES}", mutateTypes, "{VERSION}", schemaVersion,
 	).Replace(ddl)
 	// The lock key is a number derived from the table name; a collision
 	// only serialises two schema creations.
@@ -221,6 +283,8 @@ func newStatements(table string) statements {
 		pruneReceipts: `DELETE FROM ` + r + ` WHERE created_at < $1::timestamptz`,
 		snapshot:      fmt.Sprintf(snapshot, `AND path < $5::text`),
 		snapshotAll:   fmt.Sprintf(snapshot, ``),
+		append: `SELECT ` + receiptCols + ` FROM ` + a + `($1::text, $2::text, $3::bytea, $4::text, $5::int, $6::text::jsonb,
+			$7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz)`,
 	}
 }
 

@@ -122,3 +122,16 @@ func BenchmarkTurn(b *testing.B) {
 		return d
 	})
 }
+
+// BenchmarkContention: 1/4/16/64 writers × 640 appends onto one file (see
+// contract.BenchContention). Issue 18: 0 failures, ≥ 50% of one writer's
+// throughput at 64.
+func BenchmarkContention(b *testing.B) {
+	contract.BenchContention(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}, 640, 1, 4, 16, 64)
+}

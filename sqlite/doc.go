@@ -55,7 +55,9 @@
 // # Capabilities
 //
 // [driver.Mutator] (receipt check, version check, change and completed
-// receipt in one transaction), [driver.BatchGetter] (path IN (…)),
+// receipt in one transaction), [driver.Appender] (receipt lookup, read
+// and appended write in one BEGIN IMMEDIATE transaction: an append never
+// conflicts), [driver.BatchGetter] (path IN (…)),
 // [driver.ScopeReader] (one range scan of the primary key, content cut by
 // substr) and [driver.Pruner] (expired receipts and tombstones, in
 // transactions of [DefaultPruneBatch] rows).

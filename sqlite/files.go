@@ -126,6 +126,9 @@ func (d *Driver) createFile(ctx context.Context, q querier, f driver.File) error
 
 // ReplaceFile implements driver.Driver (UPDATE … WHERE version = expected).
 func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
+	if err := d.precheck(ctx, f.Path, "", expected); err != nil {
+		return err
+	}
 	return d.inTx(ctx, func(tx *sql.Tx) error { return d.replaceFile(ctx, tx, f, expected) })
 }
 
@@ -140,6 +143,9 @@ func (d *Driver) replaceFile(ctx context.Context, q querier, f driver.File, expe
 
 // DeleteFile implements driver.Driver (DELETE … WHERE version = expected).
 func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
+	if err := d.precheck(ctx, path, "", expected); err != nil {
+		return err
+	}
 	return d.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, d.sql.deleteFile, path, expected)
 		return applied(ctx, res, err)
@@ -229,6 +235,11 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	if p.Receipt != nil {
 		opID = p.Receipt.ID
 	}
+	if p.Expected != "" {
+		if err := d.precheck(ctx, p.Path, opID, p.Expected); err != nil {
+			return driver.MutateResult{}, err
+		}
+	}
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		if p.Receipt != nil {
 			err := d.insertReceipt(ctx, tx, *p.Receipt)
@@ -268,6 +279,24 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		return res, nil
 	}
 	return driver.MutateResult{}, err
+}
+
+// precheck fails a replace or delete whose expected version is already
+// gone with driver.ErrPrecondition before it takes the writer slot, so a
+// compare-and-swap that lost a race never queues behind, or holds up, the
+// writers that won (when the operation opID is unknown: a known one is
+// answered in the transaction). A version that matches here is checked
+// again in the transaction.
+func (d *Driver) precheck(ctx context.Context, path, opID, expected string) error {
+	var version string
+	var known bool
+	if err := d.db.QueryRowContext(ctx, d.sql.precheck, path, opID).Scan(&version, &known); err != nil {
+		return fail(ctx, err)
+	}
+	if version != expected && !known {
+		return fmt.Errorf("sqlite: %q is no longer at the expected version: %w", path, driver.ErrPrecondition)
+	}
+	return nil
 }
 
 // ChecksCollisions implements driver.CollisionChecker: Mutate checks a

@@ -52,6 +52,7 @@ type statements struct {
 	pruneReceipts, pruneTombstones         string
 	receiptsBefore                         string
 	collision, snapshot, snapshotAll       string
+	precheck                               string
 }
 
 const fileCols = `path, content, version, coalesce(operation_id, ''), metadata, tombstone, expires_at`
@@ -81,6 +82,11 @@ func newStatements(table string) statements {
 		replaceFile: `UPDATE ` + t + ` SET content = ?2, version = ?3, operation_id = nullif(?4, ''), metadata = ?5,
 			tombstone = ?6, expires_at = ?7 WHERE path = ?1 AND version = ?8`,
 		deleteFile: `DELETE FROM ` + t + ` WHERE path = ? AND version = ?`,
+		// A mutation's condition, read before it takes the writer slot:
+		// the file's version ('' for none) and whether the receipt ?2
+		// exists.
+		precheck: `SELECT coalesce((SELECT version FROM ` + t + ` WHERE path = ?1), ''),
+			EXISTS (SELECT 1 FROM ` + r + ` WHERE id = ?2)`,
 		fileExists: `SELECT EXISTS (SELECT 1 FROM ` + t + ` WHERE path = ?)`,
 		getReceipt: `SELECT ` + receiptCols + ` FROM ` + r + ` WHERE id = ?`,
 		insertReceipt: `INSERT INTO ` + r + ` (` + receiptCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -4,8 +4,8 @@
 // A backend supplies nine conditional primitives ([Driver]); the store builds
 // compare-and-swap versions, bounded reads, listing, search and exactly-once
 // operation receipts on top of them. Strong engines may also implement the
-// optional fast paths [Mutator], [CollisionChecker], [BatchGetter],
-// [ScopeReader] and [SnapshotReader]; the store
+// optional fast paths [Mutator], [CollisionChecker], [Appender],
+// [BatchGetter], [ScopeReader] and [SnapshotReader]; the store
 // discovers them by type assertion (as database/sql does) and behaves
 // identically with or without them.
 //
@@ -57,7 +57,7 @@
 //
 // # Capabilities
 //
-// [Mutator], [CollisionChecker], [BatchGetter], [ScopeReader],
+// [Mutator], [CollisionChecker], [Appender], [BatchGetter], [ScopeReader],
 // [SnapshotReader] and [Pruner] are optional, each with one call site in
 // the store and a documented fallback. Wrappers that
 // implement all of them on behalf of another driver say which are real with
@@ -68,6 +68,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -286,6 +287,69 @@ type Mutator interface {
 	Mutate(ctx context.Context, p MutateParams) (MutateResult, error)
 }
 
+// AppendSpace lists the characters an [Appender] trims from the end of a
+// file before it appends: exactly the runes for which unicode.IsSpace
+// holds, plus the separators U+001C–U+001F (the notebook's notion of
+// whitespace). SQL drivers pass it to rtrim.
+const AppendSpace = "\t\n\v\f\r \u001c\u001d\u001e\u001f\u0085\u00a0\u1680" +
+	"\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" +
+	"\u2028\u2029\u202f\u205f\u3000"
+
+// AppendParams is one append for [Appender].
+type AppendParams struct {
+	// Path is the file to append to.
+	Path string
+	// Entry is the text to append: non-blank, ending with one "\n".
+	Entry string
+	// MaxChars bounds the resulting content, in runes (> 0).
+	MaxChars int
+	// Metadata is the new metadata, nil for none.
+	Metadata map[string]string
+	// Version is the new version.
+	Version string
+	// Receipt, when non-nil, is the completed receipt to record in the same
+	// atomic step. The driver sets its Expected to the version it replaced
+	// and Existed to true before storing it. Its ID must not exist yet; if
+	// it does, nothing is written and the existing receipt is returned.
+	Receipt *Receipt
+}
+
+// AppendResult is the outcome of [Appender.Append].
+type AppendResult struct {
+	// Existing is the stored receipt when params.Receipt.ID was already
+	// known. Nothing was written then.
+	Existing *Receipt
+	// Missing reports that no file (or only a tombstone) was at the path.
+	// Nothing was written then: the store creates the file itself.
+	Missing bool
+}
+
+// Appender is the optional append that cannot conflict: the receipt check,
+// the read of the current file, the size check and the write of the
+// appended file in one request or transaction (one SQL statement or
+// transaction, a mutex), so concurrent appenders never lose a
+// compare-and-swap race.
+//
+// Append checks, in order: an existing receipt (returned in Existing,
+// nothing written, nil error); a missing file (Missing, nothing written);
+// then computes the new content — the current content with the trailing
+// characters of [AppendSpace] removed, then "\n" and p.Entry, or p.Entry
+// alone when nothing is left — and refuses it with [ErrTooLarge] (nothing
+// written) when it is longer than p.MaxChars runes. Otherwise it replaces
+// the row with the new content, p.Version, p.Metadata and OperationID =
+// p.Receipt.ID (or ""), and stores the receipt. It never creates a file.
+//
+// An Appender need not be a [Mutator]: a receipt it finds pending (left by
+// the primitive path) is returned in Existing like any other, and the store
+// settles it.
+//
+// Fallback: without Appender the store reads the file and writes it back with a compare-and-swap, again
+// after a backoff that grows with consecutive conflicts (see store's
+// Append).
+type Appender interface {
+	Append(ctx context.Context, p AppendParams) (AppendResult, error)
+}
+
 // CollisionChecker is an optional promise a [Mutator] makes about its
 // creates. ChecksCollisions reports true when Mutate refuses, with
 // [ErrPathCollision] and in the same atomic step as the receipt check and
@@ -377,6 +441,7 @@ type Capabilities struct {
 	ScopeRead       bool // ScopeReader
 	Snapshot        bool // SnapshotReader
 	Prune           bool // Pruner
+	Append          bool // Appender
 }
 
 // CapabilityReporter is implemented by wrappers (request counters, fault
@@ -395,9 +460,10 @@ func CapabilitiesOf(d Driver) Capabilities {
 	_, s := d.(ScopeReader)
 	_, p := d.(Pruner)
 	_, sn := d.(SnapshotReader)
+	_, ap := d.(Appender)
 	cc, ok := d.(CollisionChecker)
 	coll := m && ok && cc.ChecksCollisions()
-	c := Capabilities{AtomicMutation: m, AtomicCollision: coll, BatchGet: b, ScopeRead: s, Snapshot: sn, Prune: p}
+	c := Capabilities{AtomicMutation: m, AtomicCollision: coll, BatchGet: b, ScopeRead: s, Snapshot: sn, Prune: p, Append: ap}
 	if r, ok := d.(CapabilityReporter); ok {
 		rc := r.DriverCapabilities()
 		c = Capabilities{
@@ -407,6 +473,7 @@ func CapabilitiesOf(d Driver) Capabilities {
 			ScopeRead:       c.ScopeRead && rc.ScopeRead,
 			Snapshot:        c.Snapshot && rc.Snapshot,
 			Prune:           c.Prune && rc.Prune,
+			Append:          c.Append && rc.Append,
 		}
 	}
 	return c
@@ -502,4 +569,16 @@ func ContextError(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
+}
+
+// AppendedContent returns the content an [Appender] stores when it appends
+// entry to current: current without its trailing [AppendSpace], then "\n"
+// and entry, or entry alone when nothing is left. Drivers that append in
+// Go (under a mutex or a file lock) use it; SQL drivers compute the same.
+func AppendedContent(current, entry string) string {
+	kept := strings.TrimRight(current, AppendSpace)
+	if kept == "" {
+		return entry
+	}
+	return kept + "\n" + entry
 }

@@ -51,8 +51,9 @@
 // lock), [driver.ScopeReader] (search reads a scope's folder once and each
 // file's bounded prefix), [driver.SnapshotReader] (a file and a listing
 // under one shared lock) and [driver.Pruner] (receipts and tombstones are
-// removed by [store.Store.PruneExpired]). No atomic mutation: the store
-// runs its receipt algorithm over the primitives.
+// removed by [store.Store.PruneExpired]) and [driver.Appender] (an append
+// under the exclusive lock, which never conflicts). No atomic mutation: the
+// store runs its receipt algorithm over the primitives.
 //
 // # Pruning
 //

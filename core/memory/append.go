@@ -2,9 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/agentmem/agentmem/core/internal/canon"
 	"github.com/agentmem/agentmem/core/store"
@@ -38,10 +35,13 @@ type AppendOptions struct {
 // search_memory.
 //
 // It appends exactly as write_memory does (trailing whitespace trimmed,
-// one newline between entries, one at the end), through a compare-and-swap
-// loop of up to [MaxAttempts] attempts with a small random backoff, so it
-// coexists with the model's own writes and other jobs; nothing is ever
-// overwritten. Blank text writes nothing and returns a zero Mutation.
+// one newline between entries, one at the end) with [store.Store.Append],
+// so it coexists with the model's own writes and other jobs; nothing is
+// ever overwritten. On a backend with an atomic append (memstore,
+// filestore, sqlite, postgres) it cannot conflict; elsewhere it retries
+// its compare-and-swap with a backoff that grows with contention, until it
+// succeeds or ctx ends: give ctx a deadline to bound it. Blank text writes
+// nothing and returns a zero Mutation.
 //
 // Retrying Append without opts.OperationID can append the text twice: an
 // error (a timeout, a lost reply) does not say that nothing was written.
@@ -49,7 +49,7 @@ type AppendOptions struct {
 // run again.
 //
 // Errors: store.ErrInvalidPath, store.ErrOperationConflict, store.ErrConflict
-// (the file kept changing for every attempt), store.ErrTooLarge (the file is
+// with ctx's error (the file kept changing until ctx ended), store.ErrTooLarge (the file is
 // already larger than MaxMemorySize, or would become so), or the backend's
 // error.
 func Append(ctx context.Context, s *store.Store, path, text string, opts *AppendOptions) (store.Mutation, error) {
@@ -72,61 +72,6 @@ func Append(ctx context.Context, s *store.Store, path, text string, opts *Append
 			ID:          o.OperationID,
 			Fingerprint: canon.Hash(map[string]any{"kind": "append", "path": path, "text": text}),
 		}
-		if !s.Capabilities().AtomicMutation {
-			// On an atomic store the write's own receipt check answers a
-			// replay; here a lookup first spares the primitive path's
-			// reservation.
-			if prev, err := s.GetOperation(ctx, *op); err != nil || prev != nil {
-				if prev == nil {
-					return store.Mutation{}, err
-				}
-				return *prev, nil
-			}
-		}
 	}
-	// refuse reports a mistake found in what was read, unless the
-	// operation already landed (on an atomic store no lookup came first).
-	refuse := func(err error) (store.Mutation, error) {
-		if op != nil && s.Capabilities().AtomicMutation {
-			if prev, gerr := s.GetOperation(ctx, *op); gerr != nil || prev != nil {
-				if prev == nil {
-					return store.Mutation{}, gerr
-				}
-				return *prev, nil
-			}
-		}
-		return store.Mutation{}, err
-	}
-	entry := strings.TrimRightFunc(text, isSpace) + "\n"
-	var err error
-	for attempt := 1; attempt <= MaxAttempts; attempt++ {
-		if attempt > 1 {
-			if err := backoff(ctx, attempt-1); err != nil {
-				return store.Mutation{}, err
-			}
-		}
-		f, rerr := s.Read(ctx, path, o.MaxMemorySize)
-		expected, next := "", entry
-		switch {
-		case rerr == nil:
-			if f.Truncated {
-				return refuse(fmt.Errorf("memory: append: file is over %d characters: %w", o.MaxMemorySize, store.ErrTooLarge))
-			}
-			expected = f.Version
-			if !isBlank(f.Content) {
-				next = strings.TrimRightFunc(f.Content, isSpace) + "\n" + entry
-			}
-		case !errors.Is(rerr, store.ErrNotFound):
-			return store.Mutation{}, rerr
-		}
-		if n := runes(next); n > o.MaxMemorySize {
-			return refuse(fmt.Errorf("memory: append: file would be %d characters, over %d: %w", n, o.MaxMemorySize, store.ErrTooLarge))
-		}
-		var mu store.Mutation
-		mu, err = s.Write(ctx, store.WriteRequest{Path: path, Content: next, Expected: expected, Operation: op, Metadata: o.Metadata})
-		if !errors.Is(err, store.ErrConflict) {
-			return mu, err
-		}
-	}
-	return store.Mutation{}, fmt.Errorf("memory: append: the file changed on each of %d attempts: %w", MaxAttempts, err)
+	return s.Append(ctx, store.AppendRequest{Path: path, Text: text, MaxChars: o.MaxMemorySize, Metadata: o.Metadata, Operation: op})
 }

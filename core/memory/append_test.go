@@ -1,11 +1,13 @@
 package memory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
@@ -110,12 +112,26 @@ func TestAppend(t *testing.T) {
 	d := newTestDriver()
 	cs := store.New(d, nil)
 	put(t, cs, path, "- existing\n") // conflicts then hit ReplaceFile, once per attempt
-	d.conflicts = MaxAttempts
-	if _, err := Append(ctx, cs, path, "x", nil); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("16 conflicts: %v", err)
-	}
-	d.conflicts = MaxAttempts - 1
+	// No fixed attempt count: without a deadline, 40 conflicts in a row
+	// are outlasted (the backoff grows, capped)...
+	d.conflicts = 40
 	if _, err := Append(ctx, cs, path, "x", &AppendOptions{OperationID: "retry"}); err != nil {
-		t.Fatalf("15 conflicts: %v", err)
+		t.Fatalf("40 conflicts: %v", err)
+	}
+	if got := content(t, cs, path); got != "- existing\nx\n" {
+		t.Fatalf("after conflicts: %q", got)
+	}
+	// ...and a deadline bounds an append that keeps conflicting: the
+	// conflict and the context's error, nothing written.
+	d.conflicts = 1 << 30
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	_, err = Append(dctx, cs, path, "y", nil)
+	if !errors.Is(err, store.ErrConflict) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline: %v", err)
+	}
+	d.conflicts = 0
+	if got := content(t, cs, path); got != "- existing\nx\n" {
+		t.Fatalf("after a deadline: %q", got)
 	}
 }

@@ -40,7 +40,9 @@
 // (kind, path, model arguments). A replayed tool call (same ids, same
 // arguments) therefore returns its original result with "replayed": true
 // and writes nothing, on every backend. [Append] follows the same rules
-// for background jobs and coexists with the model's own writes; an
+// for background jobs and coexists with the model's own writes, but never
+// gives up for contention: it appends atomically where the backend can
+// ([store.Store.Append]) and otherwise retries until its context ends; an
 // [AppendQueue] runs appends in the background, in order, under the
 // notebook's error mode (an adapter's pruned-history window uses it).
 //

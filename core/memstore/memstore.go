@@ -18,7 +18,8 @@
 // # Capabilities
 //
 // [driver.Mutator] (with [driver.CollisionChecker]: Mutate refuses a
-// colliding create under the same lock), [driver.BatchGetter],
+// colliding create under the same lock), [driver.Appender] (an append
+// under the lock, which never conflicts), [driver.BatchGetter],
 // [driver.ScopeReader], [driver.SnapshotReader] (a file and a listing under
 // one lock) and [driver.Pruner]. Nothing survives the process.
 //
@@ -47,6 +48,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
@@ -74,6 +76,7 @@ var (
 	_ driver.Driver           = (*Driver)(nil)
 	_ driver.Mutator          = (*Driver)(nil)
 	_ driver.CollisionChecker = (*Driver)(nil)
+	_ driver.Appender         = (*Driver)(nil)
 	_ driver.BatchGetter      = (*Driver)(nil)
 	_ driver.ScopeReader      = (*Driver)(nil)
 	_ driver.SnapshotReader   = (*Driver)(nil)
@@ -375,6 +378,34 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		d.putReceipt(*p.Receipt)
 	}
 	return driver.MutateResult{}, nil
+}
+
+// Append implements driver.Appender under the mutex.
+func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
+	if err := d.lock(); err != nil {
+		return driver.AppendResult{}, err
+	}
+	defer d.mu.Unlock()
+	if p.Receipt != nil {
+		if r, ok := d.receipts[p.Receipt.ID]; ok {
+			return driver.AppendResult{Existing: &r}, nil
+		}
+	}
+	cur, ok := d.files[p.Path]
+	if !ok || cur.Tombstone {
+		return driver.AppendResult{Missing: true}, nil
+	}
+	next := driver.AppendedContent(cur.Content, p.Entry)
+	if utf8.RuneCountInString(next) > p.MaxChars {
+		return driver.AppendResult{}, fmt.Errorf("memstore: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)
+	}
+	d.put(driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata, OperationID: receiptID(p.Receipt)})
+	if p.Receipt != nil {
+		r := *p.Receipt
+		r.Expected, r.Existed = cur.Version, true
+		d.putReceipt(r)
+	}
+	return driver.AppendResult{}, nil
 }
 
 func receiptID(r *driver.Receipt) string {

@@ -80,8 +80,18 @@
 // one atomic request), [driver.CollisionChecker] (the file/folder check of
 // a create inside that request), [driver.BatchGetter] and
 // [driver.ScopeReader] (faster search), [driver.SnapshotReader] (a file and
-// a listing in one request, for [Store.ReadAndList]) and [driver.Pruner]. The store behaves identically with or without
-// them; [Store.Capabilities] reports what it found.
+// a listing in one request, for [Store.ReadAndList]), [driver.Appender]
+// (an append that cannot conflict, for [Store.Append]) and [driver.Pruner].
+// The store behaves identically with or without them; [Store.Capabilities]
+// reports what it found.
+//
+// # Contention
+//
+// [Store.Append] never fails because other writers change the file: on a
+// driver with [driver.Appender] it cannot conflict; elsewhere it retries
+// its compare-and-swap with a [Backoff] that grows with consecutive
+// conflicts, for as long as its context lasts (no fixed attempt count: a
+// context without a deadline keeps it trying).
 //
 // # Observability
 //

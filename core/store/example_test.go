@@ -136,3 +136,28 @@ func ExampleStore_ReadAndList() {
 	// Output:
 	// "- lives in Hanoi\n" [kamal/main/MEMORY.md kamal/main/trips.md]
 }
+
+func ExampleStore_Append() {
+	ctx := context.Background()
+	s := store.New(memstore.New(), nil)
+	defer s.Close()
+
+	// The first append creates the file; each one adds a line. Concurrent
+	// appenders never conflict (memstore appends under its lock).
+	_, _ = s.Append(ctx, store.AppendRequest{Path: "kamal/main/jobs.md", Text: "- nightly summary done  \n\n", MaxChars: 100})
+	op := &store.Operation{ID: "import/42", Fingerprint: "sha256-of-text"}
+	_, _ = s.Append(ctx, store.AppendRequest{Path: "kamal/main/jobs.md", Text: "- imported 3 notes", MaxChars: 100, Operation: op})
+	again, _ := s.Append(ctx, store.AppendRequest{Path: "kamal/main/jobs.md", Text: "- imported 3 notes", MaxChars: 100, Operation: op})
+	fmt.Println(again.Replayed)
+
+	// The bound holds: nothing lands past MaxChars.
+	_, err := s.Append(ctx, store.AppendRequest{Path: "kamal/main/jobs.md", Text: "- a long entry", MaxChars: 50})
+	fmt.Println(errors.Is(err, store.ErrTooLarge))
+
+	f, _ := s.Read(ctx, "kamal/main/jobs.md", 100)
+	fmt.Printf("%q\n", f.Content)
+	// Output:
+	// true
+	// true
+	// "- nightly summary done\n- imported 3 notes\n"
+}

@@ -55,13 +55,14 @@ type Options struct {
 
 // Store is the portable memory store. It is safe for concurrent use.
 type Store struct {
-	d       driver.Driver
-	mutator driver.Mutator
-	collide bool // the mutator refuses colliding creates itself
-	batch   driver.BatchGetter
-	scope   driver.ScopeReader
-	snap    driver.SnapshotReader
-	pruner  driver.Pruner
+	d        driver.Driver
+	mutator  driver.Mutator
+	collide  bool // the mutator refuses colliding creates itself
+	appender driver.Appender
+	batch    driver.BatchGetter
+	scope    driver.ScopeReader
+	snap     driver.SnapshotReader
+	pruner   driver.Pruner
 
 	retention time.Duration
 	pending   time.Duration
@@ -103,6 +104,9 @@ func New(d driver.Driver, opts *Options) *Store {
 		s.mutator = d.(driver.Mutator)
 		s.collide = c.AtomicCollision
 	}
+	if c.Append {
+		s.appender = d.(driver.Appender)
+	}
 	if c.BatchGet {
 		s.batch = d.(driver.BatchGetter)
 	}
@@ -127,6 +131,7 @@ func (s *Store) Capabilities() Capabilities {
 		ScopeRead:       s.scope != nil,
 		Snapshot:        s.snap != nil,
 		Prune:           s.pruner != nil,
+		Append:          s.appender != nil,
 	}
 }
 

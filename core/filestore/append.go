@@ -1,0 +1,71 @@
+package filestore
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+var _ driver.Appender = (*Driver)(nil)
+
+// Append implements driver.Appender under the exclusive lock, so
+// concurrent appenders queue instead of conflicting. A receipt and a file
+// are two files on disk, so it keeps the primitive path's evidence: the
+// receipt is written pending (its version the new file's) before the file
+// and completed after it; a crash in between leaves a pending receipt that
+// the store settles by looking at the file's version, as on the primitive
+// path.
+func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
+	unlock, err := d.lock(ctx, true)
+	if err != nil {
+		return driver.AppendResult{}, err
+	}
+	defer unlock()
+	if p.Receipt != nil {
+		ex, err := d.receipt(p.Receipt.ID)
+		if err != nil || ex != nil {
+			return driver.AppendResult{Existing: ex}, err
+		}
+	}
+	cur, _, err := d.state(p.Path)
+	if err != nil {
+		return driver.AppendResult{}, err
+	}
+	if cur == nil || cur.Tombstone {
+		return driver.AppendResult{Missing: true}, nil
+	}
+	next := driver.AppendedContent(cur.Content, p.Entry)
+	if utf8.RuneCountInString(next) > p.MaxChars {
+		return driver.AppendResult{}, fmt.Errorf("filestore: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)
+	}
+	f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata}
+	var pending driver.Receipt
+	if p.Receipt != nil {
+		pending = *p.Receipt
+		pending.Expected, pending.Existed, pending.Completed = cur.Version, true, false
+		pending.Version = p.Version
+		if err := d.markReceipt(pending, nil); err != nil {
+			return driver.AppendResult{}, err
+		}
+		if err := writeJSON(d.receiptPath(pending.ID), pending); err != nil {
+			return driver.AppendResult{}, err
+		}
+		f.OperationID = pending.ID
+	}
+	if err := d.store(f, cur); err != nil {
+		return driver.AppendResult{}, err
+	}
+	if p.Receipt != nil {
+		done := pending
+		done.Completed = true
+		if err := d.markReceipt(done, &pending); err != nil {
+			return driver.AppendResult{}, err
+		}
+		if err := writeJSON(d.receiptPath(done.ID), done); err != nil {
+			return driver.AppendResult{}, err
+		}
+	}
+	return driver.AppendResult{}, nil
+}

@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+var _ driver.Appender = (*Driver)(nil)
+
+// Append implements driver.Appender in one BEGIN IMMEDIATE transaction:
+// look up the receipt, read the file, and write the appended file and the
+// completed receipt. The transaction holds SQLite's write lock from its
+// first statement, so nothing can change the file between the read and
+// the write: an append never conflicts, never retries, and holds the
+// writer slot for those four statements only.
+func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
+	var res driver.AppendResult
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		if p.Receipt != nil {
+			r, err := d.getReceipt(ctx, tx, p.Receipt.ID)
+			if err != nil {
+				return err
+			}
+			if r != nil {
+				res.Existing = r
+				return errKnownReceipt // nothing to commit
+			}
+		}
+		cur, err := scanFile(tx.QueryRowContext(ctx, d.sql.getFile, p.Path))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			res.Missing = true
+			return errKnownReceipt
+		case err != nil:
+			return fail(ctx, err)
+		case cur.Tombstone:
+			res.Missing = true
+			return errKnownReceipt
+		}
+		next := driver.AppendedContent(cur.Content, p.Entry)
+		if utf8.RuneCountInString(next) > p.MaxChars {
+			return fmt.Errorf("sqlite: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)
+		}
+		f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata}
+		if p.Receipt != nil {
+			f.OperationID = p.Receipt.ID
+		}
+		if err := d.replaceFile(ctx, tx, f, cur.Version); err != nil {
+			return err
+		}
+		if p.Receipt == nil {
+			return nil
+		}
+		r := *p.Receipt
+		r.Expected, r.Existed = cur.Version, true
+		return d.insertReceipt(ctx, tx, r)
+	})
+	if errors.Is(err, errKnownReceipt) {
+		return res, nil
+	}
+	return driver.AppendResult{}, err
+}
