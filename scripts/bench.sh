@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of every module in one run, with the emulators the
-# backend benchmarks need. Each benchmark reports backend requests per
-# operation (req/op) and, for backends, latency ratios against a raw SDK call.
+# Runs the benchmarks of every module in one run; the backend benchmarks'
+# emulators are started by their test binaries (testenv). Each benchmark
+# reports backend requests per operation (req/op) and, for backends, latency
+# ratios against a raw SDK call. Packages run one at a time (-p 1), so no
+# other benchmark binary shares the machine with the one measuring.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,11 +20,10 @@ for m in "${MODULES[@]}"; do
   fi
 done
 if ((${#emulators[@]})); then
-  trap 'scripts/emulators.sh stop' EXIT
-  scripts/emulators.sh start "${emulators[@]}"
-  # shellcheck disable=SC1091
-  . "${AGENTMEM_RUN_DIR:-.cache/run}/emulators.env"
+  # Each benchmark binary starts (and stops) the emulators it needs from
+  # TestMain (module testenv); only the prerequisites are installed here.
+  scripts/emulators.sh install "${emulators[@]}"
 fi
 pkgs=()
 for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done
-go test -run '^$' -bench . -benchmem "$@" "${pkgs[@]}"
+AGENTMEM_EMULATORS="${AGENTMEM_EMULATORS:-processes}" go test -p 1 -run '^$' -bench . -benchmem "$@" "${pkgs[@]}"
