@@ -3,12 +3,10 @@
 #
 #   scripts/emulators.sh install [postgres] [dynamodb] [firestore] [cosmos] # prerequisites only
 #   scripts/emulators.sh images                                          # container images, built locally
-#   scripts/emulators.sh start [postgres] [dynamodb] [firestore] [cosmos]   # default: all four
-#   scripts/emulators.sh stop                                            # stop all this script started
 #
-# Tests need only install (or images): each backend's TestMain starts its
-# emulators from Go (module testenv) and stops them. start/stop remain for a
-# shell session that wants emulators of its own.
+# This script only installs: each test binary starts the emulators it needs
+# from TestMain and stops them (module testenv: AGENTMEM_* endpoints win,
+# else containers where Docker answers, else local processes).
 #
 # images builds agentmem-emulator/{postgres,dynamodb,firestore,cosmos}:local
 # with `docker import` from the same local files the processes run (the
@@ -16,22 +14,10 @@
 # Node with the patched Cosmos server, each with the shared libraries it
 # links): no registry is needed. DOCKER_HOST selects the daemon.
 #
-# start installs what is missing (under .cache/emulators/), starts each requested
-# emulator on a free 127.0.0.1 port (in parallel), waits until it answers and
-# writes .cache/run/emulators.env (`export NAME=value` lines) to be sourced:
-#   AGENTMEM_POSTGRES_URL, AGENTMEM_DYNAMODB_ENDPOINT, AGENTMEM_FIRESTORE_EMULATOR_HOST
-#   (+ FIRESTORE_EMULATOR_HOST), AGENTMEM_COSMOS_ENDPOINT, AGENTMEM_COSMOS_KEY.
-# A backend whose AGENTMEM_* variable is already set is not started; the given
-# value is copied into the env file. Runtime state (pid files, logs, data) lives
-# in .cache/run/. stop kills only the processes recorded there and is safe to
-# run when nothing is running.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${AGENTMEM_EMULATOR_CACHE:-$ROOT/.cache/emulators}" # AGENTMEM_EMULATOR_CACHE: a private install dir
-RUN="${AGENTMEM_RUN_DIR:-$ROOT/.cache/run}" # AGENTMEM_RUN_DIR: a private run dir for parallel users
-ENV_FILE="$RUN/emulators.env"
-READY_TIMEOUT="${EMULATORS_READY_TIMEOUT:-60}"
 
 ALL_BACKENDS=(postgres dynamodb firestore cosmos)
 
@@ -47,8 +33,6 @@ FIRESTORE_DIR="/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator"
 FIRESTORE_JAR="$FIRESTORE_DIR/cloud-firestore-emulator.jar"
 FIRESTORE_CMD="$FIRESTORE_DIR/cloud_firestore_emulator"
 COSMOS_SRC="$ROOT/scripts/cosmos"
-# The Cosmos DB emulator's well-known (public) account key.
-COSMOS_WELL_KNOWN_KEY="C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 log() { printf '[emulators] %s\n' "$*" >&2; }
 die() { printf '[emulators] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -59,39 +43,11 @@ usage() {
   cat >&2 <<EOF
 usage: $0 install [postgres] [dynamodb] [firestore] [cosmos]   (default: all four)
        $0 images
-       $0 start [postgres] [dynamodb] [firestore] [cosmos]   (default: all four)
-       $0 stop
 EOF
   exit 2
 }
 
 # ---------------------------------------------------------------- helpers
-
-# free_ports N: print N distinct free TCP ports on 127.0.0.1, one per line.
-free_ports() {
-  local n="$1"
-  if command -v python3 >/dev/null 2>&1; then
-    python3 - "$n" <<'PY'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-for s in socks:
-    print(s.getsockname()[1])
-PY
-    return
-  fi
-  # Fallback: random ports that nothing answers on (bash /dev/tcp probe).
-  local got=() p i
-  while ((${#got[@]} < n)); do
-    p=$((20000 + RANDOM % 12000))
-    for i in "${got[@]}"; do [[ "$i" == "$p" ]] && continue 2; done
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then got+=("$p"); fi
-  done
-  printf '%s\n' "${got[@]}"
-}
 
 java_bin() {
   local j
@@ -103,67 +59,6 @@ javac_bin() {
   for j in /usr/lib/jvm/java-17-openjdk-*/bin/javac; do [[ -x "$j" ]] && { echo "$j"; return; }; done
   command -v javac || true
 }
-
-# spawn NAME MARKER CMD...: run CMD in its own session/process group with output
-# to $RUN/NAME.log; the child records "pgid marker" in $RUN/NAME.pid.
-spawn() {
-  local name="$1" marker="$2"; shift 2
-  local pidfile="$RUN/$name.pid"
-  rm -f "$pidfile"
-  # $$ inside the child is the process after setsid (whether or not setsid had
-  # to fork), i.e. the leader of the new process group; exec keeps that pid.
-  # The working dir is $RUN/NAME.wd: DynamoDB Local writes a metadata file there.
-  mkdir -p "$RUN/$name.wd"
-  # shellcheck disable=SC2016
-  (cd "$RUN/$name.wd" && exec setsid bash -c 'echo "$$ $1" > "$0"; shift; exec "$@"' "$pidfile" "$marker" "$@") \
-    </dev/null >"$RUN/$name.log" 2>&1 &
-  local i
-  for ((i = 0; i < 250; i++)); do [[ -s "$pidfile" ]] && return 0; sleep 0.02; done
-  fail_backend "$name" "could not start the process"
-}
-
-# group_alive PGID: the group has a live (non-zombie) process. Zombies count as
-# gone: orphans may be reaped late by init.
-group_alive() {
-  kill -0 -- "-$1" 2>/dev/null || return 1
-  ps -e -o pgid=,stat= 2>/dev/null | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { f = 1 } END { exit !f }'
-}
-
-# group_matches PGID MARKER: some process of the group has MARKER in its command line.
-group_matches() {
-  ps -e -o pgid=,args= 2>/dev/null | awk -v g="$1" '$1 == g' | grep -qF -- "$2"
-}
-
-fail_backend() {
-  local name="$1" msg="$2"
-  {
-    printf '[emulators] ERROR: %s: %s\n' "$name" "$msg"
-    if [[ -s "$RUN/$name.log" ]]; then
-      printf '[emulators] ---- last lines of %s ----\n' "$RUN/$name.log"
-      tail -n 40 "$RUN/$name.log" | sed 's/^/    /'
-    else
-      printf '[emulators] (its log %s is empty)\n' "$RUN/$name.log"
-    fi
-  } >&2
-  exit 1
-}
-
-# wait_ready NAME PGID PROBE...: run PROBE until it succeeds, the group dies, or timeout.
-wait_ready() {
-  local name="$1" pgid="$2"; shift 2
-  local deadline=$((SECONDS + READY_TIMEOUT))
-  while ! "$@" >/dev/null 2>&1; do
-    if [[ -n "$pgid" ]] && ! group_alive "$pgid"; then
-      fail_backend "$name" "the emulator process exited before it answered"
-    fi
-    ((SECONDS < deadline)) || fail_backend "$name" "did not answer within ${READY_TIMEOUT}s"
-    sleep 0.1
-  done
-}
-
-http_code_not_000() { [[ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$1")" != "000" ]]; }
-http_body_is() { [[ "$(curl -s -m 2 "$1")" == "$2" ]]; }
-http_ok() { curl -s -f -m 2 -o /dev/null "$1"; }
 
 # ---------------------------------------------------------------- prerequisites
 
@@ -326,231 +221,6 @@ patch_cosmos() {
     's|return responseBody;|return finishAtomic(responseBody);|'
 }
 
-# ---------------------------------------------------------------- starters
-# Each runs in a background subshell, writes $RUN/NAME.envpart on success.
-
-start_postgres() {
-  local port="$1" t0; t0="$(now)"
-  local pgdir="$RUN/postgres"
-  local asuser=()
-  if [[ "$(id -u)" == 0 ]]; then
-    id postgres >/dev/null 2>&1 || fail_backend postgres "user 'postgres' missing (initdb refuses to run as root); install with: apt-get install -y postgresql-15"
-    asuser=(runuser -u postgres --)
-  fi
-  # The data dir must be reachable by the postgres user and the socket path short.
-  rm -rf "$pgdir"; mkdir -p "$pgdir"
-  if ((${#asuser[@]})); then chown postgres: "$pgdir"; fi
-  if ((${#pgdir} > 80)) || { ((${#asuser[@]})) && ! "${asuser[@]}" test -w "$pgdir"; }; then
-    rm -rf "$pgdir"
-    pgdir="$(mktemp -d /tmp/agentmem-pg.XXXXXX)"
-    if ((${#asuser[@]})); then chown postgres: "$pgdir"; fi
-  fi
-  echo "$pgdir" >"$RUN/postgres.dir"
-  # Output goes to a file opened by this shell, so the log works even where the
-  # postgres user cannot reach $RUN; cd / for the same reason.
-  (cd / && "${asuser[@]}" "$PG_BIN/initdb" -D "$pgdir/data" -U postgres --auth=trust -E UTF8 --no-sync --no-instructions) \
-    >"$RUN/postgres.log" 2>&1 || fail_backend postgres "initdb failed"
-  (cd / && "${asuser[@]}" "$PG_BIN/pg_ctl" -D "$pgdir/data" -w -t "$READY_TIMEOUT" \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $pgdir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-    start) >>"$RUN/postgres.log" 2>&1 || fail_backend postgres "pg_ctl start failed"
-  wait_ready postgres "" "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$port" -U postgres
-  echo "export AGENTMEM_POSTGRES_URL=postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable" >"$RUN/postgres.envpart"
-  log "postgres ready on 127.0.0.1:$port in $(elapsed "$t0")s"
-}
-
-start_dynamodb() {
-  local port="$1" t0; t0="$(now)"
-  install_dynamodb
-  local t1; t1="$(now)"
-  local E="$CACHE/dynamodb/package/emulator"
-  spawn dynamodb DdbLoopback env DDB_LOCAL_TELEMETRY=0 "$(java_bin)" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
-    -Djava.library.path="$E/DynamoDBLocal_lib" \
-    -cp "$CACHE/dynamodb/launcher:$E/DynamoDBLocal.jar:$E/DynamoDBLocal_lib/*" \
-    DdbLoopback -inMemory -port "$port" -disableTelemetry
-  local pgid; read -r pgid _ <"$RUN/dynamodb.pid"
-  # It answers 400 to a bare GET when ready.
-  wait_ready dynamodb "$pgid" http_code_not_000 "http://127.0.0.1:$port/"
-  echo "export AGENTMEM_DYNAMODB_ENDPOINT=http://127.0.0.1:$port" >"$RUN/dynamodb.envpart"
-  log "dynamodb ready on 127.0.0.1:$port in $(elapsed "$t1")s (total with install $(elapsed "$t0")s)"
-}
-
-start_firestore() {
-  local port="$1" t0; t0="$(now)"
-  # The wrapper script runs java as a child: the whole process group is stopped.
-  JAVA="$(java_bin)"; export JAVA
-  spawn firestore CloudFirestore "$FIRESTORE_CMD" start --host=127.0.0.1 --port="$port"
-  local pgid; read -r pgid _ <"$RUN/firestore.pid"
-  wait_ready firestore "$pgid" http_body_is "http://127.0.0.1:$port/" Ok
-  {
-    echo "export AGENTMEM_FIRESTORE_EMULATOR_HOST=127.0.0.1:$port"
-    echo "export FIRESTORE_EMULATOR_HOST=127.0.0.1:$port"
-  } >"$RUN/firestore.envpart"
-  log "firestore ready on 127.0.0.1:$port in $(elapsed "$t0")s"
-}
-
-start_cosmos() {
-  local port="$1" t0; t0="$(now)"
-  install_cosmos
-  local t1; t1="$(now)"
-  spawn cosmos cosmosdb-server node "$CACHE/cosmos/node_modules/@vercel/cosmosdb-server/lib/cli.js" \
-    --host 127.0.0.1 -p "$port" --no-ssl
-  local pgid; read -r pgid _ <"$RUN/cosmos.pid"
-  wait_ready cosmos "$pgid" http_ok "http://127.0.0.1:$port/"
-  {
-    echo "export AGENTMEM_COSMOS_ENDPOINT=http://127.0.0.1:$port"
-    echo "export AGENTMEM_COSMOS_KEY=$COSMOS_WELL_KNOWN_KEY"
-  } >"$RUN/cosmos.envpart"
-  log "cosmos ready on 127.0.0.1:$port in $(elapsed "$t1")s (total with install $(elapsed "$t0")s)"
-}
-
-# ---------------------------------------------------------------- stop
-
-stop_postgres() {
-  [[ -f "$RUN/postgres.dir" ]] || return 0
-  local pgdir; pgdir="$(cat "$RUN/postgres.dir")"
-  if [[ -f "$pgdir/data/postmaster.pid" ]]; then
-    local asuser=()
-    if [[ "$(id -u)" == 0 ]]; then asuser=(runuser -u postgres --); fi
-    local pid; pid="$(head -n 1 "$pgdir/data/postmaster.pid")"
-    (cd / && "${asuser[@]}" "$PG_BIN/pg_ctl" -D "$pgdir/data" -m fast -w -t 20 stop) >/dev/null 2>&1 \
-      || (cd / && "${asuser[@]}" "$PG_BIN/pg_ctl" -D "$pgdir/data" -m immediate -w -t 10 stop) >/dev/null 2>&1 || true
-    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && ps -o args= -p "$pid" | grep -q postgres; then
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    log "stopped postgres"
-  fi
-  case "$pgdir" in
-    "$RUN/postgres" | /tmp/agentmem-pg.*) rm -rf "$pgdir" ;;
-  esac
-  rm -f "$RUN/postgres.dir"
-}
-
-stop_group() {
-  local name="$1" f="$RUN/$1.pid"
-  [[ -f "$f" ]] || return 0
-  local pgid marker
-  read -r pgid marker <"$f" || true
-  if [[ "$pgid" =~ ^[0-9]+$ ]] && ((pgid > 1)) && group_alive "$pgid" && group_matches "$pgid" "$marker"; then
-    kill -TERM -- "-$pgid" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 100; i++)); do group_alive "$pgid" || break; sleep 0.1; done
-    if group_alive "$pgid"; then
-      kill -KILL -- "-$pgid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do group_alive "$pgid" || break; sleep 0.1; done
-    fi
-    log "stopped $name (process group $pgid)"
-  fi
-  rm -f "$f"
-}
-
-stop_backend() {
-  case "$1" in
-    postgres) stop_postgres ;;
-    *) stop_group "$1" ;;
-  esac
-  rm -f "$RUN/$1.envpart"
-}
-
-cmd_stop() {
-  [[ -d "$RUN" ]] || return 0
-  local b
-  for b in "${ALL_BACKENDS[@]}"; do stop_backend "$b"; done
-  rm -f "$ENV_FILE"
-}
-
-# ---------------------------------------------------------------- start
-
-# env_line NAME VALUE: an `export NAME=value` line; the value is quoted only if it
-# has characters a shell would treat specially.
-env_line() {
-  if [[ "$2" =~ ^[A-Za-z0-9_@%+=:,./?~-]*$ ]]; then
-    printf 'export %s=%s' "$1" "$2"
-  else
-    printf 'export %s=%q' "$1" "$2"
-  fi
-}
-
-env_var_of() {
-  case "$1" in
-    postgres) echo AGENTMEM_POSTGRES_URL ;;
-    dynamodb) echo AGENTMEM_DYNAMODB_ENDPOINT ;;
-    firestore) echo AGENTMEM_FIRESTORE_EMULATOR_HOST ;;
-    cosmos) echo AGENTMEM_COSMOS_ENDPOINT ;;
-  esac
-}
-
-cmd_start() {
-  local requested=() b
-  if (($# == 0)); then requested=("${ALL_BACKENDS[@]}"); fi
-  for b in "$@"; do
-    case "$b" in
-      postgres | dynamodb | firestore | cosmos)
-        [[ " ${requested[*]-} " == *" $b "* ]] || requested+=("$b") ;;
-      *) log "unknown backend '$b'"; usage ;;
-    esac
-  done
-
-  mkdir -p "$CACHE" "$RUN"
-  local T0; T0="$(now)"
-
-  # Backends given from outside are not started; their value goes to the env file.
-  local to_start=() lines=() var
-  for b in "${requested[@]}"; do
-    var="$(env_var_of "$b")"
-    if [[ -n "${!var:-}" ]]; then
-      log "$b: $var is set; not starting it"
-      lines+=("$(env_line "$var" "${!var}")")
-      case "$b" in
-        firestore) lines+=("$(env_line FIRESTORE_EMULATOR_HOST "${!var}")") ;;
-        cosmos) lines+=("$(env_line AGENTMEM_COSMOS_KEY "${AGENTMEM_COSMOS_KEY:-$COSMOS_WELL_KNOWN_KEY}")") ;;
-      esac
-    else
-      to_start+=("$b")
-    fi
-  done
-
-  rm -f "$ENV_FILE"
-  if ((${#to_start[@]})); then
-    # Leftovers of an earlier run of this checkout are stopped first.
-    for b in "${to_start[@]}"; do stop_backend "$b"; rm -f "$RUN/$b.rc"; done
-
-    ensure_prereqs "${to_start[@]}"
-
-    local ports=()
-    mapfile -t ports < <(free_ports "${#to_start[@]}")
-    ((${#ports[@]} == ${#to_start[@]})) || die "could not pick free ports"
-
-    rm -rf "$CACHE"/*.tmp.*  # half-done installs of an interrupted run
-
-    # On interruption, stop the starters, then what they started.
-    local i pids=()
-    trap 'trap - INT TERM; log "interrupted; stopping"; kill "${pids[@]}" 2>/dev/null; wait; for b in "${to_start[@]}"; do stop_backend "$b"; done; exit 130' INT TERM
-
-    for i in "${!to_start[@]}"; do
-      b="${to_start[$i]}"
-      ( "start_$b" "${ports[$i]}"; ) &
-      pids+=($!)
-    done
-    local failed=()
-    for i in "${!to_start[@]}"; do
-      wait "${pids[$i]}" || failed+=("${to_start[$i]}")
-    done
-    trap - INT TERM
-
-    if ((${#failed[@]})); then
-      for b in "${to_start[@]}"; do stop_backend "$b"; done
-      die "failed to start: ${failed[*]} (everything started by this run was stopped again)"
-    fi
-    for b in "${to_start[@]}"; do
-      mapfile -t -O "${#lines[@]}" lines <"$RUN/$b.envpart"
-    done
-  fi
-
-  printf '%s\n' "${lines[@]}" >"$ENV_FILE.tmp"
-  mv "$ENV_FILE.tmp" "$ENV_FILE"
-  log "all up in $(elapsed "$T0")s; env: $ENV_FILE"
-}
-
 # ---------------------------------------------------------------- install, images
 
 backends_of() {
@@ -702,7 +372,5 @@ SH
 case "${1:-}" in
   install) shift; cmd_install "$@" ;;
   images) shift; (($# == 0)) || usage; cmd_images ;;
-  start) shift; cmd_start "$@" ;;
-  stop) shift; (($# == 0)) || usage; cmd_stop ;;
   *) usage ;;
 esac

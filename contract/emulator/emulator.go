@@ -13,18 +13,18 @@ import (
 	"testing"
 )
 
-// Environment variables, as set by testenv and scripts/emulators.sh.
+// Environment variables, as set by testenv.
 const (
 	PostgresURL       = "AGENTMEM_POSTGRES_URL"
 	DynamoDBEndpoint  = "AGENTMEM_DYNAMODB_ENDPOINT"
 	FirestoreHost     = "AGENTMEM_FIRESTORE_EMULATOR_HOST"
 	CosmosEndpoint    = "AGENTMEM_COSMOS_ENDPOINT"
 	CosmosKey         = "AGENTMEM_COSMOS_KEY"
-	emulatorsUsage    = "start it from the package's TestMain with testenv.Main (module testenv), or by hand: scripts/emulators.sh start %s && . .cache/run/emulators.env"
+	emulatorsUsage    = "start it from the package's TestMain with testenv.Main (module testenv; scripts/emulators.sh install %s installs it), or set the variable to an endpoint of your own"
 	missingVarMessage = "%s is not set: the %s emulator is not running; " + emulatorsUsage
 )
 
-// Names of the emulators scripts/emulators.sh knows.
+// Names of the emulators testenv and scripts/emulators.sh know.
 var backendOf = map[string]string{
 	PostgresURL:      "postgres",
 	DynamoDBEndpoint: "dynamodb",
