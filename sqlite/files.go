@@ -126,10 +126,8 @@ func (d *Driver) createFile(ctx context.Context, q querier, f driver.File) error
 
 // ReplaceFile implements driver.Driver (UPDATE … WHERE version = expected).
 func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
-	if err := d.precheck(ctx, f.Path, "", expected); err != nil {
-		return err
-	}
-	return d.inTx(ctx, func(tx *sql.Tx) error { return d.replaceFile(ctx, tx, f, expected) })
+	check := func() error { return d.precheck(ctx, f.Path, "", expected) }
+	return d.inTxChecked(ctx, check, func(tx *sql.Tx) error { return d.replaceFile(ctx, tx, f, expected) })
 }
 
 func (d *Driver) replaceFile(ctx context.Context, q querier, f driver.File, expected string) error {
@@ -143,10 +141,8 @@ func (d *Driver) replaceFile(ctx context.Context, q querier, f driver.File, expe
 
 // DeleteFile implements driver.Driver (DELETE … WHERE version = expected).
 func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
-	if err := d.precheck(ctx, path, "", expected); err != nil {
-		return err
-	}
-	return d.inTx(ctx, func(tx *sql.Tx) error {
+	check := func() error { return d.precheck(ctx, path, "", expected) }
+	return d.inTxChecked(ctx, check, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, d.sql.deleteFile, path, expected)
 		return applied(ctx, res, err)
 	})
@@ -235,12 +231,11 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	if p.Receipt != nil {
 		opID = p.Receipt.ID
 	}
+	var check func() error
 	if p.Expected != "" {
-		if err := d.precheck(ctx, p.Path, opID, p.Expected); err != nil {
-			return driver.MutateResult{}, err
-		}
+		check = func() error { return d.precheck(ctx, p.Path, opID, p.Expected) }
 	}
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
+	err := d.inTxChecked(ctx, check, func(tx *sql.Tx) error {
 		if p.Receipt != nil {
 			err := d.insertReceipt(ctx, tx, *p.Receipt)
 			if errors.Is(err, driver.ErrPrecondition) {
@@ -282,7 +277,8 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 }
 
 // precheck fails a replace or delete whose expected version is already
-// gone with driver.ErrPrecondition before it takes the writer slot, so a
+// gone with driver.ErrPrecondition before it waits for the writer slot
+// (inTxChecked runs it only when the slot is taken), so a
 // compare-and-swap that lost a race never queues behind, or holds up, the
 // writers that won (when the operation opID is unknown: a known one is
 // answered in the transaction). A version that matches here is checked

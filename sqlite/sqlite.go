@@ -216,9 +216,29 @@ func (d *Driver) lockWriter(ctx context.Context) (release func(), err error) {
 // inTx runs fn in one BEGIN IMMEDIATE transaction and commits it when fn
 // returns nil; otherwise it rolls back and returns fn's error.
 func (d *Driver) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	release, err := d.lockWriter(ctx)
-	if err != nil {
-		return err
+	return d.inTxChecked(ctx, nil, fn)
+}
+
+// inTxChecked is inTx for a conditional change. When this process's writer
+// slot is taken, check runs first, without the slot: a compare-and-swap
+// that has already lost its race fails at once instead of queueing behind,
+// and then holding up, the writers that won. When the slot is free there is
+// nothing to save, so check is skipped (the transaction checks again).
+func (d *Driver) inTxChecked(ctx context.Context, check func() error, fn func(tx *sql.Tx) error) error {
+	var release func()
+	select {
+	case d.writer <- struct{}{}:
+		release = func() { <-d.writer }
+	default:
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		var err error
+		if release, err = d.lockWriter(ctx); err != nil {
+			return err
+		}
 	}
 	defer release()
 	tx, err := d.db.BeginTx(ctx, nil)
