@@ -33,12 +33,12 @@ type Options struct {
 // not own the client: Close leaves it open.
 type Driver struct {
 	c        *azcosmos.ContainerClient
-	files    *hints[string, state] // path → last seen (version, ETag)
-	receipts *hints[string, state] // operation id → last seen (version, completed, ETag)
+	files    *driver.Hints[string, state] // path → last seen (version, ETag)
+	receipts *driver.Hints[string, state] // operation id → last seen (version, completed, ETag)
 	// receiptParts maps an operation id to the partition of the receipt
 	// Mutate wrote or GetReceipt found there (the file's partition).
-	receiptParts *hints[string, string]
-	sessions     *hints[string, string] // partition key → last session token
+	receiptParts *driver.Hints[string, string]
+	sessions     *driver.Hints[string, string] // partition key → last session token
 }
 
 var (
@@ -91,10 +91,10 @@ func New(ctx context.Context, client *azcosmos.Client, database, container strin
 	}
 	return &Driver{
 		c:            c,
-		files:        newHints[string, state](n),
-		receipts:     newHints[string, state](n),
-		receiptParts: newHints[string, string](n),
-		sessions:     newHints[string, string](n),
+		files:        driver.NewHints[string, state](n),
+		receipts:     driver.NewHints[string, state](n),
+		receiptParts: driver.NewHints[string, string](n),
+		sessions:     driver.NewHints[string, string](n),
 	}, nil
 }
 

@@ -64,7 +64,7 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	for range casRounds {
 		var etag azcore.ETag
 		if p.Expected != "" {
-			if st, ok := d.files.get(p.Path); ok && st.version == p.Expected && st.etag != "" {
+			if st, ok := d.files.Get(p.Path); ok && st.version == p.Expected && st.etag != "" {
 				etag = st.etag
 			}
 		}
@@ -109,7 +109,7 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 			return err
 		})
 		if err != nil {
-			d.files.drop(p.Path)
+			d.files.Drop(p.Path)
 			return driver.MutateResult{}, failure(err)
 		}
 		d.remember(pk, &resp.SessionToken)
@@ -117,18 +117,18 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 			// A server that reports success for a batch with a failed
 			// operation did not apply it atomically (the unpatched local
 			// server does this): what it applied is unknown.
-			d.files.drop(p.Path)
+			d.files.Drop(p.Path)
 			return driver.MutateResult{}, fmt.Errorf("%w: operation %d answered %d in a batch reported as committed; the server does not apply batches atomically", errBatch, at, code)
 		}
 		if resp.Success {
 			switch {
 			case p.Kind == driver.KindDelete:
-				d.files.drop(p.Path)
+				d.files.Drop(p.Path)
 			case fileOp < len(resp.OperationResults):
-				d.files.put(p.Path, state{version: p.Version, etag: resp.OperationResults[fileOp].ETag})
+				d.files.Put(p.Path, state{version: p.Version, etag: resp.OperationResults[fileOp].ETag})
 			}
 			if p.Receipt != nil {
-				d.receiptParts.put(p.Receipt.ID, pk)
+				d.receiptParts.Put(p.Receipt.ID, pk)
 			}
 			return driver.MutateResult{}, nil
 		}
@@ -141,7 +141,7 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 			}
 			continue // expired since: try again
 		case at == fileOp && (code == http.StatusPreconditionFailed || code == http.StatusNotFound || code == http.StatusConflict):
-			d.files.drop(p.Path)
+			d.files.Drop(p.Path)
 			if p.Expected == "" {
 				return driver.MutateResult{}, fmt.Errorf("cosmosdb: mutate %q: the path exists (%d): %w", p.Path, code, driver.ErrPrecondition)
 			}

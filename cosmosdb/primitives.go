@@ -77,7 +77,7 @@ func throttled(err error, attempt int) (time.Duration, bool) {
 // session returns the session token last seen for partition pk: with
 // Session consistency it makes a read see this driver's own writes.
 func (d *Driver) session(pk string) *string {
-	if t, ok := d.sessions.get(pk); ok {
+	if t, ok := d.sessions.Get(pk); ok {
 		return &t
 	}
 	return nil
@@ -85,7 +85,7 @@ func (d *Driver) session(pk string) *string {
 
 func (d *Driver) remember(pk string, tok *string) {
 	if tok != nil && *tok != "" {
-		d.sessions.put(pk, *tok)
+		d.sessions.Put(pk, *tok)
 	}
 }
 
@@ -115,7 +115,7 @@ func (d *Driver) readFile(ctx context.Context, path string) (*driver.File, azcor
 	pk := partitionOf(path)
 	resp, err := d.c.ReadItem(ctx, key(pk), fileID(path), &azcosmos.ItemOptions{SessionToken: d.session(pk)})
 	if statusOf(err) == 404 {
-		d.files.drop(path)
+		d.files.Drop(path)
 		return nil, "", nil
 	}
 	if err != nil {
@@ -130,7 +130,7 @@ func (d *Driver) readFile(ctx context.Context, path string) (*driver.File, azcor
 		return nil, "", fmt.Errorf("cosmosdb: item %s holds path %q, not %q", fileID(path), f.Path, path)
 	}
 	etag := etagOf(resp)
-	d.files.put(path, state{version: f.Version, etag: etag})
+	d.files.Put(path, state{version: f.Version, etag: etag})
 	return f, etag, nil
 }
 
@@ -163,10 +163,10 @@ func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
 	}
 	etag, err := d.createItem(ctx, partitionOf(f.Path), body)
 	if err != nil {
-		d.files.drop(f.Path)
+		d.files.Drop(f.Path)
 		return err
 	}
-	d.files.put(f.Path, state{version: f.Version, etag: etag})
+	d.files.Put(f.Path, state{version: f.Version, etag: etag})
 	return nil
 }
 
@@ -185,7 +185,7 @@ func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string
 		resp, err := d.c.ReplaceItem(ctx, key(pk), id, body, &azcosmos.ItemOptions{IfMatchEtag: &etag})
 		if err == nil {
 			d.remember(pk, resp.SessionToken)
-			d.files.put(f.Path, state{version: f.Version, etag: resp.ETag})
+			d.files.Put(f.Path, state{version: f.Version, etag: resp.ETag})
 		}
 		return err
 	})
@@ -198,7 +198,7 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 		resp, err := d.c.DeleteItem(ctx, key(pk), id, &azcosmos.ItemOptions{IfMatchEtag: &etag})
 		if err == nil {
 			d.remember(pk, resp.SessionToken)
-			d.files.drop(path)
+			d.files.Drop(path)
 		}
 		return err
 	})
@@ -207,7 +207,7 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 // conditional runs write (a request with If-Match on the given ETag) on
 // the row at path only if the row's version is expected.
 func (d *Driver) conditional(ctx context.Context, path, expected string, write func(context.Context, azcore.ETag) error) error {
-	st, cached := d.files.get(path)
+	st, cached := d.files.Get(path)
 	look := func(ctx context.Context) (azcore.ETag, bool, error) {
 		f, etag, err := d.readFile(ctx, path)
 		switch {
@@ -220,7 +220,7 @@ func (d *Driver) conditional(ctx context.Context, path, expected string, write f
 		}
 		return etag, false, nil
 	}
-	return d.ifMatch(ctx, st.etag, cached && st.version == expected, look, write, precondition, func() { d.files.drop(path) })
+	return d.ifMatch(ctx, st.etag, cached && st.version == expected, look, write, precondition, func() { d.files.Drop(path) })
 }
 
 // ifMatch runs write with If-Match on an ETag until it applies or a
@@ -273,7 +273,7 @@ func (d *Driver) ifMatch(ctx context.Context, etag azcore.ETag, cached bool,
 // the (always indexed) id. The store calls it on the atomic path only
 // when a Mutate was refused and for Store.GetOperation.
 func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
-	if pk, ok := d.receiptParts.get(id); ok {
+	if pk, ok := d.receiptParts.Get(id); ok {
 		if r, err := d.readReceiptIn(ctx, pk, id); err != nil || r != nil {
 			return r, err
 		}
@@ -295,7 +295,7 @@ func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, er
 			PK string `json:"pk"`
 		}
 		if json.Unmarshal(b, &it) == nil && it.PK != "" {
-			d.receiptParts.put(id, it.PK)
+			d.receiptParts.Put(id, it.PK)
 		}
 		return r, nil
 	}
@@ -314,7 +314,7 @@ func (d *Driver) readReceiptIn(ctx context.Context, pk, id string) (*driver.Rece
 		return nil, err
 	}
 	d.remember(pk, resp.SessionToken)
-	d.receiptParts.put(id, pk)
+	d.receiptParts.Put(id, pk)
 	return decodeReceipt(resp.Value, id)
 }
 
@@ -322,7 +322,7 @@ func (d *Driver) readReceipt(ctx context.Context, id string) (*driver.Receipt, a
 	rid := receiptID(id)
 	resp, err := d.c.ReadItem(ctx, key(rid), rid, &azcosmos.ItemOptions{SessionToken: d.session(rid)})
 	if statusOf(err) == 404 {
-		d.receipts.drop(id)
+		d.receipts.Drop(id)
 		return nil, "", nil
 	}
 	if err != nil {
@@ -334,7 +334,7 @@ func (d *Driver) readReceipt(ctx context.Context, id string) (*driver.Receipt, a
 		return nil, "", err
 	}
 	etag := etagOf(resp)
-	d.receipts.put(id, state{version: r.Version, completed: r.Completed, etag: etag})
+	d.receipts.Put(id, state{version: r.Version, completed: r.Completed, etag: etag})
 	return r, etag, nil
 }
 
@@ -347,10 +347,10 @@ func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
 	}
 	etag, err := d.createItem(ctx, receiptID(r.ID), body)
 	if err != nil {
-		d.receipts.drop(r.ID)
+		d.receipts.Drop(r.ID)
 		return err
 	}
-	d.receipts.put(r.ID, state{version: r.Version, completed: r.Completed, etag: etag})
+	d.receipts.Put(r.ID, state{version: r.Version, completed: r.Completed, etag: etag})
 	return nil
 }
 
@@ -367,7 +367,7 @@ func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
 		resp, err := d.c.ReplaceItem(ctx, key(rid), rid, body, &azcosmos.ItemOptions{IfMatchEtag: &etag})
 		if err == nil {
 			d.remember(rid, resp.SessionToken)
-			d.receipts.put(r.ID, state{version: r.Version, completed: true, etag: resp.ETag})
+			d.receipts.Put(r.ID, state{version: r.Version, completed: true, etag: resp.ETag})
 		}
 		return err
 	})
@@ -381,7 +381,7 @@ func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
 		resp, err := d.c.DeleteItem(ctx, key(rid), rid, &azcosmos.ItemOptions{IfMatchEtag: &etag})
 		if err == nil {
 			d.remember(rid, resp.SessionToken)
-			d.receipts.drop(id)
+			d.receipts.Drop(id)
 		}
 		return err
 	})
@@ -392,7 +392,7 @@ func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
 // already completed with version is success and a missing one a failed
 // condition; for a drop, a missing receipt is success.
 func (d *Driver) receiptCAS(ctx context.Context, id, version string, complete bool, write func(context.Context, azcore.ETag) error) error {
-	st, cached := d.receipts.get(id)
+	st, cached := d.receipts.Get(id)
 	look := func(ctx context.Context) (azcore.ETag, bool, error) {
 		r, etag, err := d.readReceipt(ctx, id)
 		switch {
@@ -417,5 +417,5 @@ func (d *Driver) receiptCAS(ctx context.Context, id, version string, complete bo
 		}
 		return nil
 	}
-	return d.ifMatch(ctx, st.etag, cached && !st.completed && st.version == version, look, write, gone, func() { d.receipts.drop(id) })
+	return d.ifMatch(ctx, st.etag, cached && !st.completed && st.version == version, look, write, gone, func() { d.receipts.Drop(id) })
 }

@@ -1,7 +1,6 @@
 package firestore
 
 import (
-	"sync"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -25,19 +24,13 @@ type stamp struct {
 // a hint: a write conditioned on a stale one fails its precondition and
 // writes nothing, and the transaction then decides. When full it forgets
 // an arbitrary entry.
-type stamps struct {
-	mu  sync.Mutex
-	max int
-	m   map[string]stamp
-}
+type stamps struct{ h *driver.Hints[string, stamp] }
 
-func newStamps(n int) *stamps { return &stamps{max: n, m: make(map[string]stamp)} }
+func newStamps(n int) *stamps { return &stamps{driver.NewHints[string, stamp](n)} }
 
 // at returns the update time of path at version, if known.
 func (s *stamps) at(path, version string) (time.Time, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.m[path]
+	st, ok := s.h.Get(path)
 	if !ok || st.version != version || st.at.IsZero() {
 		return time.Time{}, false
 	}
@@ -45,25 +38,12 @@ func (s *stamps) at(path, version string) (time.Time, bool) {
 }
 
 func (s *stamps) put(path, version string, at time.Time) {
-	if at.IsZero() {
-		return
+	if !at.IsZero() {
+		s.h.Put(path, stamp{version: version, at: at})
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[path]; !ok && len(s.m) >= s.max {
-		for k := range s.m {
-			delete(s.m, k)
-			break
-		}
-	}
-	s.m[path] = stamp{version: version, at: at}
 }
 
-func (s *stamps) drop(path string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, path)
-}
+func (s *stamps) drop(path string) { s.h.Drop(path) }
 
 // saw remembers the update time of a file row the driver read.
 func (d *Driver) saw(f *driver.File, s *firestore.DocumentSnapshot) {

@@ -119,3 +119,31 @@ func TestPruneBatches(t *testing.T) {
 		t.Fatalf("done context: %v", err)
 	}
 }
+
+// TestHints: a Hints never holds more than its bound and forgets on Drop.
+func TestHints(t *testing.T) {
+	h := NewHints[string, int](2)
+	h.Put("a", 1)
+	h.Put("b", 2)
+	h.Put("a", 3) // an update, not a new entry: nothing is forgotten
+	if v, ok := h.Get("a"); !ok || v != 3 {
+		t.Fatalf("a = %d, %v", v, ok)
+	}
+	if _, ok := h.Get("b"); !ok {
+		t.Fatal("b was forgotten by an update of a")
+	}
+	h.Put("c", 4)
+	n := 0
+	for _, k := range []string{"a", "b", "c"} {
+		if _, ok := h.Get(k); ok {
+			n++
+		}
+	}
+	if _, ok := h.Get("c"); !ok || n != 2 {
+		t.Fatalf("after a third key: c kept %v, %d entries", ok, n)
+	}
+	h.Drop("c")
+	if _, ok := h.Get("c"); ok {
+		t.Fatal("c still there after Drop")
+	}
+}
