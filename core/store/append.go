@@ -87,11 +87,18 @@ func (s *Store) Append(ctx context.Context, r AppendRequest) (m Mutation, err er
 		}
 	}
 	var b Backoff
+	var conflict error // the last attempt's conflict
 	for {
 		m, err := a.attempt(ctx)
+		if conflict != nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// ctx ended inside an attempt after the file kept changing:
+			// the same answer as when it ends between attempts.
+			err = conflict
+		}
 		if !errors.Is(err, ErrConflict) || errors.Is(err, ErrOperationConflict) {
 			return m, err
 		}
+		conflict = err
 		if werr := b.Wait(ctx); werr != nil {
 			return Mutation{}, fmt.Errorf("agentmem: append to %q: the file changed on each of %d attempts until the context ended; retry later or with a longer deadline: %w: %w", r.Path, b.Conflicts(), err, werr)
 		}
