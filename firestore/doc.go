@@ -59,9 +59,12 @@
 // preconditions (receipt absent; file absent or at the update time the
 // driver last saw for the expected version) make it atomic and
 // conditional, in one RPC. When that update time is unknown, or the
-// preconditions fail, it reads the file and the receipt and decides in
+// preconditions fail, it reads the file and the receipt without a
+// transaction (one BatchGetDocuments) and either decides or commits again
+// on the update time it read, so that contending writers never wait on
+// locks; a plain delete (or one of a path that must be absent) decides in
 // one read-write transaction (BeginTransaction, BatchGetDocuments,
-// Commit); if the client re-sends a landed Commit or re-runs the
+// Commit) instead. If the client re-sends a landed Commit or re-runs the
 // transaction after ABORTED, the function recognises its own earlier
 // commit by the new version or by an attempt token stored in the receipt.
 //

@@ -21,14 +21,22 @@ import (
 // (GetFile, GetFiles) or wrote it (an earlier Mutate) and remembers it per
 // path (Options.CacheSize).
 //
-// When the update time is unknown (and for a delete without a receipt, or
-// of a path that must be absent), or when the Commit's preconditions fail
-// (a known receipt, another version, a stale memory), Mutate runs a
+// Otherwise (see below) Mutate runs a
 // read-write transaction of at most two documents, which decides: it reads
 // the file row and the receipt together (locking both), then writes the
 // file change and the completed receipt, or nothing. Three RPCs:
 // BeginTransaction, BatchGetDocuments, Commit (a failed version check
 // rolls back instead of committing).
+//
+// A failed or impossible Commit is first followed by a plain read of the
+// file and the receipt (one BatchGetDocuments, see look), which either
+// decides or refreshes the update time for another Commit; only a
+// mutation without evidence of its own commit (a plain delete, a delete
+// of a path that must be absent), a driver without the cache, or a row
+// whose update time keeps changing under a constant version goes to the
+// transaction. Writers racing for one document (appenders) therefore
+// lose a precondition and retry, rather than wait on each other's locks
+// and abort.
 //
 // The client re-sends a Commit after UNAVAILABLE, and runs the transaction
 // function again after ABORTED; either may follow a commit that had
@@ -42,8 +50,16 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	if err != nil {
 		return driver.MutateResult{}, err
 	}
-	if ok, err := d.commit(ctx, m); ok || err != nil {
-		return m.res, err
+	for range maxLooks {
+		if ok, err := d.commit(ctx, m); ok || err != nil {
+			return m.res, err
+		}
+		if !m.optimistic() {
+			break
+		}
+		if ok, err := m.look(ctx); ok || err != nil {
+			return m.res, err
+		}
 	}
 	err = d.client.RunTransaction(ctx, m.run, firestore.MaxAttempts(d.maxAttempts))
 	switch {
@@ -53,6 +69,67 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		return driver.MutateResult{}, err
 	}
 	return driver.MutateResult{}, fail(ctx, "mutate", err)
+}
+
+// maxLooks bounds the rounds of Commit and look before Mutate lets a
+// transaction decide (a row rewritten without a new version, such as a
+// store's fence, changes its update time alone).
+const maxLooks = 4
+
+// optimistic reports whether m can be decided by a Commit with
+// preconditions alone: its commit leaves evidence to recognise it by (a
+// new version, or a receipt) and has a precondition for every state.
+func (m *mutation) optimistic() bool {
+	if m.d.seen == nil || m.file == nil {
+		return false
+	}
+	return m.p.Kind == driver.KindWrite || m.p.Expected != "" && m.receipt != nil
+}
+
+// look reads the file row and the receipt together, without a
+// transaction (one BatchGetDocuments, no locks), after the single Commit
+// failed its preconditions or had no update time to go on. It decides
+// when it can: this call's own commit landed (the client re-sent it), the
+// receipt is known, or the row is not in the expected state
+// (ErrPrecondition). Otherwise the row is as expected and its update time
+// is remembered, so the next Commit is conditioned on what was read: two
+// writers racing for one row then lose a precondition, never wait on a
+// lock (transactions lock the rows they read, and under contention time
+// out with ABORTED).
+func (m *mutation) look(ctx context.Context) (bool, error) {
+	refs := []*firestore.DocumentRef{m.file}
+	if m.receipt != nil {
+		refs = append(refs, m.receipt)
+	}
+	snaps, err := m.d.client.GetAll(ctx, refs)
+	if err != nil {
+		return false, fail(ctx, "mutate: read", err)
+	}
+	m.res = driver.MutateResult{}
+	if m.receipt != nil && snaps[1].Exists() {
+		r, attempt, err := decodeReceipt(snaps[1], m.p.Receipt.ID)
+		if err != nil {
+			return false, err
+		}
+		if attempt != m.attempt {
+			m.res.Existing = r
+		}
+		return true, nil
+	}
+	var cur *driver.File
+	if snaps[0].Exists() {
+		if cur, err = decodeFile(snaps[0]); err != nil {
+			return false, err
+		}
+		m.d.saw(cur, snaps[0])
+	}
+	switch {
+	case m.p.Kind == driver.KindWrite && cur != nil && cur.Version == m.p.Version:
+		return true, nil // this call's earlier commit landed
+	case cur == nil && m.p.Expected != "", cur != nil && cur.Version != m.p.Expected:
+		return true, fmt.Errorf("firestore: mutate %q: %w", m.p.Path, driver.ErrPrecondition)
+	}
+	return false, nil // as expected: Commit again on what was read
 }
 
 // mutation is one Mutate call: its parameters, documents and the state

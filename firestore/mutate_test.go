@@ -3,12 +3,16 @@ package firestore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/firestore"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // emulatorDriver returns a driver over a fresh collection on the emulator.
@@ -127,5 +131,47 @@ func TestConditionFailedRetriedWrite(t *testing.T) {
 	_, err = snap.Ref.Delete(context.WithoutCancel(ctx), firestore.LastUpdateTime(snap.UpdateTime))
 	if !conditionFailed(err) {
 		t.Fatalf("second conditional delete: %v", err)
+	}
+}
+
+// TestMutateContentionTakesNoLocks appends to one shared file from many
+// writers with a client that runs each transaction only once, so that any
+// transaction lock contention would end in ABORTED (it did: the emulator's
+// "Transaction lock timeout"): writes must be decided by Commits with
+// preconditions and plain reads, and store.Append must land every line
+// exactly once.
+func TestMutateContentionTakesNoLocks(t *testing.T) {
+	client := EmulatorClients(t, 1)[0]
+	d, err := New(t.Context(), client, "c-"+RandomID(), &Options{MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(d, nil)
+	const w, n = 12, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, w*n)
+	for i := range w {
+		wg.Go(func() {
+			for j := range n {
+				line := fmt.Sprintf("w%d-%d", i, j)
+				_, err := s.Append(t.Context(), store.AppendRequest{Path: "shared.md", Text: line, MaxChars: 1 << 16,
+					Operation: &store.Operation{ID: "op-" + line, Fingerprint: "fp-" + line}})
+				if err != nil {
+					errs <- fmt.Errorf("append %s: %w", line, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	f, err := s.Read(t.Context(), "shared.md", 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(f.Content, "\n"); got != w*n {
+		t.Errorf("file has %d lines, want %d:\n%s", got, w*n, f.Content)
 	}
 }
