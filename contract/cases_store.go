@@ -16,7 +16,7 @@ import (
 // Cases returns the suite's cases, in order.
 func Cases() []Case {
 	var all []Case
-	for _, group := range [][]Case{storeCases, walkCases, receiptCases, searchCases, pathCases, faultCases, replayCases, concurrencyCases, adversarialCases, costCases} {
+	for _, group := range [][]Case{storeCases, walkCases, receiptCases, searchCases, pathCases, faultCases, replayCases, concurrencyCases, adversarialCases, costCases, historyCases} {
 		all = append(all, group...)
 	}
 	return all
@@ -27,7 +27,7 @@ var storeCases = []Case{
 		got := e.Store.Capabilities()
 		want := e.h.Capabilities
 		if e.Mode == modePrimitives {
-			want = driver.Capabilities{}
+			want = driver.Capabilities{History: want.History}
 		}
 		eq(t, "capabilities", got, want)
 	}},

@@ -14,7 +14,7 @@ func TestConformance(t *testing.T) {
 		Name:      "memstore",
 		NewDriver: func(t *testing.T) driver.Driver { return memstore.New() },
 		Capabilities: driver.Capabilities{
-			AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true, Append: true,
+			AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true, Append: true, History: true,
 		},
 		Parallel: true,
 	})

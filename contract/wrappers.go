@@ -36,6 +36,7 @@ var (
 	_ driver.ScopeReader        = (*Interceptor)(nil)
 	_ driver.SnapshotReader     = (*Interceptor)(nil)
 	_ driver.Pruner             = (*Interceptor)(nil)
+	_ driver.Historian          = (*Interceptor)(nil)
 	_ driver.CapabilityReporter = (*Interceptor)(nil)
 )
 
@@ -45,10 +46,12 @@ func NewInterceptor(d driver.Driver) *Interceptor {
 }
 
 // Primitives wraps d so that the store sees only the nine primitives: the
-// contract's "primitives" mode.
+// contract's "primitives" mode. A driver's history (driver.Historian),
+// which is storage rather than a fast path, stays visible, so that the
+// store records it over the primitives.
 func Primitives(d driver.Driver) driver.Driver {
 	i := NewInterceptor(d)
-	i.caps = driver.Capabilities{}
+	i.caps = driver.Capabilities{History: i.caps.History}
 	return i
 }
 
@@ -207,6 +210,69 @@ func (i *Interceptor) PruneExpired(ctx context.Context, now time.Time) (int, err
 		return 0, errUnsupported
 	}
 	return do1(i, "PruneExpired", func() (int, error) { return p.PruneExpired(ctx, now) })
+}
+
+// historian returns the inner driver's Historian.
+func (i *Interceptor) historian() (driver.Historian, error) {
+	h, ok := i.inner.(driver.Historian)
+	if !ok {
+		return nil, errUnsupported
+	}
+	return h, nil
+}
+
+// PutHistory implements driver.Historian.
+func (i *Interceptor) PutHistory(ctx context.Context, e driver.HistoryEntry) error {
+	h, err := i.historian()
+	if err != nil {
+		return err
+	}
+	return do0(i, "PutHistory", func() error { return h.PutHistory(ctx, e) })
+}
+
+// CompleteHistory implements driver.Historian.
+func (i *Interceptor) CompleteHistory(ctx context.Context, path, version string) error {
+	h, err := i.historian()
+	if err != nil {
+		return err
+	}
+	return do0(i, "CompleteHistory", func() error { return h.CompleteHistory(ctx, path, version) })
+}
+
+// DropHistory implements driver.Historian.
+func (i *Interceptor) DropHistory(ctx context.Context, path, version string) error {
+	h, err := i.historian()
+	if err != nil {
+		return err
+	}
+	return do0(i, "DropHistory", func() error { return h.DropHistory(ctx, path, version) })
+}
+
+// GetHistory implements driver.Historian.
+func (i *Interceptor) GetHistory(ctx context.Context, path, version string) (*driver.HistoryEntry, error) {
+	h, err := i.historian()
+	if err != nil {
+		return nil, err
+	}
+	return do1(i, "GetHistory", func() (*driver.HistoryEntry, error) { return h.GetHistory(ctx, path, version) })
+}
+
+// ListHistory implements driver.Historian.
+func (i *Interceptor) ListHistory(ctx context.Context, p driver.HistoryParams) ([]driver.HistoryEntry, error) {
+	h, err := i.historian()
+	if err != nil {
+		return nil, err
+	}
+	return do1(i, "ListHistory", func() ([]driver.HistoryEntry, error) { return h.ListHistory(ctx, p) })
+}
+
+// DeleteHistory implements driver.Historian.
+func (i *Interceptor) DeleteHistory(ctx context.Context, prefix string) (int, error) {
+	h, err := i.historian()
+	if err != nil {
+		return 0, err
+	}
+	return do1(i, "DeleteHistory", func() (int, error) { return h.DeleteHistory(ctx, prefix) })
 }
 
 // Close implements driver.Driver.

@@ -59,7 +59,8 @@
 //
 // [Mutator], [CollisionChecker], [Appender], [BatchGetter], [ScopeReader],
 // [SnapshotReader] and [Pruner] are optional, each with one call site in
-// the store and a documented fallback. Wrappers that
+// the store and a documented fallback. [Historian] is optional too, but
+// has no fallback: a store with history turned on requires it. Wrappers that
 // implement all of them on behalf of another driver say which are real with
 // [CapabilityReporter]; [CapabilitiesOf] reports what the store will use.
 package driver
@@ -253,6 +254,11 @@ type MutateParams struct {
 	// atomic step, exactly as given. Its ID must not exist yet; if it does,
 	// nothing is written and the existing receipt is returned.
 	Receipt *Receipt
+	// History, when non-nil, is the entry to record for the change in the
+	// same atomic step, exactly as given (never pending): only a
+	// [Historian] is given one, and only when the change is applied is it
+	// written. A delete of an absent path records none.
+	History *HistoryEntry
 }
 
 // MutateResult is the outcome of [Mutator.Mutate].
@@ -312,6 +318,11 @@ type AppendParams struct {
 	// and Existed to true before storing it. Its ID must not exist yet; if
 	// it does, nothing is written and the existing receipt is returned.
 	Receipt *Receipt
+	// History, when non-nil, is the entry to record in the same atomic
+	// step (only a [Historian] is given one): the driver sets its Previous
+	// to the version it replaced and its Content to the new content before
+	// storing it. Nothing is recorded when nothing is written.
+	History *HistoryEntry
 }
 
 // AppendResult is the outcome of [Appender.Append].
@@ -425,10 +436,10 @@ type ScopeReader interface {
 	ReadScope(ctx context.Context, p ScopeParams) ([]ScopeFile, error)
 }
 
-// Pruner is the optional removal of expired receipts and tombstones for
-// backends without a native TTL. PruneExpired removes receipts and
-// tombstones whose ExpiresAt is before now and returns how many rows it
-// removed.
+// Pruner is the optional removal of expired receipts and tombstones (and
+// history entries, on a [Historian]) for backends without a native TTL.
+// PruneExpired removes those whose ExpiresAt is before now and returns how
+// many rows it removed.
 type Pruner interface {
 	PruneExpired(ctx context.Context, now time.Time) (int, error)
 }
@@ -442,6 +453,7 @@ type Capabilities struct {
 	Snapshot        bool // SnapshotReader
 	Prune           bool // Pruner
 	Append          bool // Appender
+	History         bool // Historian
 }
 
 // CapabilityReporter is implemented by wrappers (request counters, fault
@@ -461,9 +473,10 @@ func CapabilitiesOf(d Driver) Capabilities {
 	_, p := d.(Pruner)
 	_, sn := d.(SnapshotReader)
 	_, ap := d.(Appender)
+	_, h := d.(Historian)
 	cc, ok := d.(CollisionChecker)
 	coll := m && ok && cc.ChecksCollisions()
-	c := Capabilities{AtomicMutation: m, AtomicCollision: coll, BatchGet: b, ScopeRead: s, Snapshot: sn, Prune: p, Append: ap}
+	c := Capabilities{AtomicMutation: m, AtomicCollision: coll, BatchGet: b, ScopeRead: s, Snapshot: sn, Prune: p, Append: ap, History: h}
 	if r, ok := d.(CapabilityReporter); ok {
 		rc := r.DriverCapabilities()
 		c = Capabilities{
@@ -474,6 +487,7 @@ func CapabilitiesOf(d Driver) Capabilities {
 			Snapshot:        c.Snapshot && rc.Snapshot,
 			Prune:           c.Prune && rc.Prune,
 			Append:          c.Append && rc.Append,
+			History:         c.History && rc.History,
 		}
 	}
 	return c

@@ -13,10 +13,19 @@ import (
 type expiry []expiryEntry
 
 type expiryEntry struct {
-	at      time.Time
-	receipt bool   // a receipt id, or else a tombstone path
-	key     string // receipt id or path
+	at   time.Time
+	kind rowKind
+	key  string // receipt id, path, or history key
 }
+
+// rowKind says which rows an expiry entry names.
+type rowKind uint8
+
+const (
+	tombstoneRow rowKind = iota
+	receiptRow
+	historyRow
+)
 
 func (h expiry) Len() int           { return len(h) }
 func (h expiry) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
@@ -30,9 +39,9 @@ func (h *expiry) Pop() any {
 }
 
 // add records that the row may be pruned after at (a zero time never).
-func (h *expiry) add(at time.Time, receipt bool, key string) {
+func (h *expiry) add(at time.Time, kind rowKind, key string) {
 	if !at.IsZero() {
-		heap.Push(h, expiryEntry{at: at, receipt: receipt, key: key})
+		heap.Push(h, expiryEntry{at: at, kind: kind, key: key})
 	}
 }
 

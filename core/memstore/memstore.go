@@ -61,7 +61,9 @@ type Driver struct {
 	files    map[string]driver.File
 	paths    *index // the keys of files, ordered
 	receipts map[string]driver.Receipt
-	expiry   expiry // when receipts and tombstones may be pruned
+	history  map[string]driver.HistoryEntry // by key
+	hkeys    *index                         // the keys of history, ordered
+	expiry   expiry                         // when receipts, tombstones and history entries may be pruned
 	closed   bool
 
 	pruneBatch int    // rows removed per hold of mu (default DefaultPruneBatch)
@@ -85,7 +87,7 @@ var (
 
 // New returns an empty in-memory driver.
 func New() *Driver {
-	return &Driver{files: map[string]driver.File{}, paths: newIndex(), receipts: map[string]driver.Receipt{}, pruneBatch: DefaultPruneBatch}
+	return &Driver{files: map[string]driver.File{}, paths: newIndex(), receipts: map[string]driver.Receipt{}, history: map[string]driver.HistoryEntry{}, hkeys: newIndex(), pruneBatch: DefaultPruneBatch}
 }
 
 // Open returns a store over a new in-memory driver, seeded with files
@@ -196,7 +198,7 @@ func (d *Driver) put(f driver.File) {
 	}
 	d.files[f.Path] = *copyFile(f)
 	if f.Tombstone {
-		d.expiry.add(f.ExpiresAt, false, f.Path)
+		d.expiry.add(f.ExpiresAt, tombstoneRow, f.Path)
 	}
 }
 
@@ -208,7 +210,7 @@ func (d *Driver) remove(path string) {
 // putReceipt stores r and schedules its expiry when that changed.
 func (d *Driver) putReceipt(r driver.Receipt) {
 	if cur, ok := d.receipts[r.ID]; !ok || !cur.ExpiresAt.Equal(r.ExpiresAt) {
-		d.expiry.add(r.ExpiresAt, true, r.ID)
+		d.expiry.add(r.ExpiresAt, receiptRow, r.ID)
 	}
 	d.receipts[r.ID] = r
 }
@@ -377,6 +379,9 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	if p.Receipt != nil {
 		d.putReceipt(*p.Receipt)
 	}
+	if p.History != nil && (ok || p.Kind == driver.KindWrite) {
+		d.putHistory(*p.History)
+	}
 	return driver.MutateResult{}, nil
 }
 
@@ -404,6 +409,11 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 		r := *p.Receipt
 		r.Expected, r.Existed = cur.Version, true
 		d.putReceipt(r)
+	}
+	if p.History != nil {
+		h := *p.History
+		h.Previous, h.Content = cur.Version, next
+		d.putHistory(h)
 	}
 	return driver.AppendResult{}, nil
 }
@@ -488,14 +498,22 @@ func (d *Driver) pruneBatchOnce(now time.Time) (int, bool, error) {
 		if !ok {
 			return n, false, nil
 		}
-		if e.receipt {
+		switch e.kind {
+		case receiptRow:
 			if r, ok := d.receipts[e.key]; ok && !r.ExpiresAt.IsZero() && r.ExpiresAt.Before(now) {
 				delete(d.receipts, e.key)
 				n++
 			}
-		} else if f, ok := d.files[e.key]; ok && f.Tombstone && !f.ExpiresAt.IsZero() && f.ExpiresAt.Before(now) {
-			d.remove(e.key)
-			n++
+		case historyRow:
+			if h, ok := d.history[e.key]; ok && !h.ExpiresAt.IsZero() && h.ExpiresAt.Before(now) {
+				d.removeHistory(e.key)
+				n++
+			}
+		default:
+			if f, ok := d.files[e.key]; ok && f.Tombstone && !f.ExpiresAt.IsZero() && f.ExpiresAt.Before(now) {
+				d.remove(e.key)
+				n++
+			}
 		}
 	}
 	return n, true, nil

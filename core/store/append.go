@@ -180,6 +180,12 @@ func (a appendCall) native(ctx context.Context) (m Mutation, missing bool, err e
 			rec := s.receipt(change{kind: driver.KindWrite, path: a.r.Path, op: op}, now, p.Version, true)
 			p.Receipt = &rec
 		}
+		if record, err := s.historyOn(); err != nil {
+			return Mutation{}, false, err
+		} else if record {
+			// The driver fills in Previous and Content.
+			p.History = s.historyEntry(change{kind: driver.KindWrite, path: a.r.Path, meta: a.meta, op: a.r.Operation}, p.Version, now)
+		}
 		res, err := s.appender.Append(ctx, p)
 		switch {
 		case errors.Is(err, driver.ErrTooLarge):

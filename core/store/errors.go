@@ -59,6 +59,11 @@ var (
 	// schemes of agentmem's own modules, the import that adds it. It also
 	// matches ErrInvalidURL.
 	ErrUnknownScheme = errors.New("agentmem: unknown store URL scheme")
+	// ErrHistoryUnsupported reports a store whose history is on
+	// (Options.History), or a history read, over a driver that keeps no
+	// history (no driver.Historian): turn history off or use a backend
+	// that keeps it. Nothing was written.
+	ErrHistoryUnsupported = errors.New("agentmem: this backend keeps no history")
 )
 
 // detailed is an error with its own text that errors.Is and errors.As

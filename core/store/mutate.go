@@ -17,6 +17,17 @@ type change struct {
 	meta     map[string]string
 	expected string
 	op       *Operation
+	// record: history is on, so the change records an entry.
+	record bool
+	// madeUp: op was made up by the store so that the change could be
+	// recorded over the primitives; the caller gave none.
+	madeUp bool
+}
+
+// recorded reports whether c changes something that the history records
+// (a delete of a path expected absent changes nothing).
+func (c change) recorded() bool {
+	return c.record && (c.kind == driver.KindWrite || c.expected != "")
 }
 
 func (c change) verb() string {
@@ -53,12 +64,23 @@ func (s *Store) mutate(ctx context.Context, c change) (Mutation, error) {
 	if err := ctx.Err(); err != nil {
 		return Mutation{}, err
 	}
+	var err error
+	if c.record, err = s.historyOn(); err != nil {
+		return Mutation{}, err
+	}
 	switch {
 	case s.mutator != nil:
 		return s.mutateAtomic(ctx, c)
-	case c.op == nil:
+	case c.op == nil && !c.record:
 		return s.mutatePlain(ctx, c)
 	default:
+		if c.op == nil {
+			// Over the primitives only the receipt algorithm can tie an
+			// entry to its change, so an untracked change gets an
+			// operation of its own.
+			c.op = &Operation{ID: madeUpOperation + newVersion(s.now(), ""), Fingerprint: madeUpOperation}
+			c.madeUp = true
+		}
 		return s.mutateTracked(ctx, c)
 	}
 }
@@ -91,9 +113,16 @@ func replay(r *driver.Receipt) Mutation {
 func (s *Store) mutateAtomic(ctx context.Context, c change) (Mutation, error) {
 	for round := 0; ; round++ {
 		now := s.now()
-		p := driver.MutateParams{Kind: c.kind, Path: c.path, Content: c.content, Metadata: c.meta, Expected: c.expected}
+		p := driver.MutateParams{Kind: c.kind, Path: c.path, Expected: c.expected}
 		if c.kind == driver.KindWrite {
-			p.Version = newVersion(now, "")
+			p.Content, p.Metadata, p.Version = c.content, c.meta, newVersion(now, "")
+		}
+		if c.recorded() {
+			v := p.Version
+			if v == "" {
+				v = newVersion(now, "") // a delete's id in the history
+			}
+			p.History = s.historyEntry(c, v, now)
 		}
 		if c.op != nil {
 			r := s.receipt(c, now, p.Version, true)
@@ -149,7 +178,7 @@ func (s *Store) mutateAtomic(ctx context.Context, c change) (Mutation, error) {
 
 // mutatePlain applies a change without an operation over the primitives.
 func (s *Store) mutatePlain(ctx context.Context, c change) (Mutation, error) {
-	if err := s.settleVersion(ctx, c.expected); err != nil {
+	if err := s.settleVersion(ctx, c.path, c.expected); err != nil {
 		return Mutation{}, err
 	}
 	var err error
@@ -196,7 +225,7 @@ func (s *Store) mutatePlain(ctx context.Context, c change) (Mutation, error) {
 // the fence's version: the dead attempt still cannot land, and a later
 // settlement of this one fences that version in turn.
 func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
-	if err := s.settleVersion(ctx, c.expected); err != nil {
+	if err := s.settleVersion(ctx, c.path, c.expected); err != nil {
 		return Mutation{}, err
 	}
 	cond := c.expected
@@ -256,6 +285,17 @@ func (s *Store) attempt(ctx context.Context, c change, cond string) (Mutation, s
 		}
 	}
 
+	if prep == nil && c.recorded() {
+		// Before the change: an entry without its change is removed by
+		// whoever settles the receipt; a change without its entry could
+		// never be told apart.
+		e := s.historyEntry(c, rec.Version, rec.CreatedAt)
+		e.Pending = true
+		if err := s.historian.PutHistory(ctx, *e); err != nil {
+			s.drop(ctx, rec)
+			return Mutation{}, "", errHistoryEntry(c.path, err)
+		}
+	}
 	if prep == nil && c.creates() && cond != "" {
 		// After the receipt lookup, so a replay never pays for it; with a
 		// file at the path (cond "") the create conflicts anyway.
@@ -345,7 +385,7 @@ func (s *Store) prepareCreate(ctx context.Context, path string) (string, error) 
 		case !f.Tombstone:
 			return "", nil
 		}
-		if err := s.settleVersion(ctx, f.Version); err != nil {
+		if err := s.settleVersion(ctx, path, f.Version); err != nil {
 			return "", err
 		}
 		return f.Version, nil
@@ -425,7 +465,11 @@ func (s *Store) finish(ctx context.Context, c change, rec driver.Receipt) Mutati
 		s.warn(ctx, "completing a receipt failed after its change landed; it stays pending until a replay or the next write of the path settles it", rec.ID, c.path, err)
 	}
 	if err == nil {
-		s.markCompleted(rec.Version)
+		if herr := s.completeHistory(ctx, c.path, rec.Version); herr != nil {
+			s.warn(ctx, "completing a history entry failed after its change landed; it stays pending until it is read or the path is written again", rec.ID, c.path, herr)
+		} else {
+			s.markCompleted(rec.Version)
+		}
 		if c.kind == driver.KindDelete && c.expected != "" {
 			// The receipt now answers for the delete; the tombstone can go.
 			ctx, cancel := s.cleanup(ctx)
@@ -457,6 +501,8 @@ func (s *Store) drop(ctx context.Context, rec driver.Receipt) (landed, dropped b
 	if !isPrecondition(err) {
 		if err != nil {
 			s.warn(ctx, "dropping a receipt failed; it stays pending until a replay or the next write of the path settles it", rec.ID, rec.Path, err)
+		} else if herr := s.dropHistory(ctx, rec.Path, rec.Version); herr != nil {
+			s.warn(ctx, "removing the history entry of a change that did not land failed; it is removed when it is read", rec.ID, rec.Path, herr)
 		}
 		return false, err == nil
 	}
@@ -468,7 +514,9 @@ func (s *Store) drop(ctx context.Context, rec driver.Receipt) (landed, dropped b
 	}
 	landed = gerr == nil && r != nil && r.Completed && r.Version == rec.Version
 	if landed {
-		s.markCompleted(rec.Version)
+		if herr := s.completeHistory(ctx, rec.Path, rec.Version); herr == nil {
+			s.markCompleted(rec.Version)
+		}
 	}
 	return landed, false
 }
@@ -529,7 +577,7 @@ func (s *Store) createOver(ctx context.Context, f driver.File) error {
 		if !cur.Tombstone {
 			return err
 		}
-		if err := s.settleVersion(ctx, cur.Version); err != nil {
+		if err := s.settleVersion(ctx, f.Path, cur.Version); err != nil {
 			return err
 		}
 		if err = s.d.ReplaceFile(ctx, f, cur.Version); err == nil || !isPrecondition(err) {
@@ -542,9 +590,9 @@ func (s *Store) createOver(ctx context.Context, f driver.File) error {
 // settleVersion makes sure that the operation which wrote a row with
 // version v (on the primitive path) is recorded as completed before the row
 // is overwritten, since the row is the only evidence that it landed.
-func (s *Store) settleVersion(ctx context.Context, v string) error {
+func (s *Store) settleVersion(ctx context.Context, path, v string) error {
 	id := versionOperation(v)
-	if id == "" || s.isCompleted(v) {
+	if id == "" || isFence(v) || s.isCompleted(v) {
 		return nil
 	}
 	r, err := s.d.GetReceipt(ctx, id)
@@ -559,6 +607,11 @@ func (s *Store) settleVersion(ctx context.Context, v string) error {
 		} else if err == nil {
 			s.settled(ctx, SettlementCompleted)
 		}
+	}
+	// The row is about to be overwritten: its entry must say it landed
+	// now, while the row can still prove it.
+	if err := s.completeHistory(ctx, path, v); err != nil {
+		return err
 	}
 	s.markCompleted(v)
 	return nil
@@ -597,6 +650,9 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 				}
 				continue
 			}
+			if err := s.completeHistory(ctx, r.Path, r.Version); err != nil {
+				return nil, "", err
+			}
 			s.markCompleted(r.Version)
 			s.settled(ctx, SettlementCompleted)
 			return &c, "", nil
@@ -632,6 +688,9 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 				return r, "", err
 			}
 			continue
+		}
+		if err := s.dropHistory(ctx, r.Path, r.Version); err != nil {
+			return nil, "", err
 		}
 		s.settled(ctx, SettlementRolledBack)
 		return nil, row, nil
@@ -710,7 +769,7 @@ func (s *Store) fence(ctx context.Context, path string, f *driver.File) (string,
 	if f == nil {
 		return "", s.d.CreateFile(ctx, driver.File{Path: path, Version: newVersion(now, ""), Tombstone: true, ExpiresAt: now.Add(s.retention)})
 	}
-	if err := s.settleVersion(ctx, f.Version); err != nil {
+	if err := s.settleVersion(ctx, path, f.Version); err != nil {
 		return "", err
 	}
 	g := *f

@@ -40,6 +40,12 @@ const (
 	OpGetOperation Op = "GetOperation"
 	OpPruneExpired Op = "PruneExpired"
 	OpReadAndList  Op = "ReadAndList"
+	// History operations: Store.History, Store.ReadVersion and
+	// Store.ForgetHistory (a Restore is seen as the Read of its version
+	// and the Write it makes).
+	OpHistory       Op = "History"
+	OpReadVersion   Op = "ReadVersion"
+	OpForgetHistory Op = "ForgetHistory"
 )
 
 // OperationInfo describes an operation as it begins.

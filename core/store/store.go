@@ -51,6 +51,16 @@ type Options struct {
 	// each time a pending receipt is settled: the hook for tracing and
 	// metrics (the otel module's NewObserver). nil means none, at no cost.
 	Observer Observer
+	// History, when set, records every successful write and delete in the
+	// file's history (see Store.History) for its retention. The entry is
+	// written in the same atomic request or transaction as the change on
+	// backends with one; over the nine primitives every change then goes
+	// through the receipt algorithm, so that a crash never leaves a change
+	// without its entry or an entry without its change. It requires a
+	// driver that keeps history (driver.Historian; every agentmem backend
+	// does): otherwise every write and delete fails with
+	// ErrHistoryUnsupported. nil means no history.
+	History *HistoryOptions
 }
 
 // Store is the portable memory store. It is safe for concurrent use.
@@ -63,6 +73,9 @@ type Store struct {
 	scope    driver.ScopeReader
 	snap     driver.SnapshotReader
 	pruner   driver.Pruner
+	// historian keeps the history; historyRetention > 0 turns recording on.
+	historian        driver.Historian
+	historyRetention time.Duration
 
 	retention time.Duration
 	pending   time.Duration
@@ -95,6 +108,12 @@ func New(d driver.Driver, opts *Options) *Store {
 		}
 		s.logger, s.logDetails = opts.Logger, opts.LogDetails
 		s.observer = opts.Observer
+		if h := opts.History; h != nil {
+			s.historyRetention = h.Retention
+			if s.historyRetention <= 0 {
+				s.historyRetention = DefaultHistoryRetention
+			}
+		}
 	}
 	if d == nil {
 		return s
@@ -119,6 +138,9 @@ func New(d driver.Driver, opts *Options) *Store {
 	if c.Prune {
 		s.pruner = d.(driver.Pruner)
 	}
+	if c.History {
+		s.historian = d.(driver.Historian)
+	}
 	return s
 }
 
@@ -132,6 +154,7 @@ func (s *Store) Capabilities() Capabilities {
 		Snapshot:        s.snap != nil,
 		Prune:           s.pruner != nil,
 		Append:          s.appender != nil,
+		History:         s.historian != nil,
 	}
 }
 
@@ -188,7 +211,7 @@ func fileOf(path string, f *driver.File, maxChars int) *File {
 		Path:        path,
 		Content:     content,
 		Version:     f.Version,
-		OperationID: f.OperationID,
+		OperationID: shownOperation(f.OperationID),
 		Truncated:   truncated,
 		Metadata:    maps.Clone(f.Metadata),
 	}
@@ -300,10 +323,14 @@ func (s *Store) Delete(ctx context.Context, r DeleteRequest) (m Mutation, err er
 	if err := ValidatePath(r.Path); err != nil {
 		return Mutation{}, err
 	}
+	meta, err := normalizeMetadata(r.Metadata)
+	if err != nil {
+		return Mutation{}, err
+	}
 	if err := validateOperation(r.Operation); err != nil {
 		return Mutation{}, err
 	}
-	return s.mutate(ctx, change{kind: driver.KindDelete, path: r.Path, expected: r.Expected, op: r.Operation})
+	return s.mutate(ctx, change{kind: driver.KindDelete, path: r.Path, expected: r.Expected, op: r.Operation, meta: meta})
 }
 
 // GetOperation returns the recorded result of op, with Replayed set, or nil

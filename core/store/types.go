@@ -65,6 +65,9 @@ type DeleteRequest struct {
 	Expected string
 	// Operation, when non-nil, makes the delete idempotent.
 	Operation *Operation
+	// Metadata says who deleted the file and why. Only the history keeps it
+	// (Options.History); nil means none.
+	Metadata map[string]string
 }
 
 // SearchRequest is one bounded lexical search.

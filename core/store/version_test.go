@@ -60,3 +60,37 @@ func TestFenceVersionKeepsOrigin(t *testing.T) {
 		t.Fatal("a fence of an external edit lost its origin")
 	}
 }
+
+// TestNewVersionMonotonic checks that versions generated in a row
+// increase strictly, within one millisecond and when the clock steps back.
+func TestNewVersionMonotonic(t *testing.T) {
+	now := time.Now()
+	times := []time.Time{now, now, now, now.Add(-time.Hour), now.Add(time.Millisecond), now}
+	prev := ""
+	for i, at := range times {
+		v := newVersion(at, "")
+		if len(v) != 26 || v <= prev {
+			t.Fatalf("version %d at %v = %q, not after %q", i, at, v, prev)
+		}
+		prev = v
+	}
+}
+
+// TestUnfenced checks that a fence carries the whole version it fences,
+// operation included, and that fences of fences do not nest.
+func TestUnfenced(t *testing.T) {
+	now := time.Now()
+	for _, v := range []string{newVersion(now, ""), newVersion(now, "op+1~x")} {
+		f1 := fenceVersion(now, v)
+		f2 := fenceVersion(now, f1)
+		if !isFence(f1) || !isFence(f2) || isFence(v) {
+			t.Fatalf("isFence(%q, %q, %q) wrong", v, f1, f2)
+		}
+		if unfenced(f1) != v || unfenced(f2) != v || unfenced(v) != v {
+			t.Fatalf("unfenced(%q) = %q, unfenced(%q) = %q, want %q", f1, unfenced(f1), f2, unfenced(f2), v)
+		}
+		if origin(f2) != origin(v) || !refenced(f2, v) {
+			t.Fatalf("origin(%q) = %q, want %q", f2, origin(f2), origin(v))
+		}
+	}
+}
