@@ -206,3 +206,60 @@ func BenchContention(b *testing.B, newDriver func(b *testing.B) driver.Driver, t
 		})
 	}
 }
+
+// BenchHistory measures what recording history costs an idempotent write
+// (a compare-and-swap write with an operation, as write_memory makes), as
+// sub-benchmarks <mode>/history=<off|on> (mode "full" or "primitives").
+// Each reports calls/op (backend calls a [Counter] sees) and ns/op; the
+// "on" run also reports vs-off, its ns/op over the "off" run's. On a
+// backend with an atomic path the calls are the same with history on
+// (the entry rides in the change's request); over the primitives the
+// entry costs a put and a completion. newDriver returns a fresh, empty
+// driver for each sub-benchmark; the benchmark closes it.
+func BenchHistory(b *testing.B, newDriver func(b *testing.B) driver.Driver) {
+	for _, mode := range []string{modeFull, modePrimitives} {
+		b.Run(mode, func(b *testing.B) {
+			var off float64
+			for _, on := range []bool{false, true} {
+				name := "history=off"
+				opts := &store.Options{}
+				if on {
+					name = "history=on"
+					opts.History = &store.HistoryOptions{}
+				}
+				b.Run(name, func(b *testing.B) {
+					raw := newDriver(b)
+					d := raw
+					if mode == modePrimitives {
+						d = Primitives(raw)
+					}
+					c := NewCounter(d)
+					s := store.New(c, opts)
+					b.Cleanup(func() { _ = s.Close(); _ = raw.Close() })
+					const path = "bench/main/history.md"
+					m, err := s.Write(b.Context(), store.WriteRequest{Path: path, Content: "start\n"})
+					if err != nil {
+						b.Fatal(err)
+					}
+					c.Reset()
+					b.ResetTimer()
+					for i := range b.N {
+						m, err = s.Write(b.Context(), store.WriteRequest{Path: path, Content: fmt.Sprintf("line %d\n", i), Expected: m.Version,
+							Operation: &store.Operation{ID: fmt.Sprintf("%s/%s/%d", name, path, i), Fingerprint: "fp"}, Metadata: map[string]string{"updated_by": "bench"}})
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StopTimer()
+					ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+					b.ReportMetric(float64(c.Total())/float64(b.N), "calls/op")
+					if !on {
+						off = ns
+					} else if off > 0 {
+						b.ReportMetric(ns/off, "vs-off")
+					}
+				})
+			}
+		})
+	}
+}
