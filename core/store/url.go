@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -139,7 +141,9 @@ func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
 //	cosmosdb://HOST/DATABASE/CONTAINER          cosmosdb: key from the environment (?insecure=1)
 //
 // Each backend's package documentation lists its parameters; an unknown
-// parameter is an error. Credentials come from each SDK's usual chain or
+// parameter is an error. One parameter belongs to the store and works on
+// every backend: history (see [HistoryParam]), as in
+// "sqlite:memory.db?history=30d". Credentials come from each SDK's usual chain or
 // from the environment, never from a URL's log line: no error repeats a
 // password or a query. opts configure the store as for [New]. The store
 // owns the driver: Close closes it and whatever the opener created.
@@ -149,11 +153,70 @@ func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
 // registered the scheme (the error names the import that adds it), or with
 // the backend's error when it cannot be reached.
 func Open(ctx context.Context, rawURL string, opts *Options) (*Store, error) {
+	rawURL, opts, err := storeParams(rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
 	d, err := OpenDriver(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
 	return New(d, opts), nil
+}
+
+// HistoryParam is the store URL parameter, understood by [Open] on every
+// backend, that turns history on (Options.History): "on" (the default
+// retention), a Go duration ("720h") or a number of days ("30d").
+// Options.History, when set, wins.
+const HistoryParam = "history"
+
+// storeParams takes the store's own parameters (HistoryParam) off rawURL
+// and returns the URL for the backend and the options they make.
+func storeParams(rawURL string, opts *Options) (string, *Options, error) {
+	u, err := ParseURL(rawURL)
+	if err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	vals, ok := q[HistoryParam]
+	if !ok {
+		return rawURL, opts, nil
+	}
+	retention, err := parseRetention(vals[len(vals)-1])
+	if err != nil {
+		return "", nil, err
+	}
+	q.Del(HistoryParam)
+	u.RawQuery = q.Encode()
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.History == nil {
+		o.History = &HistoryOptions{Retention: retention}
+	}
+	return u.String(), &o, nil
+}
+
+// parseRetention parses a HistoryParam value.
+func parseRetention(v string) (time.Duration, error) {
+	bad := fmt.Errorf("%w: %s=%q: write %s=on, a duration such as 720h, or days such as 30d", ErrInvalidURL, HistoryParam, v, HistoryParam)
+	switch v {
+	case "on", "1", "true":
+		return DefaultHistoryRetention, nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100*365 {
+			return 0, bad
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
 }
 
 // ParseURL parses a store URL and lower-cases its scheme. It fails with

@@ -196,3 +196,46 @@ func TestRegister(t *testing.T) {
 		t.Error("an opener returning no driver was accepted")
 	}
 }
+
+// TestOpenHistoryParam checks the store's own URL parameter: it turns
+// history on whatever the backend, and a bad value says what to write.
+func TestOpenHistoryParam(t *testing.T) {
+	var got url.Values
+	store.Register("hist", func(_ context.Context, u *url.URL) (driver.Driver, error) {
+		got = u.Query()
+		return histDriver{}, nil
+	})
+	for raw, want := range map[string]time.Duration{
+		"hist://?history=on":     store.DefaultHistoryRetention,
+		"hist://?history=48h":    48 * time.Hour,
+		"hist://?history=7d&x=1": 7 * 24 * time.Hour,
+		"hist://?x=1":            0,
+	} {
+		s, err := store.Open(t.Context(), raw, nil)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", raw, err)
+		}
+		if got.Has(store.HistoryParam) {
+			t.Errorf("Open(%q) passed %q to the backend", raw, store.HistoryParam)
+		}
+		_, err = s.Write(t.Context(), store.WriteRequest{Path: "a.md", Content: "x"})
+		if on := want != 0; on != errors.Is(err, store.ErrHistoryUnsupported) {
+			t.Errorf("Open(%q): a write over a driver without history = %v; history on = %v", raw, err, on)
+		}
+	}
+	for _, raw := range []string{"hist://?history=", "hist://?history=-1h", "hist://?history=xd", "hist://?history=soon"} {
+		if _, err := store.Open(t.Context(), raw, nil); !errors.Is(err, store.ErrInvalidURL) {
+			t.Errorf("Open(%q) = %v, want ErrInvalidURL", raw, err)
+		}
+	}
+}
+
+// histDriver is a driver without history whose writes succeed.
+type histDriver struct{ driver.Driver }
+
+func (histDriver) GetFile(context.Context, string) (*driver.File, error) { return nil, nil }
+func (histDriver) CreateFile(context.Context, driver.File) error         { return nil }
+func (histDriver) ListFiles(context.Context, driver.ListParams) ([]driver.Entry, error) {
+	return nil, nil
+}
+func (histDriver) Close() error { return nil }
