@@ -51,13 +51,20 @@ const (
 	opPruneExpired
 	opReadSnapshot
 	opAppend
+	opPutHistory
+	opCompleteHistory
+	opDropHistory
+	opGetHistory
+	opListHistory
+	opDeleteHistory
 	numOps
 )
 
 // opNames are the db.operation.name values: the driver primitives.
 var opNames = [numOps]string{"GetFile", "ListFiles", "CreateFile", "ReplaceFile", "DeleteFile",
 	"GetReceipt", "ReserveReceipt", "CompleteReceipt", "DropReceipt",
-	"Mutate", "GetFiles", "ReadScope", "PruneExpired", "ReadSnapshot", "Append"}
+	"Mutate", "GetFiles", "ReadScope", "PruneExpired", "ReadSnapshot", "Append",
+	"PutHistory", "CompleteHistory", "DropHistory", "GetHistory", "ListHistory", "DeleteHistory"}
 
 // conditional reports the calls whose ErrPrecondition is a refused write
 // of a file (counted as a conflict).
@@ -93,7 +100,7 @@ var _ driver.CapabilityReporter = (*wrapped)(nil)
 //
 // The result implements exactly the optional interfaces (Mutator,
 // BatchGetter, ScopeReader, Pruner) that the store would use on d, and
-// always CollisionChecker, SnapshotReader and Appender, whose real availability it
+// always CollisionChecker, SnapshotReader, Appender and Historian, whose real availability it
 // reports, with the others, through driver.CapabilityReporter. A nil d
 // returns nil.
 func WrapDriver(d driver.Driver, opts *Options) driver.Driver {
@@ -304,6 +311,75 @@ func (w *wrapped) Append(ctx context.Context, p driver.AppendParams) (driver.App
 		w.in.replays.Add(ctx, 1, w.add[opAppend]...)
 	}
 	return res, err
+}
+
+// historian returns the inner driver's Historian.
+func (w *wrapped) historian() (driver.Historian, error) {
+	h, ok := w.inner.(driver.Historian)
+	if !ok || !w.caps.History {
+		return nil, errors.New("otel: the wrapped driver is no driver.Historian")
+	}
+	return h, nil
+}
+
+// history runs one Historian call of w's inner driver in a span.
+func history[T any](w *wrapped, ctx context.Context, op int, path string, call func(context.Context, driver.Historian) (T, error)) (T, error) {
+	h, err := w.historian()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	ctx, sp, began := w.start(ctx, op, path)
+	v, err := call(ctx, h)
+	w.end(ctx, op, sp, began, err)
+	return v, err
+}
+
+// PutHistory implements driver.Historian with one span. The store calls
+// the Historian methods only when the inner driver has them
+// (DriverCapabilities reports History).
+func (w *wrapped) PutHistory(ctx context.Context, e driver.HistoryEntry) error {
+	_, err := history(w, ctx, opPutHistory, e.Path, func(ctx context.Context, h driver.Historian) (struct{}, error) {
+		return struct{}{}, h.PutHistory(ctx, e)
+	})
+	return err
+}
+
+// CompleteHistory implements driver.Historian with one span.
+func (w *wrapped) CompleteHistory(ctx context.Context, path, version string) error {
+	_, err := history(w, ctx, opCompleteHistory, path, func(ctx context.Context, h driver.Historian) (struct{}, error) {
+		return struct{}{}, h.CompleteHistory(ctx, path, version)
+	})
+	return err
+}
+
+// DropHistory implements driver.Historian with one span.
+func (w *wrapped) DropHistory(ctx context.Context, path, version string) error {
+	_, err := history(w, ctx, opDropHistory, path, func(ctx context.Context, h driver.Historian) (struct{}, error) {
+		return struct{}{}, h.DropHistory(ctx, path, version)
+	})
+	return err
+}
+
+// GetHistory implements driver.Historian with one span.
+func (w *wrapped) GetHistory(ctx context.Context, path, version string) (*driver.HistoryEntry, error) {
+	return history(w, ctx, opGetHistory, path, func(ctx context.Context, h driver.Historian) (*driver.HistoryEntry, error) {
+		return h.GetHistory(ctx, path, version)
+	})
+}
+
+// ListHistory implements driver.Historian with one span.
+func (w *wrapped) ListHistory(ctx context.Context, p driver.HistoryParams) ([]driver.HistoryEntry, error) {
+	return history(w, ctx, opListHistory, p.Prefix, func(ctx context.Context, h driver.Historian) ([]driver.HistoryEntry, error) {
+		return h.ListHistory(ctx, p)
+	})
+}
+
+// DeleteHistory implements driver.Historian with one span.
+func (w *wrapped) DeleteHistory(ctx context.Context, prefix string) (int, error) {
+	return history(w, ctx, opDeleteHistory, prefix, func(ctx context.Context, h driver.Historian) (int, error) {
+		return h.DeleteHistory(ctx, prefix)
+	})
 }
 
 // Close implements driver.Driver. It is not traced.

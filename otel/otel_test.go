@@ -372,7 +372,7 @@ func TestWrapperKeepsFastPaths(t *testing.T) {
 	inner := memstore.New()
 	h := newHarness(t, amotel.Options{})
 	w := amotel.WrapDriver(inner, h.opts)
-	if got, want := driver.CapabilitiesOf(w), driver.CapabilitiesOf(inner); got != want || !got.Snapshot || !got.AtomicCollision || !got.Append {
+	if got, want := driver.CapabilitiesOf(w), driver.CapabilitiesOf(inner); got != want || !got.Snapshot || !got.AtomicCollision || !got.Append || !got.History {
 		t.Fatalf("capabilities through the wrapper %+v, inner %+v", got, want)
 	}
 	st := store.New(w, nil)
@@ -408,5 +408,26 @@ func TestWrapperKeepsFastPaths(t *testing.T) {
 	hw := amotel.WrapDriver(hidden{memstore.New()}, nil).(driver.SnapshotReader)
 	if f, entries, err := hw.ReadSnapshot(ctx, driver.SnapshotParams{Path: "k/main/MEMORY.md", List: driver.ListParams{Prefix: "k/", Limit: 5}}); err != nil || f != nil || len(entries) != 0 {
 		t.Errorf("ReadSnapshot of an empty store without the capability: %v, %v, %v", f, entries, err)
+	}
+}
+
+// TestWrapperKeepsHistory checks that a store over an instrumented driver
+// records and reads history, with a span per history call.
+func TestWrapperKeepsHistory(t *testing.T) {
+	h := newHarness(t, amotel.Options{})
+	st := store.New(amotel.WrapDriver(memstore.New(), h.opts), &store.Options{History: &store.HistoryOptions{}})
+	ctx := t.Context()
+	m, err := st.Write(ctx, store.WriteRequest{Path: "k/a.md", Content: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(h.spans.Ended())
+	page, err := st.History(ctx, store.HistoryRequest{Path: "k/a.md", Limit: 10})
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].Version != m.Version {
+		t.Fatalf("history through the wrapper = %+v, %v", page, err)
+	}
+	spans := h.spans.Ended()[before:]
+	if len(spans) != 1 || spans[0].Name() != "ListHistory agentmem.memstore" {
+		t.Fatalf("spans of a history read: %d, first %q", len(spans), spans[0].Name())
 	}
 }

@@ -96,8 +96,9 @@ type Options struct {
 	// [IgnoreErrors].
 	InjectionErrors ErrorMode
 	// WriteMetadata is recorded with every write the model makes, for
-	// example {"updated_by": "agent"}. Set at most one of WriteMetadata and
-	// WriteMetadataFunc.
+	// example {"updated_by": "agent"}, and with every delete in the
+	// store's history (store.Options.History). Set at most one of
+	// WriteMetadata and WriteMetadataFunc.
 	WriteMetadata map[string]string
 	// WriteMetadataFunc resolves the metadata for each write from the
 	// call's context. It runs before the write request; a replay never

@@ -382,6 +382,10 @@ func (m *Memory) doDelete(ctx context.Context, sp *span, path, name string, op *
 	} else if prev != nil {
 		return result(*prev)
 	}
+	meta, err := m.writeMetadata(ctx)
+	if err != nil {
+		return nil, "", err
+	}
 	for attempt := 1; ; attempt++ {
 		cur, err := m.readFile(ctx, path, 1)
 		if err != nil {
@@ -392,7 +396,7 @@ func (m *Memory) doDelete(ctx context.Context, sp *span, path, name string, op *
 		if cur != nil {
 			expected = cur.Version
 		}
-		mu, err := m.s.Delete(ctx, store.DeleteRequest{Path: path, Expected: expected, Operation: op})
+		mu, err := m.s.Delete(ctx, store.DeleteRequest{Path: path, Expected: expected, Operation: op, Metadata: meta})
 		switch {
 		case err == nil:
 			return result(mu)

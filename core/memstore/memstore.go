@@ -21,7 +21,9 @@
 // colliding create under the same lock), [driver.Appender] (an append
 // under the lock, which never conflicts), [driver.BatchGetter],
 // [driver.ScopeReader], [driver.SnapshotReader] (a file and a listing under
-// one lock) and [driver.Pruner]. Nothing survives the process.
+// one lock), [driver.Pruner] and [driver.Historian] (entries in an
+// ordered index, written with the change under the lock). Nothing
+// survives the process.
 //
 // # Cost
 //

@@ -40,9 +40,25 @@
 // errors.Is: [ErrNotFound], [ErrConflict], [ErrOperationConflict],
 // [ErrInvalidPath], [ErrInvalidBound], [ErrInvalidMetadata], [ErrInvalidContent],
 // [ErrInvalidOperation], [ErrPathCollision], [ErrPathEscape], [ErrReservedPath],
-// [ErrTooLarge], [ErrNoDriver], and for [Open] [ErrInvalidURL] and
-// [ErrUnknownScheme]. A backend's own error stays in the chain for errors.As.
+// [ErrTooLarge], [ErrNoDriver], [ErrHistoryUnsupported], and for [Open]
+// [ErrInvalidURL] and [ErrUnknownScheme]. A backend's own error stays in the chain for errors.As.
 // Context errors pass through.
+//
+// # History
+//
+// With [Options.History] (or "?history=30d" in a store URL) every write and
+// delete that lands also records a history entry: the path, the version
+// made and the one replaced, the operation, the change's metadata (who,
+// which run, which tool call), the time and the whole content written,
+// kept for a retention. [Store.History] lists a file's entries (or a
+// namespace's) newest first, [Store.ReadVersion] reads a past version,
+// [Store.Restore] writes one back as a recorded compare-and-swap, and
+// [Store.ForgetHistory] erases a namespace's entries. A backend with an
+// atomic path writes the entry in the change's own request; over the nine
+// primitives the entry is put before the change as pending and confirmed
+// or removed by the receipt algorithm, so no entry stands without its
+// change and no change lacks its entry. It requires a driver that keeps
+// history ([driver.Historian]); every agentmem backend does.
 //
 // # Consistency
 //
