@@ -103,6 +103,7 @@ func newObserver(in *instruments) *observer {
 		{Op: store.OpRead}, {Op: store.OpListPaths}, {Op: store.OpWalk}, {Op: store.OpSearch},
 		{Op: store.OpWrite, Create: true}, {Op: store.OpWrite}, {Op: store.OpDelete},
 		{Op: store.OpGetOperation}, {Op: store.OpPruneExpired}, {Op: store.OpReadAndList},
+		{Op: store.OpHistory}, {Op: store.OpReadVersion}, {Op: store.OpForgetHistory},
 	} {
 		o.ops[info] = o.newOp(info)
 	}
