@@ -13,11 +13,12 @@ import (
 var _ driver.Appender = (*Driver)(nil)
 
 // Append implements driver.Appender in one BEGIN IMMEDIATE transaction:
-// look up the receipt, read the file, and write the appended file and the
+// look up the receipt, read the file, and write the appended file, its
+// history entry (p.History, with Previous and Content filled in) and the
 // completed receipt. The transaction holds SQLite's write lock from its
 // first statement, so nothing can change the file between the read and
 // the write: an append never conflicts, never retries, and holds the
-// writer slot for those four statements only.
+// writer slot for those four statements only (five with history).
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	var res driver.AppendResult
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -52,6 +53,13 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 		}
 		if err := d.replaceFile(ctx, tx, f, cur.Version); err != nil {
 			return err
+		}
+		if p.History != nil {
+			h := *p.History
+			h.Previous, h.Content = cur.Version, next
+			if err := d.recordHistory(ctx, tx, h); err != nil {
+				return err
+			}
 		}
 		if p.Receipt == nil {
 			return nil

@@ -135,3 +135,17 @@ func BenchmarkContention(b *testing.B) {
 		return d
 	}, 640, 1, 4, 16, 64)
 }
+
+// BenchmarkHistory is an idempotent write with history off and on, both
+// modes (see contract.BenchHistory): calls/op, and the latency of history
+// on as a ratio to off (vs-off). Full: the entry is one more statement in
+// the write's transaction, so the calls stay the same.
+func BenchmarkHistory(b *testing.B) {
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}

@@ -19,8 +19,10 @@
 //
 // The engine is github.com/ncruces/go-sqlite3 (SQLite translated to Go
 // from its Wasm build), through database/sql; the module README says why.
-// Files live in one table (default "agent_memory") and receipts in
-// "<table>_receipts"; paths use SQLite's BINARY collation, which orders
+// Files live in one table (default "agent_memory"), receipts in
+// "<table>_receipts" and history entries in "<table>_history" (created
+// when a database made before it is opened); paths use SQLite's BINARY
+// collation, which orders
 // UTF-8 text by code point, and metadata is JSON text an application can
 // query with json_extract. Timestamps are Unix milliseconds.
 //
@@ -59,7 +61,10 @@
 // and appended write in one BEGIN IMMEDIATE transaction: an append never
 // conflicts), [driver.BatchGetter] (path IN (…)),
 // [driver.ScopeReader] (one range scan of the primary key, content cut by
-// substr) and [driver.Pruner] (expired receipts and tombstones, in
-// transactions of [DefaultPruneBatch] rows).
+// substr), [driver.Historian] (entries keyed by driver.HistoryKey, listed
+// by one range scan of that key; Mutate and Append insert the entry in
+// their own transaction, so history costs a write no extra transaction)
+// and [driver.Pruner] (expired receipts, tombstones and history entries,
+// in transactions of [DefaultPruneBatch] rows).
 // [Driver.PruneReceipts] removes receipts by age.
 package sqlite

@@ -223,7 +223,8 @@ var errKnownReceipt = errors.New("sqlite: operation already recorded")
 
 // Mutate implements driver.Mutator in one BEGIN IMMEDIATE transaction:
 // insert the completed receipt (an existing one is returned and nothing is
-// written), then the conditional change; a failed condition rolls the
+// written), then the conditional change, then the history entry
+// (p.History, when the change was applied); a failed condition rolls the
 // receipt back too and returns driver.ErrPrecondition.
 func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
 	var res driver.MutateResult
@@ -247,33 +248,47 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 				return err
 			}
 		}
-		switch {
-		case p.Kind == driver.KindDelete && p.Expected == "":
-			var exists bool
-			if err := tx.QueryRowContext(ctx, d.sql.fileExists, p.Path).Scan(&exists); err != nil {
-				return fail(ctx, err)
-			}
-			if exists {
-				return fmt.Errorf("%q exists: %w", p.Path, driver.ErrPrecondition)
-			}
-			return nil
-		case p.Kind == driver.KindDelete:
-			r, err := tx.ExecContext(ctx, d.sql.deleteFile, p.Path, p.Expected)
-			return applied(ctx, r, err)
+		if err := d.change(ctx, tx, p, opID); err != nil {
+			return err
 		}
-		f := driver.File{Path: p.Path, Content: p.Content, Version: p.Version, OperationID: opID, Metadata: p.Metadata}
-		if p.Expected == "" {
-			if err := d.createFile(ctx, tx, f); err != nil {
-				return err
-			}
-			return d.collides(ctx, tx, p.Path)
+		if p.History != nil && (p.Kind == driver.KindWrite || p.Expected != "") {
+			// The change was applied (a delete of an absent path
+			// changes nothing and records nothing).
+			return d.recordHistory(ctx, tx, *p.History)
 		}
-		return d.replaceFile(ctx, tx, f, p.Expected)
+		return nil
 	})
 	if errors.Is(err, errKnownReceipt) {
 		return res, nil
 	}
 	return driver.MutateResult{}, err
+}
+
+// change makes the conditional change of a mutation in its transaction:
+// driver.ErrPrecondition when its condition fails.
+func (d *Driver) change(ctx context.Context, tx *sql.Tx, p driver.MutateParams, opID string) error {
+	switch {
+	case p.Kind == driver.KindDelete && p.Expected == "":
+		var exists bool
+		if err := tx.QueryRowContext(ctx, d.sql.fileExists, p.Path).Scan(&exists); err != nil {
+			return fail(ctx, err)
+		}
+		if exists {
+			return fmt.Errorf("%q exists: %w", p.Path, driver.ErrPrecondition)
+		}
+		return nil
+	case p.Kind == driver.KindDelete:
+		r, err := tx.ExecContext(ctx, d.sql.deleteFile, p.Path, p.Expected)
+		return applied(ctx, r, err)
+	}
+	f := driver.File{Path: p.Path, Content: p.Content, Version: p.Version, OperationID: opID, Metadata: p.Metadata}
+	if p.Expected == "" {
+		if err := d.createFile(ctx, tx, f); err != nil {
+			return err
+		}
+		return d.collides(ctx, tx, p.Path)
+	}
+	return d.replaceFile(ctx, tx, f, p.Expected)
 }
 
 // precheck fails a replace or delete whose expected version is already
@@ -433,8 +448,8 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	return out, nil
 }
 
-// PruneExpired implements driver.Pruner: it deletes the receipts and the
-// tombstones whose expires_at is before now, [DefaultPruneBatch] rows per
+// PruneExpired implements driver.Pruner: it deletes the receipts, the
+// tombstones and the history entries whose expires_at is before now, [DefaultPruneBatch] rows per
 // transaction, found through the expires_at indexes. Each batch takes the
 // writer slot once, so a concurrent write waits for one batch at most.
 // The batches commit without waiting for the disk (synchronous=NORMAL on
@@ -464,7 +479,7 @@ func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
 			return int(n), err
 		}
 	}
-	return driver.PruneBatches(ctx, d.pruneBatch, batch(d.sql.pruneReceipts), batch(d.sql.pruneTombstones))
+	return driver.PruneBatches(ctx, d.pruneBatch, batch(d.sql.pruneReceipts), batch(d.sql.pruneTombstones), batch(d.sql.pruneHistory))
 }
 
 // pruneBatchTx runs one prune statement in its own transaction on conn,

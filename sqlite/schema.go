@@ -7,11 +7,13 @@ import (
 	"strings"
 )
 
-// ddl is the schema; {T}, {R}, {TI}, {RI} stand for the quoted names of the
-// files table, the receipts table and their indexes. Both tables are
-// STRICT. Files keep rowids (a file may be large); receipts are small and
-// live in their primary key. The partial index finds expired tombstones
-// without reading files.
+// ddl is the schema; {T}, {R}, {H}, {TI}, {RI}, {HI} stand for the quoted
+// names of the files table, the receipts table, the history table and
+// their indexes. The tables are STRICT. Files and history entries keep
+// rowids (they may be large); receipts are small and live in their primary
+// key. The partial index finds expired tombstones without reading files.
+// IF NOT EXISTS is the migration: a database made before a table existed
+// gets it when a driver of this version first opens it.
 const ddl = `
 CREATE TABLE IF NOT EXISTS {T} (
 	path         TEXT PRIMARY KEY NOT NULL,
@@ -36,6 +38,20 @@ CREATE TABLE IF NOT EXISTS {R} (
 	expires_at  INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS {RI} ON {R} (expires_at);
+CREATE TABLE IF NOT EXISTS {H} (
+	key          TEXT PRIMARY KEY NOT NULL,
+	path         TEXT NOT NULL,
+	version      TEXT NOT NULL,
+	previous     TEXT NOT NULL,
+	kind         TEXT NOT NULL,
+	operation_id TEXT,
+	metadata     TEXT,
+	content      TEXT NOT NULL,
+	time         INTEGER,
+	expires_at   INTEGER,
+	pending      INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS {HI} ON {H} (expires_at);
 `
 
 func quote(name string) string { return `"` + name + `"` }
@@ -53,13 +69,20 @@ type statements struct {
 	receiptsBefore                         string
 	collision, snapshot, snapshotAll       string
 	precheck                               string
+	putHistory, getHistory                 string
+	completeHistory, dropHistory           string
+	historyExists                          string
+	listHistory, listHistoryAll            string
+	deleteHistory, deleteHistoryAll        string
+	pruneHistory                           string
 }
 
 const fileCols = `path, content, version, coalesce(operation_id, ''), metadata, tombstone, expires_at`
 const receiptCols = `id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at`
+const historyCols = `path, version, previous, kind, coalesce(operation_id, ''), metadata, content, time, expires_at, pending`
 
 func newStatements(table string) statements {
-	t, r := quote(table), quote(table+"_receipts")
+	t, r, h := quote(table), quote(table+"_receipts"), quote(table+"_history")
 	// Scope reads: the range [?1, ?4) on the primary key, files directly in
 	// the scope only, content cut to ?2 = MaxChars+1 characters (the extra
 	// one tells truncation without counting characters) and its size in
@@ -71,9 +94,13 @@ func newStatements(table string) statements {
 	snapshot := `SELECT 1, ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
 		UNION ALL SELECT * FROM (SELECT 0, path, '', '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3)`
+	// History pages: the range [?1, ?4) of the key, after ?2, in key order.
+	listHistory := `SELECT ` + historyCols + ` FROM ` + h + ` WHERE key >= ?1 AND key > ?2 %s ORDER BY key LIMIT ?3`
+	// A batch of ForgetHistory: up to ?3 keys of the range [?1, ?2).
+	deleteHistory := `DELETE FROM ` + h + ` WHERE key IN (SELECT key FROM ` + h + ` WHERE key >= ?1 %s ORDER BY key LIMIT ?3)`
 	return statements{
-		schema: strings.NewReplacer("{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"),
-			"{T}", t, "{R}", r).Replace(ddl),
+		schema: strings.NewReplacer("{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"), "{HI}", quote(table+"_hist_exp"),
+			"{T}", t, "{R}", r, "{H}", h).Replace(ddl),
 		getFile:   `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = ?`,
 		listFiles: fmt.Sprintf(list, `AND path < ?4`),
 		listAll:   fmt.Sprintf(list, ``),
@@ -111,6 +138,20 @@ func newStatements(table string) statements {
 		// in one statement.
 		snapshot:    fmt.Sprintf(snapshot, `AND path < ?5`),
 		snapshotAll: fmt.Sprintf(snapshot, ``),
+		// History entries are found by key, and by key and version: a key
+		// holds the version's time-ordered stem only.
+		putHistory: `INSERT INTO ` + h + ` (key, ` + strings.ReplaceAll(historyCols, `coalesce(operation_id, '')`, `operation_id`) + `)
+			VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, ''), ?7, ?8, ?9, ?10, ?11) ON CONFLICT (key) DO NOTHING`,
+		getHistory:       `SELECT ` + historyCols + ` FROM ` + h + ` WHERE key = ? AND version = ?`,
+		completeHistory:  `UPDATE ` + h + ` SET pending = 0 WHERE key = ? AND version = ?`,
+		dropHistory:      `DELETE FROM ` + h + ` WHERE key = ? AND version = ? AND pending`,
+		historyExists:    `SELECT EXISTS (SELECT 1 FROM ` + h + ` WHERE key = ? AND version = ?)`,
+		listHistory:      fmt.Sprintf(listHistory, `AND key < ?4`),
+		listHistoryAll:   fmt.Sprintf(listHistory, ``),
+		deleteHistory:    fmt.Sprintf(deleteHistory, `AND key < ?2`),
+		deleteHistoryAll: fmt.Sprintf(deleteHistory, ``), // ?2 unused
+		// Found through the expires_at index, which holds the rowids.
+		pruneHistory: `DELETE FROM ` + h + ` WHERE rowid IN (SELECT rowid FROM ` + h + ` WHERE expires_at < ?1 LIMIT ?2)`,
 	}
 }
 

@@ -40,7 +40,8 @@ var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 // Options configures a Driver. nil or the zero value means defaults.
 type Options struct {
 	// Table names the files table (default [DefaultTable]); receipts go to
-	// "<Table>_receipts". Names are quoted, so they are case-sensitive.
+	// "<Table>_receipts" and history entries to "<Table>_history". Names
+	// are quoted, so they are case-sensitive.
 	Table string
 	// BusyTimeout is how long a write waits for the lock another
 	// connection or process holds (default [DefaultBusyTimeout]).
@@ -56,7 +57,7 @@ type Driver struct {
 	writer chan struct{} // one in-process writer at a time
 
 	pruneBatch int                 // rows per prune transaction (DefaultPruneBatch)
-	pruneHook  func()              // tests: called after each prune transaction
+	pruneHook  func()              // tests: called after each prune (or DeleteHistory) transaction
 	pruneHold  func(time.Duration) // benchmarks: how long each prune transaction held the writer slot
 }
 
@@ -72,6 +73,7 @@ var (
 	_ driver.ScopeReader      = (*Driver)(nil)
 	_ driver.SnapshotReader   = (*Driver)(nil)
 	_ driver.Pruner           = (*Driver)(nil)
+	_ driver.Historian        = (*Driver)(nil)
 )
 
 // New opens (creating if needed) the database file at path, in WAL mode,
