@@ -19,7 +19,8 @@ func TestConformance(t *testing.T) {
 		// Mutate is one TransactionalBatch in the file's partition (the
 		// local server's batch is atomic with the patch in
 		// scripts/emulators.sh; TestEmulatorBatchAtomic checks it).
-		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true},
+		// History entries ride in that batch (Historian, every mode).
+		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true, History: true},
 		Parallel:     true,
 	})
 }

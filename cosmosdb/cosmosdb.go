@@ -24,8 +24,8 @@ type Options struct {
 	// Throughput, when set, is the provisioned throughput of a container
 	// that New creates (nil: the account's default, e.g. serverless).
 	Throughput *azcosmos.ThroughputProperties
-	// CacheSize bounds the driver's caches of ETags (files and receipts)
-	// and session tokens, in entries each. Default DefaultCacheSize.
+	// CacheSize bounds the driver's caches of ETags (files, receipts and
+	// history entries) and session tokens, in entries each. Default DefaultCacheSize.
 	CacheSize int
 }
 
@@ -35,6 +35,7 @@ type Driver struct {
 	c        *azcosmos.ContainerClient
 	files    *driver.Hints[string, state] // path → last seen (version, ETag)
 	receipts *driver.Hints[string, state] // operation id → last seen (version, completed, ETag)
+	history  *driver.Hints[string, state] // history key → last seen (version, complete, expiry, ETag)
 	// receiptParts maps an operation id to the partition of the receipt
 	// Mutate wrote or GetReceipt found there (the file's partition).
 	receiptParts *driver.Hints[string, string]
@@ -46,6 +47,7 @@ var (
 	_ driver.Mutator     = (*Driver)(nil)
 	_ driver.BatchGetter = (*Driver)(nil)
 	_ driver.ScopeReader = (*Driver)(nil)
+	_ driver.Historian   = (*Driver)(nil)
 )
 
 // New returns a driver over container in database, reached through
@@ -93,6 +95,7 @@ func New(ctx context.Context, client *azcosmos.Client, database, container strin
 		c:            c,
 		files:        driver.NewHints[string, state](n),
 		receipts:     driver.NewHints[string, state](n),
+		history:      driver.NewHints[string, state](n),
 		receiptParts: driver.NewHints[string, string](n),
 		sessions:     driver.NewHints[string, string](n),
 	}, nil

@@ -17,7 +17,11 @@
 // files share the partition "/". A receipt is an item whose id is "r" +
 // the SHA-256 of the operation id; its partition key is the same id when
 // the primitive path reserved it, and the file's partition when
-// [Driver.Mutate] wrote it in one batch with the file. The module
+// [Driver.Mutate] wrote it in one batch with the file. A history entry
+// ([driver.Historian]) is an item in its file's partition whose id is "v"
+// + its key ([driver.HistoryKey], "/" and the space written as "~"; "w" +
+// a SHA-256 when too long) and whose indexed path field holds that key,
+// so history is listed like files, with no index of its own. The module
 // README explains the choice against the /id partitioning of the Python
 // seed.
 //
@@ -76,10 +80,10 @@
 // confirmed by a conditional write, so that costs retries, never
 // correctness.
 //
-// Receipts and delete tombstones carry a ttl (seconds until their
-// ExpiresAt); containers that New creates have DefaultTimeToLive -1, which
-// turns per-item ttl on without expiring anything else. On a container
-// without it, nothing expires.
+// Receipts, delete tombstones and history entries carry a ttl (seconds
+// until their ExpiresAt); containers that New creates have
+// DefaultTimeToLive -1, which turns per-item ttl on without expiring
+// anything else. On a container without it, nothing expires.
 //
 // The store refuses a create that would make a file and a folder share a
 // name (store.ErrPathCollision) after reading the path's ancestors and
@@ -91,7 +95,11 @@
 //
 // [driver.Mutator] (one TransactionalBatch in the file's partition; an
 // operation id is recognised within that partition, see README.md),
-// [driver.BatchGetter] (one query per partition) and [driver.ScopeReader]
-// (one single-partition query per search, content cut on the server). No
-// [driver.Pruner]: the ttl does the work.
+// [driver.BatchGetter] (one query per partition), [driver.ScopeReader]
+// (one single-partition query per search, content cut on the server) and
+// [driver.Historian] (a change's history entry rides in Mutate's batch, at
+// no extra request; a file's or a namespace's history is one
+// single-partition query ordered by key; DeleteHistory removes 100
+// entries per TransactionalBatch). No [driver.Pruner]: the ttl does the
+// work, for history entries too.
 package cosmosdb

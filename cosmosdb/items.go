@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,6 +19,7 @@ import (
 const (
 	typeFile    = "file"
 	typeReceipt = "receipt"
+	typeHistory = "history"
 )
 
 // rootPartition is the partition key of files at the top level (paths
@@ -135,20 +137,41 @@ func encodeFile(f driver.File, now time.Time) ([]byte, error) {
 		Path: f.Path, Dir: dirOf(f.Path), Content: f.Content, Version: f.Version,
 		Op: f.OperationID, Tomb: f.Tombstone,
 	}
-	if len(f.Metadata) > 0 {
-		for k, v := range f.Metadata {
-			if !utf8.ValidString(k) || !utf8.ValidString(v) {
-				return nil, errNotUTF8
-			}
-		}
-		b, err := json.Marshal(f.Metadata)
-		if err != nil {
-			return nil, err
-		}
-		it.Meta = string(b)
+	var err error
+	if it.Meta, err = encodeMeta(f.Metadata); err != nil {
+		return nil, err
 	}
 	it.Expires, it.TTL = expiry(f.ExpiresAt, now)
 	return json.Marshal(it)
+}
+
+// encodeMeta returns metadata as a JSON object in a string, "" for none.
+func encodeMeta(m map[string]string) (string, error) {
+	if len(m) == 0 {
+		return "", nil
+	}
+	for k, v := range m {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return "", errNotUTF8
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// decodeMeta reverses encodeMeta; what names the item in errors.
+func decodeMeta(s, what string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("cosmosdb: decoding metadata of %s: %w", what, err)
+	}
+	return m, nil
 }
 
 func decodeFile(b []byte) (*driver.File, error) {
@@ -160,12 +183,10 @@ func decodeFile(b []byte) (*driver.File, error) {
 		Path: it.Path, Content: it.Content, Version: it.Version,
 		OperationID: it.Op, Tombstone: it.Tomb,
 	}
-	if it.Meta != "" {
-		if err := json.Unmarshal([]byte(it.Meta), &f.Metadata); err != nil {
-			return nil, fmt.Errorf("cosmosdb: decoding metadata of %q: %w", it.Path, err)
-		}
-	}
 	var err error
+	if f.Metadata, err = decodeMeta(it.Meta, strconv.Quote(it.Path)); err != nil {
+		return nil, err
+	}
 	if f.ExpiresAt, err = parseTime(it.Expires); err != nil {
 		return nil, err
 	}

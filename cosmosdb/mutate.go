@@ -38,6 +38,10 @@ var errBatch = errors.New("cosmosdb: transactional batch refused")
 // A delete whose expected version is "" (the path must be absent) reads
 // the file and, when it is absent, sends a batch of the receipt alone.
 //
+// p.History, when given, is one more CreateItem in the same batch, after
+// the file change (the entry lives in the file's partition): it is written
+// exactly when the change is, and costs no request of its own.
+//
 // The batch is sent without SDK retries (see send): an answer is always
 // the answer to this batch, never to a re-send of one that had landed, so
 // a failed condition is a real one. A lost reply is returned as an error
@@ -45,8 +49,13 @@ var errBatch = errors.New("cosmosdb: transactional batch refused")
 func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
 	now := time.Now()
 	pk, id := partitionOf(p.Path), fileID(p.Path)
-	var rbody, fbody []byte
+	var rbody, fbody, hbody []byte
 	var err error
+	if p.History != nil {
+		if hbody, err = encodeHistory(*p.History, now); err != nil {
+			return driver.MutateResult{}, err
+		}
+	}
 	if p.Receipt != nil {
 		if rbody, err = encodeReceipt(*p.Receipt, pk, now); err != nil {
 			return driver.MutateResult{}, err
@@ -101,6 +110,11 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		}
 		if ops == 0 {
 			return driver.MutateResult{}, nil // a plain delete of an absent path
+		}
+		if hbody != nil && fileOp >= 0 {
+			// The entry rides in the same batch, after the change it
+			// records; a delete of an absent path records none.
+			b.CreateItem(hbody, nil)
 		}
 		var resp azcosmos.TransactionalBatchResponse
 		err := d.send(ctx, func(ctx context.Context) error {

@@ -22,3 +22,11 @@ func BenchmarkContention(b *testing.B) {
 	db := newDatabase(b)
 	contract.BenchContention(b, func(b *testing.B) driver.Driver { return db.newDriver(b) }, 160, 1, 16)
 }
+
+// BenchmarkHistory: what recording history costs an idempotent write (see
+// contract.BenchHistory): backend calls per write with history off and
+// on, and the latency ratio, in both modes.
+func BenchmarkHistory(b *testing.B) {
+	db := newDatabase(b)
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver { return db.newDriver(b) })
+}
