@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 			}
 			return d2
 		},
-		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true},
+		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true, History: true},
 		Parallel:     true,
 	})
 }

@@ -35,8 +35,12 @@
 // → "/"). Listing or searching one scope is therefore a Query on one
 // partition with begins_with on the sort key, whose cost does not grow with
 // the table. A receipt is its own item, pk "#op#<id>" (hashed when too
-// long), sk "#". Receipts and tombstones carry [TTLAttribute]. The module
-// README explains the choice.
+// long), sk "#". A history entry is its own item in the history partition
+// of its file's partition ("#h#kamal/"), sort key driver.HistoryKey (the
+// path, a space, the version inverted so that the newest sorts first): a
+// file's or a user's history is one Query, like a listing. Receipts,
+// tombstones and history entries carry [TTLAttribute]. The module README
+// explains the choice.
 //
 // # Errors
 //
@@ -57,16 +61,17 @@
 //
 // Every read is strongly consistent (GetItem, Query, Scan and BatchGetItem
 // with ConsistentRead). Every primitive is one conditional single-item
-// request. The atomic mutation is one TransactWriteItems of the file change
-// and the completed receipt; the SDK's client request token makes its
-// retries idempotent. Listing a prefix that names fewer than PartitionDepth
+// request. The atomic mutation is one TransactWriteItems of the file change,
+// the completed receipt and, with history on, the history entry; the SDK's
+// client request token makes its retries idempotent. Listing a prefix that names fewer than PartitionDepth
 // directories ("" or "tenant") cannot be a Query: it scans the whole table
 // (consistently) and keeps the smallest paths, so its cost grows with the
 // table; agents never list such prefixes, operators may.
 //
-// Expired receipts and tombstones are removed by DynamoDB's time to live,
-// typically within a few days after [TTLAttribute] (Unix seconds, rounded
-// up); until then a receipt still answers replays.
+// Expired receipts, tombstones and history entries are removed by
+// DynamoDB's time to live, typically within a few days after
+// [TTLAttribute] (Unix seconds, rounded up); until then a receipt still
+// answers replays (the store hides expired history entries at once).
 //
 // The store refuses a create that would make a file and a folder share a
 // name (store.ErrPathCollision) after reading the path's ancestors and
@@ -77,7 +82,10 @@
 // # Capabilities
 //
 // [driver.Mutator] (TransactWriteItems), [driver.BatchGetter]
-// (BatchGetItem, 100 keys per request, unprocessed keys retried) and
+// (BatchGetItem, 100 keys per request, unprocessed keys retried),
 // [driver.ScopeReader] (one Query returning the files directly in a scope
-// with their content). Not [driver.Pruner]: time to live does that work.
+// with their content) and [driver.Historian] (history entries written in
+// the mutation's own TransactWriteItems, so history costs no request;
+// listed by Query, forgotten by BatchWriteItem, 25 per request). Not
+// [driver.Pruner]: time to live does that work.
 package dynamodb

@@ -21,7 +21,7 @@ type Options struct {
 	// DisableCreateTable stops New from creating the table and enabling its
 	// time to live. The table must then exist with the key schema pk
 	// (HASH, String) + sk (RANGE, String); enable TTL on TTLAttribute
-	// yourself if receipts and tombstones should expire.
+	// yourself if receipts, tombstones and history entries should expire.
 	DisableCreateTable bool
 	// PartitionDepth is how many leading directory segments of a path form
 	// its partition key (default 1: "kamal/main/MEMORY.md" lives in
@@ -36,8 +36,8 @@ type Options struct {
 	CreateTimeout time.Duration
 }
 
-// Driver stores agentmem files and receipts in one DynamoDB table. It is
-// safe for concurrent use. Create it with New.
+// Driver stores agentmem files, receipts and history entries in one
+// DynamoDB table. It is safe for concurrent use. Create it with New.
 type Driver struct {
 	c     *awsdynamodb.Client
 	table string

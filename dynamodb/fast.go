@@ -14,14 +14,16 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-// Mutate implements driver.Mutator in one request. With a receipt it is a
-// TransactWriteItems of the file change (conditional on the expected
-// version, or on absence) and a Put of the completed receipt conditional
-// on attribute_not_exists; the cancellation reasons say which condition
-// failed. A client request token makes the SDK's retries of the
-// transaction idempotent. Without a receipt it is one conditional PutItem or
-// DeleteItem (or one consistent GetItem for a delete that expects no
-// file).
+// Mutate implements driver.Mutator in one request. With a receipt or a
+// history entry it is a TransactWriteItems of the file change (conditional
+// on the expected version, or on absence), a Put of the completed receipt
+// conditional on attribute_not_exists, and a Put of the history entry (a
+// fresh key); the cancellation reasons say which condition failed, and a
+// cancelled transaction wrote none of them. A client request token makes
+// the SDK's retries of the transaction idempotent. Without either it is one
+// conditional PutItem or DeleteItem (or one consistent GetItem for a
+// delete that expects no file, which changes nothing and records no
+// entry).
 func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
 	f := driver.File{Path: p.Path, Content: p.Content, Version: p.Version, Metadata: p.Metadata}
 	if p.Receipt != nil {
@@ -30,31 +32,48 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	if !keyFits(p.Path) {
 		return d.mutateLongPath(ctx, p)
 	}
-	if p.Receipt == nil {
+	history := p.History
+	if p.Kind == driver.KindDelete && p.Expected == "" {
+		history = nil // a delete of an absent path records none
+	}
+	if p.Receipt == nil && history == nil {
 		return driver.MutateResult{}, d.mutatePlain(ctx, p, f)
 	}
 	change, err := d.fileChange(p, f)
-	receipt := receiptItem(*p.Receipt)
-	if n := itemSize(receipt); err == nil && n > maxItemBytes {
-		err = fmt.Errorf("%w: receipt of %d bytes", driver.ErrTooLarge, n)
-	}
-	if err != nil {
-		// Nothing can be sent; a known operation still answers first.
-		if r, gerr := d.GetReceipt(ctx, p.Receipt.ID); gerr == nil && r != nil {
-			return driver.MutateResult{Existing: r}, nil
+	items := []types.TransactWriteItem{change}
+	receiptAt := -1
+	if p.Receipt != nil {
+		receipt := receiptItem(*p.Receipt)
+		if n := itemSize(receipt); err == nil && n > maxItemBytes {
+			err = fmt.Errorf("%w: receipt of %d bytes", driver.ErrTooLarge, n)
 		}
-		return driver.MutateResult{}, err
-	}
-	in := &awsdynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		change,
-		{Put: &types.Put{
+		receiptAt = len(items)
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName:                           &d.table,
 			Item:                                receipt,
 			ConditionExpression:                 aws.String(condAbsent),
 			ExpressionAttributeNames:            exprNames(condAbsent),
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}},
-	}}
+		}})
+	}
+	if history != nil {
+		entry, herr := d.historyPut(*history)
+		if err == nil {
+			err = herr
+		}
+		// Unconditional: the entry's version is new, so is its key.
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &d.table, Item: entry}})
+	}
+	if err != nil {
+		// Nothing can be sent; a known operation still answers first.
+		if p.Receipt != nil {
+			if r, gerr := d.GetReceipt(ctx, p.Receipt.ID); gerr == nil && r != nil {
+				return driver.MutateResult{Existing: r}, nil
+			}
+		}
+		return driver.MutateResult{}, err
+	}
+	in := &awsdynamodb.TransactWriteItemsInput{TransactItems: items}
 	// Each call gets a fresh client request token, which makes the SDK's
 	// retries of that call idempotent; a cancelled transaction wrote
 	// nothing, so sending it again under a new token is safe.
@@ -67,12 +86,12 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		return driver.MutateResult{}, nil
 	}
 	reasons, ok := cancellation(err)
-	if !ok || len(reasons) != 2 {
+	if !ok || len(reasons) != len(items) {
 		return driver.MutateResult{}, err
 	}
 	// A cancelled transaction wrote nothing. The receipt is checked first.
-	if aws.ToString(reasons[1].Code) == reasonConditionFailed {
-		existing := decodeReceipt(reasons[1].Item)
+	if receiptAt >= 0 && aws.ToString(reasons[receiptAt].Code) == reasonConditionFailed {
+		existing := decodeReceipt(reasons[receiptAt].Item)
 		if existing == nil { // the emulator or service left the item out
 			if existing, err = d.GetReceipt(ctx, p.Receipt.ID); err != nil {
 				return driver.MutateResult{}, err

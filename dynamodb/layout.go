@@ -37,9 +37,14 @@ const (
 	attrDone     = "done"
 	attrCreated  = "created" // Unix nanoseconds
 
+	// History entries (also attrPath, attrKind, attrVersion, attrOperation,
+	// attrMetadata, attrContent, attrCreated for the entry's Time).
+	attrPrevious = "prev"
+	attrPending  = "pend" // BOOL true on pending entries only
+
 	// TTLAttribute is the Number attribute (Unix epoch seconds) that
-	// receipts and tombstones carry and that the table's time to live
-	// deletes by. Files never carry it.
+	// receipts, tombstones and history entries carry and that the table's
+	// time to live deletes by. Files never carry it.
 	TTLAttribute = "expires_at"
 )
 
@@ -65,6 +70,11 @@ const (
 	// receiptSortKey is every receipt's sort key. It never starts with a
 	// path character, so no listing prefix matches it.
 	receiptSortKey = "#"
+	// historyPrefix starts the partition key of history entries: the
+	// entries of the files in partition P live in partition historyPrefix+P,
+	// sorted by driver.HistoryKey. "#h#" starts neither a path nor a
+	// receipt's partition.
+	historyPrefix = "#h#"
 )
 
 // layout maps paths and receipt ids to keys.
@@ -135,6 +145,38 @@ func (l layout) fileKey(path string) map[string]types.AttributeValue {
 // store bounds segments, not whole paths).
 func keyFits(path string) bool { return len(path) <= maxSortKeyBytes }
 
+// historyPartition returns the partition key of the history entries of
+// path: historyPrefix and the partition of the file.
+func (l layout) historyPartition(path string) string {
+	return historyPrefix + l.dirPartition(dirOf(path))
+}
+
+// historyPrefixPartition returns the one partition that holds every
+// history entry whose key starts with prefix, or false when such entries
+// may lie in several partitions. A prefix holding the space of
+// driver.HistoryKey names one file; otherwise it is a path prefix, placed
+// as for a listing.
+func (l layout) historyPrefixPartition(prefix string) (string, bool) {
+	if i := strings.IndexByte(prefix, ' '); i >= 0 {
+		return l.historyPartition(prefix[:i]), true
+	}
+	pk, ok := l.prefixPartition(prefix)
+	if !ok {
+		return "", false
+	}
+	return historyPrefix + pk, true
+}
+
+// historyKey returns the key of the entry of path at version; sort key
+// driver.HistoryKey, which may be too long for DynamoDB (historyKeyFits).
+func (l layout) historyKey(path, version string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(l.historyPartition(path)), attrSK: str(driver.HistoryKey(path, version))}
+}
+
+// historyKeyFits reports whether the entries of path fit DynamoDB's sort
+// key limit: driver.HistoryKey is the path, a space and 26 bytes.
+func historyKeyFits(path string) bool { return len(path)+1+26 <= maxSortKeyBytes }
+
 // receiptKey returns the key of receipt id. Ids too long for a partition
 // key are hashed under another prefix, so the two forms never collide.
 func receiptKey(id string) map[string]types.AttributeValue {
@@ -198,6 +240,37 @@ func receiptItem(r driver.Receipt) map[string]types.AttributeValue {
 	it[attrCreated] = num(r.CreatedAt.UnixNano())
 	if !r.ExpiresAt.IsZero() {
 		it[TTLAttribute] = num(ttlSeconds(r.ExpiresAt))
+	}
+	return it
+}
+
+// historyItem encodes a history entry. Empty strings are left out.
+func (l layout) historyItem(e driver.HistoryEntry) map[string]types.AttributeValue {
+	it := l.historyKey(e.Path, e.Version)
+	it[attrPath] = str(e.Path)
+	it[attrVersion] = str(e.Version)
+	it[attrKind] = str(string(e.Kind))
+	if e.Previous != "" {
+		it[attrPrevious] = str(e.Previous)
+	}
+	if e.OperationID != "" {
+		it[attrOperation] = str(e.OperationID)
+	}
+	if len(e.Metadata) > 0 {
+		b, _ := json.Marshal(e.Metadata) // a map[string]string always encodes
+		it[attrMetadata] = str(string(b))
+	}
+	if e.Content != "" {
+		it[attrContent] = str(e.Content)
+	}
+	if !e.Time.IsZero() {
+		it[attrCreated] = num(e.Time.UnixNano())
+	}
+	if !e.ExpiresAt.IsZero() {
+		it[TTLAttribute] = num(ttlSeconds(e.ExpiresAt))
+	}
+	if e.Pending {
+		it[attrPending] = boolean(true)
 	}
 	return it
 }
@@ -290,4 +363,30 @@ func decodeReceipt(it map[string]types.AttributeValue) *driver.Receipt {
 		r.CreatedAt = time.Unix(0, ns)
 	}
 	return r
+}
+
+// decodeHistory decodes a history entry; nil for an empty item.
+func decodeHistory(it map[string]types.AttributeValue) (*driver.HistoryEntry, error) {
+	if len(it) == 0 {
+		return nil, nil
+	}
+	e := &driver.HistoryEntry{
+		Path:        getS(it, attrPath),
+		Version:     getS(it, attrVersion),
+		Previous:    getS(it, attrPrevious),
+		Kind:        driver.Kind(getS(it, attrKind)),
+		OperationID: getS(it, attrOperation),
+		Content:     getS(it, attrContent),
+		ExpiresAt:   getTTL(it),
+		Pending:     getBool(it, attrPending),
+	}
+	if ns, ok := getInt(it, attrCreated); ok {
+		e.Time = time.Unix(0, ns)
+	}
+	if md := getS(it, attrMetadata); md != "" {
+		if err := json.Unmarshal([]byte(md), &e.Metadata); err != nil {
+			return nil, errorf("metadata of the history of %q: %w", e.Path, err)
+		}
+	}
+	return e, nil
 }

@@ -49,6 +49,42 @@ func TestPartitions(t *testing.T) {
 	}
 }
 
+// TestHistoryPartitions: a file's history lives in the history partition
+// of the file's partition, and a history prefix maps to one partition when
+// it names a file or, as for listings, enough directories.
+func TestHistoryPartitions(t *testing.T) {
+	for _, tc := range []struct {
+		depth          int
+		path, wantPK   string
+		prefix, prefPK string // prefPK "" = spans partitions
+	}{
+		{1, "kamal/main/MEMORY.md", "#h#kamal/", "kamal/main/MEMORY.md ", "#h#kamal/"},
+		{1, "MEMORY.md", "#h#/", "MEMORY.md ", "#h#/"},
+		{1, "MEMORY.md", "#h#/", "MEMORY.md", ""},
+		{1, "a/b.md", "#h#a/", "a/", "#h#a/"},
+		{1, "a/b.md", "#h#a/", "", ""},
+		{2, "org/u1/main/M.md", "#h#org/u1/", "org/u1/", "#h#org/u1/"},
+		{2, "org/M.md", "#h#org/", "org/M.md 7ZZ", "#h#org/"},
+		{2, "org/M.md", "#h#org/", "org/", ""},
+	} {
+		l := layout{depth: tc.depth}
+		k := l.historyKey(tc.path, "01JB0000000000000000000000~op")
+		if got := getS(k, attrPK); got != tc.wantPK {
+			t.Errorf("depth %d: history partition of %q = %q, want %q", tc.depth, tc.path, got, tc.wantPK)
+		}
+		if got := getS(k, attrSK); got != driver.HistoryKey(tc.path, "01JB0000000000000000000000") {
+			t.Errorf("history sort key of %q = %q", tc.path, got)
+		}
+		got, ok := l.historyPrefixPartition(tc.prefix)
+		if ok != (tc.prefPK != "") || got != tc.prefPK {
+			t.Errorf("depth %d: history partition of prefix %q = %q, %v; want %q", tc.depth, tc.prefix, got, ok, tc.prefPK)
+		}
+	}
+	if !historyKeyFits(strings.Repeat("a", 1024-27)) || historyKeyFits(strings.Repeat("a", 1024-26)) {
+		t.Error("historyKeyFits does not match the 1,024-byte sort key limit")
+	}
+}
+
 // TestItemSizeMatchesDynamoDB proves that itemSize never under-counts: a
 // file item whose estimate is exactly the limit is accepted, one byte more
 // is refused by the server too.

@@ -27,7 +27,7 @@ const (
 // names are the placeholders the expressions use.
 var names = map[string]string{
 	"#pk": attrPK, "#sk": attrSK, "#v": attrVersion, "#done": attrDone,
-	"#tomb": attrTombstone, "#dir": attrDir, "#c": attrContent,
+	"#tomb": attrTombstone, "#dir": attrDir, "#c": attrContent, "#pend": attrPending,
 }
 
 // exprNames returns the placeholders used by the given expressions.
@@ -108,11 +108,13 @@ func (d *Driver) listQuery(ctx context.Context, pk string, p driver.ListParams) 
 // listScan serves a prefix that spans partitions: it reads every item of
 // the table, keeping the p.Limit smallest matching paths.
 func (d *Driver) listScan(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
-	filter := "#sk <> :receipt"
-	values := map[string]types.AttributeValue{":receipt": str(receiptSortKey)}
+	// History entries (whose sort keys start with paths too) are left
+	// out by their partition.
+	filter := "#sk <> :receipt AND NOT " + keyHistoryScan
+	values := map[string]types.AttributeValue{":receipt": str(receiptSortKey), ":hist": str(historyPrefix)}
 	if p.Prefix != "" {
-		filter = "begins_with(#sk, :prefix)"
-		values = map[string]types.AttributeValue{":prefix": str(p.Prefix)}
+		filter = "begins_with(#sk, :prefix) AND NOT " + keyHistoryScan
+		values = map[string]types.AttributeValue{":prefix": str(p.Prefix), ":hist": str(historyPrefix)}
 	}
 	if p.After != "" {
 		filter += " AND #sk > :after"

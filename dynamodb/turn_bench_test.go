@@ -22,3 +22,12 @@ func BenchmarkContention(b *testing.B) {
 	c := newClient(b)
 	contract.BenchContention(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) }, 160, 1, 16)
 }
+
+// BenchmarkHistory is what recording history costs an idempotent write
+// (see contract.BenchHistory): calls/op with history off and on, both
+// modes, and the latency ratio. The full driver sends the entry in the
+// write's TransactWriteItems: the same one call.
+func BenchmarkHistory(b *testing.B) {
+	c := newClient(b)
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
+}
