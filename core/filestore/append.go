@@ -19,7 +19,8 @@ var _ driver.Appender = (*Driver)(nil)
 // path. A history entry (p.History) is kept the same way: written
 // pending before the file and completed (renamed) after it, all before
 // Append returns, so a crash in between leaves a pending entry that the
-// store confirms or drops by the file's version.
+// store confirms or drops by the file's version, and that the next change
+// of the file completes (see completeReplaced).
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	unlock, err := d.lock(ctx, true)
 	if err != nil {
@@ -42,6 +43,9 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	next := driver.AppendedContent(cur.Content, p.Entry)
 	if utf8.RuneCountInString(next) > p.MaxChars {
 		return driver.AppendResult{}, fmt.Errorf("filestore: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)
+	}
+	if err := d.completeReplaced(p.Path, cur.Version); err != nil {
+		return driver.AppendResult{}, err
 	}
 	f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata}
 	var entry historyRef

@@ -538,6 +538,9 @@ func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string
 	if cur == nil || cur.Version != expected {
 		return driver.ErrPrecondition
 	}
+	if err := d.completeReplaced(f.Path, cur.Version); err != nil {
+		return err
+	}
 	return d.store(f, cur)
 }
 
@@ -555,6 +558,9 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 	}
 	if cur == nil || cur.Version != expected {
 		return driver.ErrPrecondition
+	}
+	if err := d.completeReplaced(path, cur.Version); err != nil {
+		return err
 	}
 	real, err := d.target(path)
 	if err != nil {

@@ -201,6 +201,25 @@ func (d *Driver) removeHistory(path, name string) error {
 	return nil
 }
 
+// completeReplaced completes a pending entry of path at version, the
+// version a change is about to replace: the row carries it, so the change
+// that made it landed, and once the row moves on nothing else could tell.
+// The store does the same before it replaces a version that names an
+// operation; this also covers an Append's own entry, which a crash
+// between the file and the entry's completion leaves pending (an append's
+// version names no operation). It costs one failed lookup when there is
+// no pending entry. The caller holds the exclusive lock.
+func (d *Driver) completeReplaced(path, version string) error {
+	_, stem, _ := splitKey(driver.HistoryKey(path, version))
+	ref := historyRef{key: driver.HistoryKey(path, version), path: path, name: entryName(stem, true), pending: true}
+	var rec historyRecord
+	ok, err := readJSON(d.refFile(ref), &rec)
+	if err != nil || !ok || rec.Version != version {
+		return err
+	}
+	return d.completeHistory(ref)
+}
+
 // PutHistory implements driver.Historian.
 func (d *Driver) PutHistory(ctx context.Context, e driver.HistoryEntry) error {
 	unlock, err := d.lock(ctx, true)

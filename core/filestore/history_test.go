@@ -344,3 +344,33 @@ func TestHistoryThroughTheStore(t *testing.T) {
 		t.Fatalf("History entries = %+v", es)
 	}
 }
+
+// TestPendingEntryCompletedWhenReplaced: an append that crashed between
+// its file and its entry's completion leaves a pending entry for a
+// version that names no operation; the next change of the file completes
+// it, so the history keeps the change once the row moves on.
+func TestPendingEntryCompletedWhenReplaced(t *testing.T) {
+	ctx := t.Context()
+	d := openDriver(t)
+	s := store.New(d, &store.Options{History: &store.HistoryOptions{}})
+	// What the crashed append left: the file at its version, its entry
+	// pending.
+	if err := d.CreateFile(ctx, driver.File{Path: "u/a.md", Content: "one\n", Version: version(1)}); err != nil {
+		t.Fatal(err)
+	}
+	e := entry("u/a.md", version(1), time.Now().Add(time.Hour))
+	e.Content, e.Pending = "one\n", true
+	if err := d.PutHistory(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "u/a.md", Content: "two\n", Expected: version(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.GetHistory(ctx, "u/a.md", version(1)); err != nil || got == nil || got.Pending {
+		t.Fatalf("entry of the replaced version = %+v, %v; want it complete", got, err)
+	}
+	page, err := s.History(ctx, store.HistoryRequest{Path: "u/a.md", Limit: 10})
+	if err != nil || len(page.Entries) != 2 || page.Entries[1].Version != version(1) {
+		t.Fatalf("History = %+v, %v", page, err)
+	}
+}
