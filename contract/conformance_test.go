@@ -34,7 +34,7 @@ func TestConformance(t *testing.T) {
 			}
 			return d2
 		},
-		Capabilities: driver.Capabilities{BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true, Append: true},
+		Capabilities: driver.Capabilities{BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true, Append: true, History: true},
 		Parallel:     true,
 	})
 }

@@ -16,7 +16,11 @@ var _ driver.Appender = (*Driver)(nil)
 // receipt is written pending (its version the new file's) before the file
 // and completed after it; a crash in between leaves a pending receipt that
 // the store settles by looking at the file's version, as on the primitive
-// path.
+// path. A history entry (p.History) is kept the same way: written
+// pending before the file and completed (renamed) after it, all before
+// Append returns, so a crash in between leaves a pending entry that the
+// store confirms or drops by the file's version, and that the next change
+// of the file completes (see completeReplaced).
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	unlock, err := d.lock(ctx, true)
 	if err != nil {
@@ -40,7 +44,20 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	if utf8.RuneCountInString(next) > p.MaxChars {
 		return driver.AppendResult{}, fmt.Errorf("filestore: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)
 	}
+	if err := d.completeReplaced(p.Path, cur.Version); err != nil {
+		return driver.AppendResult{}, err
+	}
 	f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata}
+	var entry historyRef
+	if p.History != nil {
+		h := *p.History
+		h.Previous, h.Content, h.Pending = cur.Version, next, false
+		if err := d.putHistory(h, true); err != nil {
+			return driver.AppendResult{}, err
+		}
+		_, stem, _ := splitKey(h.Key())
+		entry = historyRef{key: h.Key(), path: h.Path, name: entryName(stem, true), pending: true}
+	}
 	var pending driver.Receipt
 	if p.Receipt != nil {
 		pending = *p.Receipt
@@ -56,6 +73,11 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	}
 	if err := d.store(f, cur); err != nil {
 		return driver.AppendResult{}, err
+	}
+	if p.History != nil {
+		if err := d.completeHistory(entry); err != nil {
+			return driver.AppendResult{}, err
+		}
 	}
 	if p.Receipt != nil {
 		done := pending

@@ -109,7 +109,7 @@ func parseMarker(dir, base string) (marker, bool) {
 		return marker{}, false
 	}
 	kind, key, ok := strings.Cut(rest, "-")
-	if !ok || (kind != kindReceipt && kind != kindTomb) || len(key) != 64 {
+	if !ok || (kind != kindReceipt && kind != kindTomb && kind != kindHistory) || len(key) != 64 {
 		return marker{}, false
 	}
 	at, err := time.Parse(markerLayout, t)
@@ -239,6 +239,12 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 					return i, n, err
 				}
 				n++
+			}
+		case kindHistory:
+			k, err := d.pruneHistory(m.name, now)
+			n += k
+			if err != nil {
+				return i, n, err
 			}
 		case kindTomb:
 			b, err := os.ReadFile(m.name)

@@ -4,7 +4,8 @@
 //
 // Bookkeeping lives in the sidecar directory <dir>/.agentmem (never listed):
 // a small JSON record per file with its version, content hash and
-// metadata, one JSON file per operation receipt, and a lock file. Content
+// metadata, one JSON file per operation receipt, the history of changes
+// (when turned on), and a lock file. Content
 // is written through temporary files named ".agentmem-tmp-…". The store
 // refuses every path with a segment starting with ".agentmem"
 // (store.ReservedSegmentPrefix) on every backend, with
@@ -50,10 +51,33 @@
 // The nine primitives, [driver.BatchGetter] (many files under one shared
 // lock), [driver.ScopeReader] (search reads a scope's folder once and each
 // file's bounded prefix), [driver.SnapshotReader] (a file and a listing
-// under one shared lock) and [driver.Pruner] (receipts and tombstones are
-// removed by [store.Store.PruneExpired]) and [driver.Appender] (an append
-// under the exclusive lock, which never conflicts). No atomic mutation: the
-// store runs its receipt algorithm over the primitives.
+// under one shared lock), [driver.Pruner] (receipts, tombstones and
+// history entries are removed by [store.Store.PruneExpired]),
+// [driver.Appender] (an append under the exclusive lock, which never
+// conflicts) and [driver.Historian] (the history of changes, below). No
+// atomic mutation: the store runs its receipt algorithm over the
+// primitives.
+//
+// # History
+//
+// With history on (store.Options.History) every change is kept as one
+// JSON file (its whole content, metadata, versions and times) under
+// <dir>/.agentmem/history, in a folder per file path: the entries of
+// "kamal/main/MEMORY.md" are in .agentmem/history/kamal/main/MEMORY.md/,
+// each named "~" + the inverted version part of its key, so the folder
+// read in name order lists them newest first. They are never listed as
+// memory files. A file's history costs one folder read plus one read per
+// entry returned; a user's ("kamal/") reads that user's folders only, in
+// key order, and stops when the page is full. A write or delete costs two
+// calls more (the store puts the entry pending before the change and
+// completes it, a rename, after it: 5 calls for an idempotent write
+// instead of 3); [Driver.Append] writes its entry under the same lock,
+// pending before the file and completed after it, in its one call. Each
+// entry has a marker in the expiry index (kind "h"), so the prune removes
+// expired entries as it removes receipts, and [store.Store.ForgetHistory]
+// removes a prefix's entries 64 at a time under the exclusive lock. History
+// costs disk: each change keeps its whole content until it expires (30
+// days by default).
 //
 // # Pruning
 //
@@ -109,6 +133,8 @@ type Driver struct {
 	pruneBatch int                 // markers settled per hold of the lock (default DefaultPruneBatch)
 	pruneHook  func()              // tests: called after each prune batch, the lock released
 	pruneHold  func(time.Duration) // benchmarks: how long each prune batch held the lock
+
+	historyRead func(path string) // tests: called with each history folder a listing reads
 }
 
 var (
@@ -512,6 +538,9 @@ func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string
 	if cur == nil || cur.Version != expected {
 		return driver.ErrPrecondition
 	}
+	if err := d.completeReplaced(f.Path, cur.Version); err != nil {
+		return err
+	}
 	return d.store(f, cur)
 }
 
@@ -529,6 +558,9 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 	}
 	if cur == nil || cur.Version != expected {
 		return driver.ErrPrecondition
+	}
+	if err := d.completeReplaced(path, cur.Version); err != nil {
+		return err
 	}
 	real, err := d.target(path)
 	if err != nil {
