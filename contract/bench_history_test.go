@@ -5,10 +5,22 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/filestore"
 	"github.com/agentmem/agentmem/core/memstore"
 )
 
 // BenchmarkHistoryMemstore is contract.BenchHistory on memstore.
 func BenchmarkHistoryMemstore(b *testing.B) {
 	contract.BenchHistory(b, func(b *testing.B) driver.Driver { return memstore.New() })
+}
+
+// BenchmarkHistoryFilestore is contract.BenchHistory on filestore.
+func BenchmarkHistoryFilestore(b *testing.B) {
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver {
+		d, err := filestore.New(b.Context(), b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
 }
