@@ -66,7 +66,7 @@ func (c *rpcCounter) total() (int, string) {
 // by interceptors. It dials through options rather than
 // FIRESTORE_EMULATOR_HOST: with that variable set the client dials its own
 // connection and ignores gRPC dial options.
-func countingClient(b *testing.B) (*gcfirestore.Client, *rpcCounter) {
+func countingClient(b testing.TB) (*gcfirestore.Client, *rpcCounter) {
 	host := emulator.Require(b, emulator.FirestoreHost)
 	b.Setenv("FIRESTORE_EMULATOR_HOST", "")
 	project := "demo-agentmem-bench-" + firestore.RandomID()
@@ -168,6 +168,20 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkHistory is what recording history costs an idempotent write
+// (see contract.BenchHistory): backend calls and latency, history off and
+// on, in both modes.
+func BenchmarkHistory(b *testing.B) {
+	client := firestore.EmulatorClients(b, 1)[0]
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver {
+		d, err := firestore.New(b.Context(), client, "hist-"+firestore.RandomID(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
 }
 
 // BenchmarkSearch searches a scope of 200 files (plus a subfolder and a
