@@ -66,7 +66,7 @@ func (c *rpcCounter) total() (int, string) {
 // by interceptors. It dials through options rather than
 // FIRESTORE_EMULATOR_HOST: with that variable set the client dials its own
 // connection and ignores gRPC dial options.
-func countingClient(b *testing.B) (*gcfirestore.Client, *rpcCounter) {
+func countingClient(b testing.TB) (*gcfirestore.Client, *rpcCounter) {
 	host := emulator.Require(b, emulator.FirestoreHost)
 	b.Setenv("FIRESTORE_EMULATOR_HOST", "")
 	project := "demo-agentmem-bench-" + firestore.RandomID()
@@ -168,6 +168,84 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkHistory is what recording history costs an idempotent write
+// (see contract.BenchHistory): backend calls and latency, history off and
+// on, in both modes.
+func BenchmarkHistory(b *testing.B) {
+	client := firestore.EmulatorClients(b, 1)[0]
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver {
+		d, err := firestore.New(b.Context(), client, "hist-"+firestore.RandomID(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}
+
+// BenchmarkHistoryInterleaved measures the same idempotent write with
+// history off and on, alternating in one loop so that the load of the
+// shared machine falls on both alike: rpc-off/op and rpc-on/op count each
+// write's RPCs, ratio = median latency on / median latency off (the
+// contract benchmark runs them one after the other, which a loaded
+// machine skews either way).
+func BenchmarkHistoryInterleaved(b *testing.B) {
+	client, c := countingClient(b)
+	for _, mode := range []string{"full", "primitives"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx := b.Context()
+			type side struct {
+				s    *store.Store
+				m    store.Mutation
+				rpcs int
+				lat  []time.Duration
+			}
+			var sides [2]*side
+			for i, on := range []bool{false, true} {
+				d, err := firestore.New(ctx, client, fmt.Sprintf("hist-%s-%v-%s", mode, on, firestore.RandomID()), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var dd driver.Driver = d
+				if mode == "primitives" {
+					dd = contract.Primitives(d)
+				}
+				opts := &store.Options{}
+				if on {
+					opts.History = &store.HistoryOptions{}
+				}
+				sd := &side{s: store.New(dd, opts)}
+				if sd.m, err = sd.s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: "- a fact\n"}); err != nil {
+					b.Fatal(err)
+				}
+				sides[i] = sd
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				for _, sd := range sides {
+					clear(c.byMethod)
+					c.on.Store(true)
+					t0 := time.Now()
+					m, err := sd.s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: fmt.Sprint("- fact ", i), Expected: sd.m.Version,
+						Operation: &store.Operation{ID: fmt.Sprint("op-", i), Fingerprint: "fp"}, Metadata: map[string]string{"updated_by": "bench"}})
+					sd.lat = append(sd.lat, time.Since(t0))
+					c.on.Store(false)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n, _ := c.total()
+					sd.m, sd.rpcs = m, sd.rpcs+n
+				}
+			}
+			b.ReportMetric(float64(sides[0].rpcs)/float64(b.N), "rpc-off/op")
+			b.ReportMetric(float64(sides[1].rpcs)/float64(b.N), "rpc-on/op")
+			b.ReportMetric(float64(median(sides[0].lat).Nanoseconds()), "off-p50-ns")
+			b.ReportMetric(float64(median(sides[1].lat).Nanoseconds()), "on-p50-ns")
+			b.ReportMetric(float64(median(sides[1].lat))/float64(median(sides[0].lat)), "ratio")
+		})
+	}
 }
 
 // BenchmarkSearch searches a scope of 200 files (plus a subfolder and a

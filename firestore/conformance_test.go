@@ -37,7 +37,7 @@ func TestConformance(t *testing.T) {
 			}
 			return d2
 		},
-		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true},
+		Capabilities: driver.Capabilities{AtomicMutation: true, BatchGet: true, ScopeRead: true, History: true},
 		// The emulator locks documents pessimistically inside transactions
 		// and serialises contended ones slowly (20 writers on one document
 		// took 1 m 45 s), so the concurrent-append case uses 4 × 10.

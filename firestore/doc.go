@@ -1,8 +1,8 @@
 // Package firestore is the Google Cloud Firestore driver for agentmem: the
 // nine [driver.Driver] primitives, an atomic [driver.Mutator] (one Commit
-// with preconditions, a read-write transaction as its fallback), batched reads ([driver.BatchGetter]) and a native
-// scope read ([driver.ScopeReader]), all in one collection and with no index
-// to set up.
+// with preconditions, a read-write transaction as its fallback), batched reads ([driver.BatchGetter]), a native
+// scope read ([driver.ScopeReader]) and a file history ([driver.Historian]),
+// all in one collection and with no index to set up.
 //
 //	client, err := gcfirestore.NewClient(ctx, "my-project") // cloud.google.com/go/firestore
 //	d, err := firestore.New(ctx, client, "agentmem", nil)
@@ -10,7 +10,7 @@
 //
 // # Layout
 //
-// One collection holds two kinds of documents. A file row has the ID
+// One collection holds three kinds of documents. A file row has the ID
 // "f~" + its path with every "/" replaced by "~" (paths never contain "~",
 // so the ID decodes back to the path) and the fields path, content,
 // version, operationId, metadata (JSON), and for tombstones tombstone and
@@ -19,9 +19,15 @@
 // fingerprint, kind, target, expected, version, existed, completed,
 // createdAt, expiresAt; one that Mutate writes (always completed) packs
 // all but id and expiresAt into one JSON field, receipt, next to its
-// attempt token. Receipts carry no path field, so the range query on
-// path that lists a scope can never return them. See README.md for why this
-// needs no composite index and how to enable the TTL policy on expiresAt.
+// attempt token. A history entry has the ID "h~" + hex SHA-256 of its
+// driver.HistoryKey and the fields key (that key), target (its path),
+// version, previous, kind, content, operationId, metadata (JSON), time,
+// expiresAt and pending (plus attempt when PutHistory made it). Receipts
+// and entries carry no path field, so the range query on path that lists a
+// scope can never return them; files and receipts carry no key field, so
+// the range query on key that lists a history can never return them. See
+// README.md for why this needs no composite index and how to enable the
+// TTL policy on expiresAt.
 //
 // # Opening
 //
@@ -76,8 +82,13 @@
 //
 // # Capabilities
 //
-// [driver.Mutator], [driver.BatchGetter] (BatchGetDocuments) and
-// [driver.ScopeReader] (one RunQuery per page). No [driver.Pruner]:
-// receipts and tombstones expire through a Firestore TTL policy on the
-// expiresAt field, which the operator enables once (see README.md).
+// [driver.Mutator], [driver.BatchGetter] (BatchGetDocuments),
+// [driver.ScopeReader] (one RunQuery per page) and [driver.Historian]:
+// Mutate creates the history entry in the change's own Commit (no request
+// more), ListHistory is one RunQuery per page, DeleteHistory removes up to
+// 500 entries per query and Commit. With history on, a path longer than
+// 1,473 bytes is [driver.ErrTooLarge] (its key would pass the 1,500 bytes
+// of an indexed string). No [driver.Pruner]: receipts, tombstones and
+// history entries expire through a Firestore TTL policy on the expiresAt
+// field, which the operator enables once (see README.md).
 package firestore

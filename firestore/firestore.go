@@ -33,11 +33,12 @@ type Options struct {
 // Driver stores agentmem files and receipts in one Firestore collection.
 // It is safe for concurrent use. The zero value is not usable; call New.
 type Driver struct {
-	client      *firestore.Client
-	coll        *firestore.CollectionRef
-	maxAttempts int
-	seen        *stamps      // path → update time of the version last seen; nil: off
-	closer      func() error // closes a client the driver created (store URLs)
+	client       *firestore.Client
+	coll         *firestore.CollectionRef
+	maxAttempts  int
+	seen         *stamps      // path → update time of the version last seen; nil: off
+	closer       func() error // closes a client the driver created (store URLs)
+	historyBatch int          // entries DeleteHistory removes per Commit
 }
 
 var (
@@ -45,6 +46,7 @@ var (
 	_ driver.Mutator     = (*Driver)(nil)
 	_ driver.BatchGetter = (*Driver)(nil)
 	_ driver.ScopeReader = (*Driver)(nil)
+	_ driver.Historian   = (*Driver)(nil)
 )
 
 // New returns a driver over the collection named collection (an ID such as
@@ -62,7 +64,7 @@ func New(ctx context.Context, client *firestore.Client, collection string, opts 
 	if coll == nil || strings.HasPrefix(coll.ID, "__") && strings.HasSuffix(coll.ID, "__") {
 		return nil, fmt.Errorf("firestore: invalid collection %q", collection)
 	}
-	d := &Driver{client: client, coll: coll, maxAttempts: firestore.DefaultTransactionMaxAttempts}
+	d := &Driver{client: client, coll: coll, maxAttempts: firestore.DefaultTransactionMaxAttempts, historyBatch: defaultHistoryBatch}
 	size := defaultStamps
 	if opts != nil {
 		if opts.MaxAttempts > 0 {

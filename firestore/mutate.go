@@ -13,7 +13,8 @@ import (
 )
 
 // Mutate implements driver.Mutator. Its happy path is ONE Commit RPC
-// holding the file change and the completed receipt with preconditions:
+// holding the file change, the completed receipt and the history entry
+// (MutateParams.History, a Create) with preconditions:
 // the receipt document must not exist (a create), and the file row must
 // not exist (a create) or must still carry the update time the driver saw
 // it at in the expected version (an update or delete with an update-time
@@ -21,10 +22,11 @@ import (
 // (GetFile, GetFiles) or wrote it (an earlier Mutate) and remembers it per
 // path (Options.CacheSize).
 //
-// Otherwise (see below) Mutate runs a
-// read-write transaction of at most two documents, which decides: it reads
-// the file row and the receipt together (locking both), then writes the
-// file change and the completed receipt, or nothing. Three RPCs:
+// Otherwise (see below) Mutate runs a read-write transaction, which
+// decides: it reads the file row and the receipt together (locking both),
+// then writes the file change, the completed receipt and the history
+// entry, or nothing (a delete of an absent path writes its receipt
+// alone). Three RPCs:
 // BeginTransaction, BatchGetDocuments, Commit (a failed version check
 // rolls back instead of committing).
 //
@@ -140,6 +142,8 @@ type mutation struct {
 	file       *firestore.DocumentRef // nil: the path cannot hold a row
 	receipt    *firestore.DocumentRef // nil without a receipt
 	receiptDoc map[string]any         // the completed receipt's document
+	history    *firestore.DocumentRef // nil without a history entry
+	historyDoc map[string]any         // the entry, created with the change
 	data       map[string]any         // the new file row (writes)
 	fields     []firestore.Update     // the same row as an Update that replaces every field
 	attempt    string                 // token stored in the receipt
@@ -163,6 +167,13 @@ func (d *Driver) newMutation(p driver.MutateParams) (*mutation, error) {
 	}
 	if storable(p.Path) {
 		m.file = d.fileRef(p.Path)
+	}
+	if p.History != nil && m.file != nil {
+		u, err := d.historyFields(*p.History, "")
+		if err != nil {
+			return nil, err
+		}
+		m.history, m.historyDoc = d.historyRef(p.History.Key()), rowData(u)
 	}
 	if p.Receipt != nil {
 		m.receipt = d.receiptRef(p.Receipt.ID)
@@ -250,6 +261,13 @@ func (m *mutation) run(_ context.Context, tx *firestore.Transaction) error {
 			return err
 		}
 	}
+	if m.history != nil && (m.p.Kind == driver.KindWrite || cur != nil) {
+		// Only a change that applies is recorded (a delete of an absent
+		// path is none); a re-run after this commit landed returns above.
+		if err := tx.Create(m.history, m.historyDoc); err != nil {
+			return err
+		}
+	}
 	m.attempts++
 	return nil
 }
@@ -290,6 +308,11 @@ func (d *Driver) commit(ctx context.Context, m *mutation) (bool, error) {
 	}
 	if m.receipt != nil {
 		b.Create(m.receipt, m.receiptDoc)
+	}
+	if m.history != nil {
+		// Every change this Commit makes applies when it lands; a re-send
+		// of a landed Commit fails as a whole, this Create included.
+		b.Create(m.history, m.historyDoc)
 	}
 	wrs, err := b.Commit(ctx)
 	switch {
