@@ -14,8 +14,9 @@ var _ driver.Appender = (*Driver)(nil)
 
 // Append implements driver.Appender in one round trip: one call of the
 // function "<table>_append" (see the schema), which inserts the completed
-// receipt, locks the file's row, checks the bound and writes the appended
-// content in one implicit transaction. Concurrent appends queue on the
+// receipt, locks the file's row, checks the bound, writes the appended
+// content and inserts p.History (with the version replaced and the new
+// content) in one implicit transaction. Concurrent appends queue on the
 // row lock for the length of that statement; none conflicts.
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	meta, err := metadataArg(p.Metadata)
@@ -29,6 +30,11 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	} else {
 		args = append(args, nil, nil, nil, nil)
 	}
+	hist, err := appendHistoryArgs(p.History)
+	if err != nil {
+		return driver.AppendResult{}, err
+	}
+	args = append(args, hist...)
 	existing, err := d.appendRows(ctx, args)
 	if schemaMissing(err) {
 		// The schema was dropped (or predates the append function): create

@@ -142,3 +142,20 @@ func BenchmarkContention(b *testing.B) {
 		return d
 	}, 640, 1, 4, 16, 64)
 }
+
+// BenchmarkHistory is the cost of history (see contract.BenchHistory):
+// backend calls and latency of an idempotent write with history off and
+// on, in both modes. Full: the entry rides in the mutation function's
+// call (1 call either way); primitives: the pending entry and its
+// completion are two statements more.
+func BenchmarkHistory(b *testing.B) {
+	url := testURL(b)
+	pool := newPool(b, url, nil, 4)
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), pool, &Options{Table: uniqueTable(b, url)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}

@@ -31,7 +31,7 @@ func TestConformance(t *testing.T) {
 			return d2
 		},
 		Capabilities: driver.Capabilities{AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true,
-			Prune: true, Append: true},
+			Prune: true, Append: true, History: true},
 		Parallel: true,
 	})
 }

@@ -7,9 +7,10 @@
 //	defer s.Close()
 //
 // Files live in one table (default "agent_memory"), receipts in
-// "<table>_receipts", and the atomic mutation is the PL/pgSQL function
-// "<table>_mutate"; all three are created on first use (see the module
-// README for the schema). Paths use COLLATE "C", so listings are in
+// "<table>_receipts", history entries in "<table>_history", and the atomic
+// mutation and append are the PL/pgSQL functions "<table>_mutate" and
+// "<table>_append"; all are created on first use (see the module README
+// for the schema). Paths use COLLATE "C", so listings are in
 // code-point order like every other backend, and metadata is a JSONB column
 // applications can query.
 //
@@ -56,9 +57,15 @@
 //
 // # Capabilities
 //
-// [driver.Mutator] (one round trip per mutation), [driver.BatchGetter]
+// [driver.Mutator] (one round trip per mutation), [driver.Appender] (one
+// round trip per append, queued on the file's row), [driver.BatchGetter]
 // (path = ANY($1)), [driver.ScopeReader] (one index range scan that cuts
-// content with left()) and [driver.Pruner] (expired receipts and
-// tombstones, [DefaultPruneBatch] rows per statement). [Driver.PruneReceipts]
-// removes receipts by age.
+// content with left()), [driver.SnapshotReader] (a file and a listing in
+// one statement), [driver.Historian] (history entries are rows of
+// "<table>_history" keyed by driver.HistoryKey: a file's or a folder's
+// history is a range scan of its primary key, and the mutation and append
+// functions insert the entry in their own call, so history on costs no
+// round trip) and [driver.Pruner] (expired receipts, tombstones and
+// history entries, [DefaultPruneBatch] rows per statement).
+// [Driver.PruneReceipts] removes receipts by age.
 package postgres

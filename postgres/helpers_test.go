@@ -42,8 +42,8 @@ func newPool(tb testing.TB, url string, tracer *counter, maxConns int32) *pgxpoo
 
 var tableSeq atomic.Int64
 
-// uniqueTable returns a fresh table name and drops its schema (tables,
-// indexes, function) when the test ends.
+// uniqueTable returns a fresh table name and drops its tables (files,
+// receipts, history) and their indexes when the test ends.
 func uniqueTable(tb testing.TB, url string) string {
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), tableSeq.Add(1))
 	tb.Cleanup(func() {
@@ -55,7 +55,7 @@ func uniqueTable(tb testing.TB, url string) string {
 			return
 		}
 		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %s, %s CASCADE`, quote(name+"_receipts"), quote(name))); err != nil {
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %s, %s, %s CASCADE`, quote(name+"_history"), quote(name+"_receipts"), quote(name))); err != nil {
 			tb.Errorf("drop %s: %v", name, err)
 		}
 	})

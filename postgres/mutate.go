@@ -16,8 +16,8 @@ import (
 
 // Mutate implements driver.Mutator in one round trip: one call of the
 // function "<table>_mutate" (see the schema), which inserts the completed
-// receipt, checks the version and applies the change in one implicit
-// transaction. It returns the existing receipt when the operation is
+// receipt, checks the version, applies the change and inserts
+// p.History, if any, in one implicit transaction. It returns the existing receipt when the operation is
 // known, and driver.ErrPrecondition (SQLSTATE [CodePrecondition], nothing
 // written) when the version differs.
 func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
@@ -32,6 +32,11 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	} else {
 		args = append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
 	}
+	hist, err := historyArgs(p.History, p.Content)
+	if err != nil {
+		return driver.MutateResult{}, err
+	}
+	args = append(args, hist...)
 	existing, err := d.mutate(ctx, args)
 	if schemaMissing(err) {
 		// The schema was dropped while this process ran (the function is
@@ -181,8 +186,8 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	return out, nil
 }
 
-// PruneExpired implements driver.Pruner: it deletes the receipts and the
-// tombstones whose expires_at is before now, [DefaultPruneBatch] rows per
+// PruneExpired implements driver.Pruner: it deletes the receipts, the
+// tombstones and the history entries whose expires_at is before now, [DefaultPruneBatch] rows per
 // statement (each its own transaction), found through the expires_at
 // indexes. Rows a concurrent writer holds are skipped, never waited for;
 // the next prune removes them.
@@ -199,7 +204,7 @@ func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
 			return n, nil
 		}
 	}
-	return driver.PruneBatches(ctx, d.pruneBatch, batch(d.sql.pruneReceiptBatch), batch(d.sql.pruneTombBatch))
+	return driver.PruneBatches(ctx, d.pruneBatch, batch(d.sql.pruneReceiptBatch), batch(d.sql.pruneTombBatch), batch(d.sql.pruneHistoryBatch))
 }
 
 // PruneReceipts deletes the receipts created more than olderThan ago

@@ -15,8 +15,9 @@ const DefaultTable = "agent_memory"
 
 // ErrInvalidTable reports a table name that is not 1–52 characters of
 // [A-Za-z0-9_] starting with a letter or an underscore. Derived names
-// ("<table>_receipts", …) must stay within PostgreSQL's 63-byte limit, and
-// the name is the only identifier interpolated into SQL.
+// ("<table>_receipts", "<table>_hist_exp", …) must stay within
+// PostgreSQL's 63-byte limit, and the name is the only identifier
+// interpolated into SQL.
 var ErrInvalidTable = errors.New("postgres: invalid table name")
 
 var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
@@ -24,9 +25,9 @@ var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 // Options configures a Driver. nil or the zero value means defaults.
 type Options struct {
 	// Table names the files table (default [DefaultTable]). The driver
-	// also uses "<Table>_receipts", "<Table>_mutate" (a function) and two
-	// indexes named after it. Names are quoted, so they are
-	// case-sensitive.
+	// also uses "<Table>_receipts", "<Table>_history", "<Table>_mutate"
+	// and "<Table>_append" (functions) and three indexes named after it.
+	// Names are quoted, so they are case-sensitive.
 	Table string
 }
 

@@ -38,22 +38,29 @@ func TestHostileTableNamesRejected(t *testing.T) {
 }
 
 func TestQuotedTableNames(t *testing.T) {
-	// Names are quoted: a reserved word and mixed case work as given.
+	// Names are quoted: a reserved word and mixed case work as given; so
+	// does the longest name (52 characters), whose derived names stay
+	// within 63 bytes (PostgreSQL shortens the primary keys' names).
 	url := testURL(t)
 	pool := newPool(t, url, nil, 0)
-	for _, name := range []string{"select", "Mixed_" + uniqueTable(t, url)} {
+	long := "Long_" + uniqueTable(t, url)
+	long += strings.Repeat("x", 52-len(long))
+	for _, name := range []string{"select", "Mixed_" + uniqueTable(t, url), long} {
 		t.Cleanup(func() { uniqueTableDrop(t, url, name) })
 		d, err := New(t.Context(), pool, &Options{Table: name})
 		if err != nil {
 			t.Fatalf("New(%q): %v", name, err)
 		}
-		s := store.New(d, nil)
+		s := store.New(d, &store.Options{History: &store.HistoryOptions{}})
 		m, err := s.Write(t.Context(), store.WriteRequest{Path: "a/b.md", Content: "x", Operation: &store.Operation{ID: "op", Fingerprint: "fp"}})
 		if err != nil {
 			t.Fatalf("%q: %v", name, err)
 		}
 		if f, err := s.Read(t.Context(), "a/b.md", 10); err != nil || f.Version != m.Version {
 			t.Fatalf("%q: read %+v, %v", name, f, err)
+		}
+		if h, err := s.History(t.Context(), store.HistoryRequest{Path: "a/b.md", Limit: 10}); err != nil || len(h.Entries) != 1 {
+			t.Fatalf("%q: history %+v, %v", name, h, err)
 		}
 	}
 }
@@ -67,7 +74,7 @@ func uniqueTableDrop(t testing.TB, url, name string) {
 		return
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %s, %s CASCADE`, quote(name+"_receipts"), quote(name))); err != nil {
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %s, %s, %s CASCADE`, quote(name+"_history"), quote(name+"_receipts"), quote(name))); err != nil {
 		t.Error(err)
 	}
 }
@@ -247,6 +254,14 @@ func TestTwoProcessesRaceOneCAS(t *testing.T) {
 }
 
 func TestOneRoundTripPerIdempotentWrite(t *testing.T) {
+	// With history on the entry rides in the same call of the mutation
+	// function: the counts are the same.
+	for _, history := range []bool{false, true} {
+		t.Run(fmt.Sprintf("history=%v", history), func(t *testing.T) { oneRoundTripPerIdempotentWrite(t, history) })
+	}
+}
+
+func oneRoundTripPerIdempotentWrite(t *testing.T, history bool) {
 	url := testURL(t)
 	tr := &counter{}
 	// One connection, so that the statements prepared while warming up are
@@ -256,7 +271,11 @@ func TestOneRoundTripPerIdempotentWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := store.New(d, nil)
+	opts := &store.Options{}
+	if history {
+		opts.History = &store.HistoryOptions{}
+	}
+	s := store.New(d, opts)
 	ctx := t.Context()
 	op := func(id string) *store.Operation { return &store.Operation{ID: id, Fingerprint: "fp"} }
 	write := func(id, expected string) store.Mutation {
@@ -445,7 +464,7 @@ func TestEveryQueryExecMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := store.New(d, nil)
+			s := store.New(d, &store.Options{History: &store.HistoryOptions{}})
 			ctx := t.Context()
 			o := &store.Operation{ID: "op", Fingerprint: "fp"}
 			content := "it's \"quoted\" \\ and NUL \x00 é"
@@ -467,8 +486,29 @@ func TestEveryQueryExecMode(t *testing.T) {
 			if _, err := s.Write(ctx, store.WriteRequest{Path: "a/b.md", Content: "x", Expected: "stale"}); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("stale write: %v", err)
 			}
+			if _, err := s.Append(ctx, store.AppendRequest{Path: "a/b.md", Text: "more", MaxChars: 100}); err != nil {
+				t.Fatal(err)
+			}
+			h, err := s.History(ctx, store.HistoryRequest{Path: "a/b.md", Limit: 10})
+			if err != nil || len(h.Entries) != 2 || h.Entries[1].Content != content || h.Entries[1].Metadata["k"] != "v'" {
+				t.Fatalf("history = %+v, %v", h, err)
+			}
+			if v, err := s.ReadVersion(ctx, "a/b.md", m.Version); err != nil || v.Content != content {
+				t.Fatalf("ReadVersion = %+v, %v", v, err)
+			}
 			if _, err := d.PruneExpired(ctx, time.Now()); err != nil {
 				t.Fatal(err)
+			}
+			if n, err := s.ForgetHistory(ctx, "a/"); err != nil || n != 2 {
+				t.Fatalf("ForgetHistory = %d, %v", n, err)
+			}
+			// The primitives' history statements too.
+			ps := store.New(contract.Primitives(d), &store.Options{History: &store.HistoryOptions{}})
+			if _, err := ps.Write(ctx, store.WriteRequest{Path: "a/c.md", Content: content}); err != nil {
+				t.Fatal(err)
+			}
+			if h, err := ps.History(ctx, store.HistoryRequest{Prefix: "a/", Limit: 10}); err != nil || len(h.Entries) != 1 || h.Entries[0].Content != content {
+				t.Fatalf("history over the primitives = %+v, %v", h, err)
 			}
 		})
 	}

@@ -14,18 +14,38 @@ import (
 // process that finds it skips the DDL (and its locks) entirely. Bump it
 // whenever the DDL below changes: the next process to start then replaces
 // the function under the advisory lock. (A changed argument list makes a
-// new overload instead: the DDL must then drop the old signature.)
-const schemaVersion = "agentmem schema 3"
+// new overload instead: the DDL must then drop the old signature, and the
+// check looks the function up by its whole signature, so an old overload
+// an older process recreates never hides the current one.) Schema 4 adds
+// the history table and the history arguments of both functions.
+const schemaVersion = "agentmem schema 4"
 
 // mutateArgs is the mutation function's signature.
 const mutateArgs = `p_kind text, p_path text, p_content text, p_content_bytes bytea, p_metadata jsonb, p_expected text, p_version text,
 	r_id text, r_fingerprint text, r_kind text, r_path text, r_expected text, r_version text,
-	r_existed boolean, r_completed boolean, r_created_at timestamptz, r_expires_at timestamptz`
+	r_existed boolean, r_completed boolean, r_created_at timestamptz, r_expires_at timestamptz,
+	h_key text, h_path text, h_version text, h_previous text, h_kind text, h_operation_id text, h_metadata jsonb,
+	h_content text, h_content_bytes bytea, h_at timestamptz, h_expires_at timestamptz`
 
-const mutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, text, text, text, text, boolean, boolean, timestamptz, timestamptz`
+const mutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, text, text, text, text, boolean, boolean, timestamptz, timestamptz, ` +
+	`text, text, text, text, text, text, jsonb, text, bytea, timestamptz, timestamptz`
 
-// ddl returns the schema script. {T}, {R}, {F} stand for the quoted names
-// of the files table, the receipts table and the mutation function.
+// appendArgs is the append function's signature.
+const appendArgs = `p_path text, p_entry text, p_entry_bytes bytea, p_space text, p_max int,
+	p_metadata jsonb, p_version text, r_id text, r_fingerprint text, r_created_at timestamptz, r_expires_at timestamptz,
+	h_key text, h_path text, h_version text, h_kind text, h_operation_id text, h_metadata jsonb, h_at timestamptz, h_expires_at timestamptz`
+
+// oldMutateTypes and oldAppendTypes are the signatures of schemas 1–3,
+// which schema 4 drops: a changed argument list would otherwise leave the
+// old function beside the new one.
+const (
+	oldMutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, text, text, text, text, boolean, boolean, timestamptz, timestamptz`
+	oldAppendTypes = `text, text, bytea, text, int, jsonb, text, text, text, timestamptz, timestamptz`
+)
+
+// ddl returns the schema script. {T}, {R}, {H}, {F}, {A} stand for the
+// quoted names of the files table, the receipts table, the history table,
+// the mutation function and the append function.
 //
 // The files table keeps tombstones (rows standing for a deleted file on the
 // primitive path) with their expiry; the partial index lets a prune find
@@ -41,6 +61,16 @@ const mutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, tex
 // change: a failed check raises SQLSTATE ZM412, which aborts the statement
 // and so also removes the receipt just inserted. Zero rows back means the
 // mutation applied.
+//
+// History entries (driver.Historian) are rows of the history table, keyed
+// by driver.HistoryKey, so one file's entries, or a folder's, are a range
+// of its primary key, newest first within a file; the expires_at index
+// lets a prune find the expired ones. Given an entry (h_key not NULL),
+// the mutation and append functions insert it after the change, in the
+// same statement: an aborted change takes its entry with it, and a replay
+// or a failed check (which return or raise before) records none. The
+// mutation passes h_content NULL when the entry's content is the file's,
+// so the content crosses the wire once.
 //
 // The append function is the driver's one-round-trip append: the receipt
 // first (as in the mutation function), then the file's row locked FOR
@@ -80,6 +110,23 @@ CREATE TABLE IF NOT EXISTS {R} (
 	expires_at  timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS {RI} ON {R} (expires_at);
+CREATE TABLE IF NOT EXISTS {H} (
+	key           text COLLATE "C" PRIMARY KEY,
+	path          text COLLATE "C" NOT NULL,
+	version       text NOT NULL,
+	previous      text NOT NULL,
+	kind          text NOT NULL,
+	operation_id  text,
+	metadata      jsonb,
+	content       text NOT NULL,
+	content_bytes bytea,
+	changed_at    timestamptz NOT NULL,
+	expires_at    timestamptz,
+	pending       boolean NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {HI} ON {H} (expires_at);
+DROP FUNCTION IF EXISTS {F}({OLDF});
+DROP FUNCTION IF EXISTS {A}({OLDA});
 CREATE OR REPLACE FUNCTION {F}({ARGS})
 RETURNS SETOF {R} LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -128,10 +175,15 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'agentmem: % is not at version %', p_path, p_expected USING ERRCODE = 'ZM412';
 	END IF;
+	IF h_key IS NOT NULL THEN
+		INSERT INTO {H} (key, path, version, previous, kind, operation_id, metadata, content, content_bytes, changed_at, expires_at, pending)
+		VALUES (h_key, h_path, h_version, h_previous, h_kind, h_operation_id, h_metadata,
+			COALESCE(h_content, p_content), CASE WHEN h_content IS NULL THEN p_content_bytes ELSE h_content_bytes END,
+			h_at, h_expires_at, false);
+	END IF;
 END
 $fn$;
-CREATE OR REPLACE FUNCTION {A}(p_path text, p_entry text, p_entry_bytes bytea, p_space text, p_max int,
-	p_metadata jsonb, p_version text, r_id text, r_fingerprint text, r_created_at timestamptz, r_expires_at timestamptz)
+CREATE OR REPLACE FUNCTION {A}({AARGS})
 RETURNS SETOF {R} LANGUAGE plpgsql AS $fn$
 DECLARE
 	cur record;
@@ -175,6 +227,10 @@ BEGIN
 	IF r_id IS NOT NULL THEN
 		UPDATE {R} SET expected = cur.version WHERE id = r_id;
 	END IF;
+	IF h_key IS NOT NULL THEN
+		INSERT INTO {H} (key, path, version, previous, kind, operation_id, metadata, content, content_bytes, changed_at, expires_at, pending)
+		VALUES (h_key, h_path, h_version, cur.version, h_kind, h_operation_id, h_metadata, next, next_bytes, h_at, h_expires_at, false);
+	END IF;
 END
 $fn$;
 COMMENT ON FUNCTION {F}({TYPES}) IS '{VERSION}';
@@ -212,22 +268,32 @@ type statements struct {
 	pruneReceiptBatch, pruneTombBatch, pruneReceipts string
 	snapshot, snapshotAll                            string
 	append                                           string
+	mutateSignature                                  string
+	putHistory, getHistory                           string
+	completeHistory, dropHistory, historyExists      string
+	listHistory, listHistoryAll                      string
+	deleteHistoryBatch, deleteHistoryAll             string
+	pruneHistoryBatch                                string
 }
 
 const fileCols = `path, content, content_bytes, version, COALESCE(operation_id, ''), metadata::text, tombstone, expires_at`
 const receiptCols = `id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at`
+const historyCols = `path, version, previous, kind, COALESCE(operation_id, ''), metadata::text, content, content_bytes, changed_at, expires_at, pending`
 
 func newStatements(table string) statements {
 	t, r, f, a := quote(table), quote(table+"_receipts"), quote(table+"_mutate"), quote(table+"_append")
+	h := quote(table + "_history")
 	script := strings.NewReplacer(
-		"{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"),
-		"{TN}", table, "{T}", t, "{R}", r, "{F}", f, "{A}", a, "{ARGS}", mutateArgs, "{TYPES}", mutateTypes, "{VERSION}", schemaVersion,
+		"{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"), "{HI}", quote(table+"_hist_exp"),
+		"{TN}", table, "{T}", t, "{R}", r, "{H}", h, "{F}", f, "{A}", a,
+		"{ARGS}", mutateArgs, "{AARGS}", appendArgs, "{TYPES}", mutateTypes, "{OLDF}", oldMutateTypes, "{OLDA}", oldAppendTypes,
+		"{VERSION}", schemaVersion,
 	).Replace(ddl)
 	// The lock key is a number derived from the table name; a collision
 	// only serialises two schema creations.
-	h := fnv.New64a()
-	h.Write([]byte("agentmem:" + table))
-	lock := fmt.Sprintf("SELECT pg_advisory_xact_lock(%d);", int64(h.Sum64()))
+	lockKey := fnv.New64a()
+	lockKey.Write([]byte("agentmem:" + table))
+	lock := fmt.Sprintf("SELECT pg_advisory_xact_lock(%d);", int64(lockKey.Sum64()))
 	// Scope reads: the range [prefix, end) on the primary key, files
 	// directly in the scope only, content cut to $2 = MaxChars+1 characters
 	// (the extra one tells truncation without reading the length), or
@@ -243,13 +309,25 @@ func newStatements(table string) statements {
 	snapshot := `SELECT true, ` + fileCols + ` FROM ` + t + ` WHERE path = $4::text
 		UNION ALL (SELECT false, path, '', NULL, '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int)`
+	// History: a page is a range of the primary key, [prefix, end) after
+	// $2; a delete batch takes the first $2 keys of the range whose path
+	// starts with the prefix (a key is its path, a space and more, so when
+	// the prefix holds a space the range may hold the entries of a shorter
+	// path) and reports how many it selected, so that a row removed
+	// concurrently does not end the loop early.
+	listHistory := `SELECT ` + historyCols + ` FROM ` + h + ` WHERE key >= $1::text AND key > $2::text %s ORDER BY key LIMIT $3::int`
+	deleteHistory := `WITH s AS (SELECT key FROM ` + h + ` WHERE key >= $1::text %s
+			AND left(path, char_length($1::text)) = $1::text ORDER BY key LIMIT $2::int),
+		d AS (DELETE FROM ` + h + ` WHERE key IN (SELECT key FROM s) RETURNING 1)
+		SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM d)`
 	return statements{
-		table:       table,
-		schemaCheck: `SELECT COALESCE(obj_description(to_regproc($1::text), 'pg_proc'), '')`,
-		schema:      lock + script,
-		getFile:     `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = $1::text`,
-		listFiles:   fmt.Sprintf(list, `AND path < $4::text`),
-		listAll:     fmt.Sprintf(list, ``),
+		table:           table,
+		schemaCheck:     `SELECT COALESCE(obj_description(to_regprocedure($1::text), 'pg_proc'), '')`,
+		mutateSignature: f + "(" + mutateTypes + ")",
+		schema:          lock + script,
+		getFile:         `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = $1::text`,
+		listFiles:       fmt.Sprintf(list, `AND path < $4::text`),
+		listAll:         fmt.Sprintf(list, ``),
 		createFile: `INSERT INTO ` + t + ` (path, content, version, operation_id, metadata, tombstone, expires_at, content_bytes)
 			VALUES ($1::text, $2::text, $3::text, NULLIF($4::text, ''), $5::text::jsonb, $6::boolean, $7::timestamptz, $8::bytea)
 			ON CONFLICT (path) DO NOTHING`,
@@ -268,7 +346,9 @@ func newStatements(table string) statements {
 		dropReceipt:      `DELETE FROM ` + r + ` WHERE id = $1::text AND version = $2::text AND NOT completed`,
 		receiptExists:    `SELECT EXISTS (SELECT FROM ` + r + ` WHERE id = $1::text)`,
 		mutate: `SELECT ` + receiptCols + ` FROM ` + f + `($1::text, $2::text, $3::text, $4::bytea, $5::text::jsonb, $6::text, $7::text,
-			$8::text, $9::text, $10::text, $11::text, $12::text, $13::text, $14::boolean, $15::boolean, $16::timestamptz, $17::timestamptz)`,
+			$8::text, $9::text, $10::text, $11::text, $12::text, $13::text, $14::boolean, $15::boolean, $16::timestamptz, $17::timestamptz,
+			$18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text::jsonb, $25::text, $26::bytea,
+			$27::timestamptz, $28::timestamptz)`,
 		getFiles:  `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = ANY($1::text[])`,
 		readScope: fmt.Sprintf(scope, `AND path < $5::text`),
 		readAll:   fmt.Sprintf(scope, ``),
@@ -284,7 +364,24 @@ func newStatements(table string) statements {
 		snapshot:      fmt.Sprintf(snapshot, `AND path < $5::text`),
 		snapshotAll:   fmt.Sprintf(snapshot, ``),
 		append: `SELECT ` + receiptCols + ` FROM ` + a + `($1::text, $2::text, $3::bytea, $4::text, $5::int, $6::text::jsonb,
-			$7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz)`,
+			$7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz,
+			$12::text, $13::text, $14::text, $15::text, $16::text, $17::text::jsonb, $18::timestamptz, $19::timestamptz)`,
+		putHistory: `INSERT INTO ` + h + ` (key, path, version, previous, kind, operation_id, metadata, content, content_bytes,
+				changed_at, expires_at, pending)
+			VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, NULLIF($6::text, ''), $7::text::jsonb, $8::text, $9::bytea,
+				$10::timestamptz, $11::timestamptz, $12::boolean)
+			ON CONFLICT (key) DO NOTHING`,
+		getHistory:         `SELECT ` + historyCols + ` FROM ` + h + ` WHERE key = $1::text AND version = $2::text`,
+		completeHistory:    `UPDATE ` + h + ` SET pending = false WHERE key = $1::text AND version = $2::text AND pending`,
+		dropHistory:        `DELETE FROM ` + h + ` WHERE key = $1::text AND version = $2::text AND pending`,
+		historyExists:      `SELECT EXISTS (SELECT FROM ` + h + ` WHERE key = $1::text AND version = $2::text)`,
+		listHistory:        fmt.Sprintf(listHistory, `AND key < $4::text`),
+		listHistoryAll:     fmt.Sprintf(listHistory, ``),
+		deleteHistoryBatch: fmt.Sprintf(deleteHistory, `AND key < $3::text`),
+		deleteHistoryAll:   fmt.Sprintf(deleteHistory, ``),
+		pruneHistoryBatch: `WITH d AS (DELETE FROM ` + h + ` WHERE key IN (SELECT key FROM ` + h + `
+			WHERE expires_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED)
+			AND expires_at < $1::timestamptz RETURNING 1) SELECT count(*) FROM d`,
 	}
 }
 
@@ -341,7 +438,7 @@ func recreateSchema(ctx context.Context, pool *pgxpool.Pool, table string) error
 func createSchema(ctx context.Context, pool *pgxpool.Pool, s statements, force bool) error {
 	if !force {
 		var found string
-		if err := pool.QueryRow(ctx, s.schemaCheck, quote(s.table+"_mutate")).Scan(&found); err != nil {
+		if err := pool.QueryRow(ctx, s.schemaCheck, s.mutateSignature).Scan(&found); err != nil {
 			return fmt.Errorf("postgres: checking the schema of %s: %w", s.table, err)
 		}
 		if found == schemaVersion {

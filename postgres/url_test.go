@@ -10,8 +10,8 @@ import (
 )
 
 // TestOpenURL opens the test server by store URL, with ?table= taken by
-// the driver and the other parameters passed on to pgx, under both
-// schemes, and writes and reads through the store.
+// the driver, ?history= by the store and the other parameters passed on
+// to pgx, under both schemes, and writes and reads through the store.
 func TestOpenURL(t *testing.T) {
 	base := testURL(t)
 	for _, scheme := range []string{"postgres", "postgresql"} {
@@ -27,6 +27,7 @@ func TestOpenURL(t *testing.T) {
 		q := u.Query()
 		q.Set("table", table)
 		q.Set("application_name", "agentmem-url-test")
+		q.Set("history", "30d")
 		u.RawQuery = q.Encode()
 
 		s, err := store.Open(t.Context(), u.String(), nil)
@@ -45,6 +46,9 @@ func TestOpenURL(t *testing.T) {
 		}
 		if f, err := s.Read(t.Context(), "u/a.md", 100); err != nil || f.Content != "by URL" {
 			t.Fatalf("read = %+v, %v", f, err)
+		}
+		if h, err := s.History(t.Context(), store.HistoryRequest{Path: "u/a.md", Limit: 10}); err != nil || len(h.Entries) != 1 || h.Entries[0].Content != "by URL" {
+			t.Fatalf("history = %+v, %v", h, err)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
