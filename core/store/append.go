@@ -177,6 +177,13 @@ func (a appendCall) native(ctx context.Context) (m Mutation, missing bool, err e
 		now := s.now()
 		p := driver.AppendParams{Path: a.r.Path, Entry: a.entry, MaxChars: a.r.MaxChars, Metadata: a.meta, Version: newVersion(now, "")}
 		if op := a.r.Operation; op != nil {
+			// The version names the operation, as on the primitive path: an
+			// Appender that is not atomic across the receipt and the file
+			// (filestore writes two files) may leave its receipt pending,
+			// and whoever overwrites the row then settles it first
+			// (settleVersion), or a replay would find the row gone and
+			// append again.
+			p.Version = newVersion(now, op.ID)
 			rec := s.receipt(change{kind: driver.KindWrite, path: a.r.Path, op: op}, now, p.Version, true)
 			p.Receipt = &rec
 		}
