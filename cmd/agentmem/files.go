@@ -198,7 +198,7 @@ func (a *app) editCmd() *cobra.Command {
 opens it in $VISUAL, else $EDITOR, and writes the result back only if the file is
 still at the version it read. If it changed meanwhile, edit writes nothing, keeps
 your text in the temporary file, says where, and exits with 3. Unchanged text
-writes nothing. Metadata is kept.`,
+writes nothing. Metadata is kept (but restored_from, which marks a restore).`,
 		Example: "  EDITOR=nano agentmem edit kamal/main/MEMORY.md",
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -220,6 +220,8 @@ writes nothing. Metadata is kept.`,
 				switch {
 				case err == nil:
 					before, version, md = f.Content, f.Version, f.Metadata
+					// An edit of a restored file is no longer that restore.
+					delete(md, store.RestoredFromKey)
 				case !errors.Is(err, store.ErrNotFound):
 					return err
 				}

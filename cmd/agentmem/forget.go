@@ -20,12 +20,14 @@ func (a *app) forgetCmd() *cobra.Command {
 	var yes, user bool
 	c := &cobra.Command{
 		Use:   "forget NAMESPACE",
-		Short: "Erase every file of one namespace (one user's memory)",
+		Short: "Erase every file of one namespace (one user's memory) and its history",
 		Long: `forget erases every file under NAMESPACE/ and nothing else: not "kamal-b/…"
 for "kamal", not a file named NAMESPACE itself. Each delete compares-and-swaps on
 the version listed, so a file written after the listing is kept and reported
-(exit 3: run forget again). On a terminal it shows the count and asks for
-confirmation; otherwise it needs --yes. --user takes a user id and escapes it
+(exit 3: run forget again). Then it erases the namespace's recorded history
+(every past version and change of its files, the deletes just made included)
+and says how many entries it removed. On a terminal it shows the count and asks
+for confirmation; otherwise it needs --yes. --user takes a user id and escapes it
 as the ADK adapter does ("kamal@example.com" is namespace kamal_40example.com).`,
 		Example: "  agentmem forget kamal\n  agentmem forget --user --yes kamal@example.com",
 		Args:    args(cobra.ExactArgs(1)),
@@ -42,15 +44,23 @@ as the ADK adapter does ("kamal@example.com" is namespace kamal_40example.com).`
 				if err != nil {
 					return err
 				}
-				if len(files) == 0 {
-					fmt.Fprintf(a.stdout, "namespace %s has no files; nothing erased\n", ns)
+				history, err := a.hasHistory(ctx, s, ns+"/")
+				if err != nil {
+					return err
+				}
+				if len(files) == 0 && !history {
+					fmt.Fprintf(a.stdout, "namespace %s has no files and no history; nothing erased\n", ns)
 					return nil
+				}
+				what := fmt.Sprintf("%d files of namespace %s", len(files), ns)
+				if history {
+					what += " and its history"
 				}
 				if !yes {
 					if !a.isTerminal(a.stdin) {
-						return usagef("forget would erase %d files of namespace %s: pass --yes to confirm (stdin is not a terminal)", len(files), ns)
+						return usagef("forget would erase %s: pass --yes to confirm (stdin is not a terminal)", what)
 					}
-					fmt.Fprintf(a.stderr, "Erase %d files of namespace %s (%s/…)? This cannot be undone. Type yes: ", len(files), ns, ns)
+					fmt.Fprintf(a.stderr, "Erase %s (%s/…)? This cannot be undone. Type yes: ", what, ns)
 					line, _ := bufio.NewReader(a.stdin).ReadString('\n')
 					if strings.TrimSpace(line) != "yes" {
 						return usagef("forget: not confirmed; nothing erased")
@@ -70,7 +80,15 @@ as the ADK adapter does ("kamal@example.com" is namespace kamal_40example.com).`
 						deleted++
 					}
 				}
-				fmt.Fprintf(a.stdout, "erased %d files of namespace %s\n", deleted, ns)
+				// After the deletes, which are recorded too; a file kept is
+				// forgotten by the rerun, which erases the history again.
+				hctx, cancel := a.request(ctx)
+				entries, err := s.ForgetHistory(hctx, ns+"/")
+				cancel()
+				if err != nil {
+					return fmt.Errorf("forget: erased %d files of %s, then its history: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
+				}
+				fmt.Fprintf(a.stdout, "erased %d files of namespace %s and %d history entries\n", deleted, ns, entries)
 				if kept > 0 {
 					return withCode(exitConflict, fmt.Errorf("forget: %d files of %s changed after they were listed and were kept: run forget again", kept, ns))
 				}
@@ -102,4 +120,19 @@ func (a *app) listVersions(ctx context.Context, s *store.Store, prefix string) (
 		out = append(out, listed{p, f.Version})
 	}
 	return out, nil
+}
+
+// hasHistory reports whether any change under prefix is recorded; false on
+// a backend that keeps no history.
+func (a *app) hasHistory(ctx context.Context, s *store.Store, prefix string) (bool, error) {
+	hctx, cancel := a.request(ctx)
+	defer cancel()
+	page, err := s.History(hctx, store.HistoryRequest{Prefix: prefix, Limit: 1})
+	switch {
+	case errors.Is(err, store.ErrHistoryUnsupported):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("forget: reading the history of %s: %w", prefix, deadline(err, a.timeout))
+	}
+	return len(page.Entries) > 0, nil
 }

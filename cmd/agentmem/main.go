@@ -7,6 +7,9 @@
 //	agentmem cat -v kamal/main/MEMORY.md    # content; -v adds version and metadata
 //	agentmem edit kamal/main/MEMORY.md      # $VISUAL/$EDITOR, written back with compare-and-swap
 //	agentmem migrate sqlite:.agent-memory.db postgres://app@db/agents
+//	agentmem log kamal/main/MEMORY.md       # recorded changes (store URL with ?history=30d)
+//	agentmem diff kamal/main/MEMORY.md      # the last change, as a unified diff
+//	agentmem restore kamal/main/MEMORY.md V # a past version written back, exactly once
 //
 // The store is --store URL, else $AGENTMEM_STORE, else
 // sqlite:.agent-memory.db (the quickstart's file). Every backend is compiled
@@ -17,6 +20,12 @@
 // it replaces (--if-version) or --force; edit, rm, import, migrate and forget
 // write and delete with compare-and-swap on the version they read.
 //
+// A store opened with the URL parameter history (?history=on, ?history=720h,
+// ?history=30d: the retention) records every change: log lists a file's
+// changes or a namespace's (--prefix, --user), diff compares two versions,
+// restore writes a past version back (recorded too, with restored_from), and
+// forget erases a namespace's history after its files.
+//
 // # Exit codes
 //
 //	0  success
@@ -26,7 +35,11 @@
 //	3  conflict: the file's version is not the one expected (it changed, or
 //	   exists already), or an operation id was reused with other arguments;
 //	   nothing was written
-//	4  not found: no file at the path
+//	4  not found: no file at the path, no such version, no recorded change
+//
+// diff exits as diff(1): 0 when the versions are equal, 1 when they differ;
+// its failures keep the codes above (a store error is also 1, but with a
+// message on stderr and nothing on stdout).
 //
 // Errors are one line on stderr, "agentmem: …", saying what to fix; none
 // repeats a URL's password or query.

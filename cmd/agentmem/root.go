@@ -110,6 +110,10 @@ func (a *app) run(ctx context.Context, args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	var status exitStatus
+	if errors.As(err, &status) {
+		return int(status)
+	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, "agentmem: ") {
 		msg = "agentmem: " + msg
@@ -133,12 +137,18 @@ postgres://user@host/db (password from PGPASSWORD or ~/.pgpass), dynamodb://TABL
 
 Nothing is overwritten blindly: writes and deletes compare-and-swap on a version.
 
+With ?history=on (or ?history=30d, ?history=720h: the retention) in the store
+URL, every change is recorded: log lists them, diff compares versions, restore
+writes a past version back.
+
 Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 conflict (the version
-changed or the file exists; nothing written), 4 not found.`,
+changed or the file exists; nothing written), 4 not found; diff exits 1 when
+the versions differ, as diff(1).`,
 		Example: `  agentmem ls kamal/
   echo "- likes tea" | agentmem put kamal/main/MEMORY.md
   agentmem cat -v kamal/main/MEMORY.md
   agentmem edit kamal/main/MEMORY.md
+  agentmem --store 'sqlite:.agent-memory.db?history=30d' log kamal/main/MEMORY.md
   agentmem migrate sqlite:.agent-memory.db 'postgres://app@db.internal/agents'`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -165,6 +175,7 @@ changed or the file exists; nothing written), 4 not found.`,
 		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
 		a.appendCmd(), a.snapshotCmd(), a.exportCmd(), a.importCmd(), a.migrateCmd(),
 		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
+		a.logCmd(), a.diffCmd(), a.restoreCmd(),
 	)
 	return root
 }
@@ -181,21 +192,27 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 // open opens the store that rawURL names, waiting at most a.timeout.
 func (a *app) open(ctx context.Context, rawURL string) (*store.Store, error) {
+	return a.openWith(ctx, rawURL, nil)
+}
+
+// openWith opens the store that rawURL names with opts, waiting at most
+// a.timeout.
+func (a *app) openWith(ctx context.Context, rawURL string, opts *store.Options) (*store.Store, error) {
 	if a.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
 	}
 	octx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	s, err := store.Open(octx, rawURL, nil)
+	s, err := store.Open(octx, rawURL, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", redact(rawURL), deadline(err, a.timeout))
 	}
 	return s, nil
 }
 
-// openStore opens the store of --store, else $AGENTMEM_STORE, else
+// storeURLOf returns the URL of --store, else $AGENTMEM_STORE, else
 // DefaultStore.
-func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+func (a *app) storeURLOf() string {
 	u := a.storeURL
 	if u == "" {
 		u = os.Getenv(StoreEnv)
@@ -203,7 +220,25 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	if u == "" {
 		u = DefaultStore
 	}
-	return a.open(ctx, u)
+	return u
+}
+
+// openStore opens the store of --store, else $AGENTMEM_STORE, else
+// DefaultStore.
+func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	return a.open(ctx, a.storeURLOf())
+}
+
+// openRecording opens the store as openStore does, but records changes in
+// the history with the default retention when the URL does not set
+// store.HistoryParam: a change made to repair history (restore) belongs
+// in it.
+func (a *app) openRecording(ctx context.Context) (*store.Store, error) {
+	raw := a.storeURLOf()
+	if u, err := store.ParseURL(raw); err == nil && !u.Query().Has(store.HistoryParam) {
+		return a.openWith(ctx, raw, &store.Options{History: &store.HistoryOptions{}})
+	}
+	return a.open(ctx, raw)
 }
 
 // deadline explains a timeout.

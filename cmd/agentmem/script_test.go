@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentmem/agentmem/contract/emulator"
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/dynamodb"
 	"github.com/agentmem/agentmem/postgres"
@@ -32,19 +35,46 @@ func TestMain(m *testing.M) {
 // TestScripts runs testdata/script/*.txtar against each store that needs no
 // server: AGENTMEM_STORE is a SQLite file, then a file-store directory, in
 // $WORK. Scripts that also use PostgreSQL or DynamoDB start with `need`,
-// which fails (never skips) when the emulator's variable is missing.
+// which fails (never skips) when the emulator's variable is missing. The
+// history scripts (history*.txtar) also run against memlog, a journaled
+// memstore that keeps history; on a backend that keeps none yet
+// (condition [history]) they check the error and skip the rest.
 func TestScripts(t *testing.T) {
 	// For dropping the DynamoDB tables from this process.
 	t.Setenv("AWS_ACCESS_KEY_ID", "agentmemKey")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "agentmemSecret")
-	for _, local := range []struct{ name, url string }{
-		{"sqlite", "sqlite:$WORK/memory.db"},
-		{"file", "file:$WORK/memory"},
+	historyScripts, err := filepath.Glob("testdata/script/history*.txtar")
+	if err != nil || len(historyScripts) == 0 {
+		t.Fatalf("no history scripts: %v", err)
+	}
+	for _, local := range []struct {
+		name, url string
+		history   bool     // the backend keeps history
+		files     []string // the scripts to run, nil for all
+	}{
+		{"sqlite", "sqlite:$WORK/memory.db", keepsHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "probe.db")), nil},
+		{"file", "file:$WORK/memory", keepsHistory(t, "file:"+filepath.Join(t.TempDir(), "probe")), nil},
+		// memlog (journal_test.go) keeps history whatever the others do.
+		{"memlog", "memlog:$WORK/memory.journal", true, historyScripts},
 	} {
 		t.Run(local.name, func(t *testing.T) {
+			dir := "testdata/script"
+			if local.files != nil {
+				dir = ""
+			}
 			testscript.Run(t, testscript.Params{
-				Dir:                 "testdata/script",
+				Dir:                 dir,
+				Files:               local.files,
 				RequireExplicitExec: true,
+				Condition: func(cond string) (bool, error) {
+					switch cond {
+					case "history":
+						return local.history, nil
+					case "memlog":
+						return local.name == "memlog", nil
+					}
+					return false, fmt.Errorf("unknown condition %q", cond)
+				},
 				Setup: func(e *testscript.Env) error {
 					e.Setenv("AGENTMEM_STORE", os.Expand(local.url, func(string) string { return e.WorkDir }))
 					e.Setenv("BACKEND", local.name)
@@ -53,10 +83,32 @@ func TestScripts(t *testing.T) {
 				Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 					"need":   cmdNeed,
 					"status": cmdStatus,
+					"save":   cmdSave,
 				},
 			})
 		})
 	}
+}
+
+// keepsHistory reports whether the backend of rawURL keeps history
+// (implements driver.Historian): the scripts' condition [history].
+func keepsHistory(t *testing.T, rawURL string) bool {
+	t.Helper()
+	d, err := store.OpenDriver(t.Context(), rawURL)
+	if err != nil {
+		t.Fatalf("open %s: %v", rawURL, err)
+	}
+	defer d.Close()
+	return driver.CapabilitiesOf(d).History
+}
+
+// cmdSave sets the environment variable NAME to the last command's stdout
+// without its surrounding space: save NAME.
+func cmdSave(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: save NAME")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 }
 
 // cmdNeed fails the script, with instructions, unless the emulators named

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// diffContext is the number of unchanged lines shown around each change.
+const diffContext = 3
+
+// splitLines splits s into lines, each with its "\n" except perhaps the
+// last.
+func splitLines(s string) []string {
+	var out []string
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
+
+// edit is one step of an edit script: op is ' ' (keep a[ai], which is
+// b[bi]), '-' (delete a[ai]) or '+' (insert b[bi]). ai and bi are the
+// positions in a and b before the step.
+type edit struct {
+	op     byte
+	ai, bi int
+}
+
+// diffLines returns a shortest edit script from a to b, deletions before
+// insertions within each change: Myers' O(ND) difference algorithm, in
+// linear space (the middle-snake divide and conquer of his paper).
+func diffLines(a, b []string) []edit {
+	ids := map[string]int{}
+	intern := func(lines []string) []int {
+		out := make([]int, len(lines))
+		for i, l := range lines {
+			id, ok := ids[l]
+			if !ok {
+				id = len(ids)
+				ids[l] = id
+			}
+			out[i] = id
+		}
+		return out
+	}
+	d := &differ{a: intern(a), b: intern(b), del: make([]bool, len(a)), ins: make([]bool, len(b))}
+	size := len(a) + len(b) + 3
+	d.fwd, d.bwd = make([]int, size), make([]int, size)
+	d.compare(0, len(a), 0, len(b))
+	out := make([]edit, 0, max(len(a), len(b)))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && d.del[i]:
+			out = append(out, edit{'-', i, j})
+			i++
+		case j < len(b) && d.ins[j]:
+			out = append(out, edit{'+', i, j})
+			j++
+		default:
+			out = append(out, edit{' ', i, j})
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// differ holds the state of one diffLines.
+type differ struct {
+	a, b     []int  // the lines, as ids
+	del, ins []bool // a's lines deleted, b's lines inserted
+	// fwd and bwd are split's furthest-reaching x on each diagonal,
+	// indexed by diagonal + len(b) of the subproblem + 1.
+	fwd, bwd []int
+}
+
+// compare marks the lines of a[aLo:aHi] to delete and of b[bLo:bHi] to
+// insert for a shortest edit script between them.
+func (d *differ) compare(aLo, aHi, bLo, bHi int) {
+	for {
+		for aLo < aHi && bLo < bHi && d.a[aLo] == d.b[bLo] {
+			aLo, bLo = aLo+1, bLo+1
+		}
+		for aLo < aHi && bLo < bHi && d.a[aHi-1] == d.b[bHi-1] {
+			aHi, bHi = aHi-1, bHi-1
+		}
+		switch {
+		case aLo == aHi:
+			for j := bLo; j < bHi; j++ {
+				d.ins[j] = true
+			}
+			return
+		case bLo == bHi:
+			for i := aLo; i < aHi; i++ {
+				d.del[i] = true
+			}
+			return
+		}
+		// Both sides are non-empty and differ at both ends, so the
+		// distance is at least 2 and the split point is strictly inside:
+		// both halves are smaller problems.
+		x, y := d.split(aLo, aHi, bLo, bHi)
+		d.compare(aLo, x, bLo, y)
+		aLo, bLo = x, y
+	}
+}
+
+// Sentinels of a diagonal that no path of the current length reaches.
+const (
+	noFwd = -1 << 40
+	noBwd = 1 << 40
+)
+
+// split returns a point (x, y) through which a shortest edit path from
+// (aLo, bLo) to (aHi, bHi) passes: the end of the forward snake where a
+// forward search from the start and a backward search from the end first
+// overlap. In the subproblem's coordinates a diagonal k is x - y, from -m
+// to n; after d steps the forward search has reached diagonals -d, -d+2,
+// …, d and the backward search delta-d, …, delta+d.
+func (d *differ) split(aLo, aHi, bLo, bHi int) (int, int) {
+	a, b := d.a[aLo:aHi], d.b[bLo:bHi]
+	n, m := len(a), len(b)
+	delta := n - m
+	odd := delta%2 != 0
+	off := m + 1
+	fwd, bwd := d.fwd, d.bwd
+	// inRange reports whether diagonal k was computed at step s by the
+	// search whose diagonals are centred on c.
+	inRange := func(k, c, s int) bool { return s >= 0 && k >= c-s && k <= c+s && k >= -m && k <= n }
+	for s := 0; ; s++ {
+		for k := -s; k <= s; k += 2 {
+			if k < -m || k > n {
+				continue
+			}
+			x := noFwd
+			if s == 0 {
+				x = 0
+			} else {
+				// From diagonal k-1 by deleting a[x]; from k+1 by inserting b[y].
+				if inRange(k-1, 0, s-1) && fwd[off+k-1] >= 0 && fwd[off+k-1] < n {
+					x = fwd[off+k-1] + 1
+				}
+				if inRange(k+1, 0, s-1) && fwd[off+k+1] >= 0 && fwd[off+k+1]-(k+1) < m && fwd[off+k+1] > x {
+					x = fwd[off+k+1]
+				}
+			}
+			if x == noFwd {
+				fwd[off+k] = noFwd
+				continue
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			fwd[off+k] = x
+			if odd && inRange(k, delta, s-1) && bwd[off+k] != noBwd && bwd[off+k] <= x {
+				return aLo + x, bLo + y
+			}
+		}
+		for k := delta - s; k <= delta+s; k += 2 {
+			if k < -m || k > n {
+				continue
+			}
+			x := noBwd
+			if s == 0 {
+				x = n
+			} else {
+				// To diagonal k+1 by deleting a[x]; to k-1 by inserting b[y].
+				if inRange(k+1, delta, s-1) && bwd[off+k+1] != noBwd && bwd[off+k+1] > 0 {
+					x = bwd[off+k+1] - 1
+				}
+				if inRange(k-1, delta, s-1) && bwd[off+k-1] != noBwd && bwd[off+k-1]-(k-1) > 0 && bwd[off+k-1] < x {
+					x = bwd[off+k-1]
+				}
+			}
+			if x == noBwd {
+				bwd[off+k] = noBwd
+				continue
+			}
+			y := x - k
+			for x > 0 && y > 0 && a[x-1] == b[y-1] {
+				x, y = x-1, y-1
+			}
+			bwd[off+k] = x
+			if !odd && inRange(k, 0, s) && fwd[off+k] != noFwd && fwd[off+k] >= x {
+				return aLo + fwd[off+k], bLo + fwd[off+k] - k
+			}
+		}
+	}
+}
+
+// writeUnified writes the unified diff (diff -u) of a and b, under the
+// headers "--- aName" and "+++ bName", with diffContext lines of context,
+// and reports whether they differ. Nothing is written when they are
+// equal.
+func writeUnified(w io.Writer, aName, bName, a, b string) (bool, error) {
+	al, bl := splitLines(a), splitLines(b)
+	edits := diffLines(al, bl)
+	var changes []int
+	for i, e := range edits {
+		if e.op != ' ' {
+			changes = append(changes, i)
+		}
+	}
+	if len(changes) == 0 {
+		return false, nil
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", aName, bName)
+	for i := 0; i < len(changes); {
+		// A hunk runs from diffContext lines before a change to
+		// diffContext lines after the last change that is at most
+		// 2*diffContext unchanged lines from the one before it.
+		j := i
+		for j+1 < len(changes) && changes[j+1]-changes[j]-1 <= 2*diffContext {
+			j++
+		}
+		start := max(0, changes[i]-diffContext)
+		end := min(len(edits), changes[j]+1+diffContext)
+		writeHunk(&sb, al, bl, edits[start:end])
+		i = j + 1
+	}
+	_, err := io.WriteString(w, sb.String())
+	return true, err
+}
+
+// writeHunk writes one hunk: its @@ header, then its lines.
+func writeHunk(sb *strings.Builder, a, b []string, edits []edit) {
+	na, nb := 0, 0
+	for _, e := range edits {
+		if e.op != '+' {
+			na++
+		}
+		if e.op != '-' {
+			nb++
+		}
+	}
+	fmt.Fprintf(sb, "@@ -%s +%s @@\n", hunkRange(edits[0].ai, na), hunkRange(edits[0].bi, nb))
+	for _, e := range edits {
+		var line string
+		if e.op == '+' {
+			line = b[e.bi]
+		} else {
+			line = a[e.ai] // equal to b[e.bi] when kept
+		}
+		sb.WriteByte(e.op)
+		sb.WriteString(line)
+		if !strings.HasSuffix(line, "\n") {
+			sb.WriteString("\n\\ No newline at end of file\n")
+		}
+	}
+}
+
+// hunkRange formats a hunk's range as diff -u does: the first line
+// (1-based) and the count, which is left out when 1; an empty range gives
+// the line before it.
+func hunkRange(first, count int) string {
+	switch count {
+	case 0:
+		return fmt.Sprintf("%d,0", first)
+	case 1:
+		return fmt.Sprint(first + 1)
+	}
+	return fmt.Sprintf("%d,%d", first+1, count)
+}
