@@ -263,8 +263,13 @@ var historyCases = []Case{
 			for _, mode := range []FaultMode{FailBefore, ReplyLost, Crash, CrashAfter} {
 				for k := 1; k <= n; k++ {
 					t.Run(fmt.Sprintf("%s/%s/k%d", kind, mode, k), func(t *testing.T) {
-						historyFault(t, e, kind, mode, k)
+						historyFault(t, e, kind, mode, k, false)
 					})
+					if mode == Crash || mode == CrashAfter {
+						t.Run(fmt.Sprintf("%s/%s/k%d/overwritten", kind, mode, k), func(t *testing.T) {
+							historyFault(t, e, kind, mode, k, true)
+						})
+					}
 				}
 			}
 		}
@@ -429,9 +434,13 @@ func historyChange(t *testing.T, s *store.Store, kind, path string, o *store.Ope
 
 // historyFault runs one change of kind whose k-th call fails as mode says,
 // then checks that the history holds its entry exactly when it landed,
-// and (with an operation) that a replay leaves exactly one.
-func historyFault(t *testing.T, e *Env, kind string, mode FaultMode, k int) {
-	path := fmt.Sprintf("hf/%s-%s-%d.md", kind, mode, k)
+// and (with an operation) that a replay leaves exactly one. The check
+// comes after the receipts' own retention (the entries outlive it) and a
+// prune. With overwritten set, a store that records no history first
+// writes over whatever the change left, as a process without history
+// sharing the backend would.
+func historyFault(t *testing.T, e *Env, kind string, mode FaultMode, k int, overwritten bool) {
+	path := fmt.Sprintf("hf/%s-%s-%d-%v.md", kind, mode, k, overwritten)
 	s := e.historyStore(t)
 	seeded := 0
 	if kind != "create" {
@@ -447,6 +456,32 @@ func historyFault(t *testing.T, e *Env, kind string, mode FaultMode, k int) {
 		t.Fatalf("faulty run: %v (calls %v)", err1, f.Calls())
 	}
 	e.expireLeases() // whatever the faulty attempt left pending is dead now
+	if overwritten {
+		cur := read(t, e.Store, path, 100)
+		landed := (kind == "delete") == (cur == nil) && (kind == "delete" || cur.Content == "changed\n")
+		v := ""
+		if cur != nil {
+			v = cur.Version
+		}
+		write(t, e.Store, path, "overwritten\n", v) // not recorded: history is off there
+		e.Clock.Advance(8 * 24 * time.Hour)         // past the receipts' default retention
+		if _, err := e.Store.PruneExpired(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		got := history(t, s, path, 10)
+		want := seeded
+		if landed {
+			want++
+		}
+		if len(got) != want || landed && (got[0].Deleted != (kind == "delete") || kind != "delete" && got[0].Content != "changed\n") {
+			t.Fatalf("the change landed=%v, then another store overwrote it: history has %d entries, want %d (faulty run: %v; calls %v):%s", landed, len(got), want, err1, f.Calls(), describe(got))
+		}
+		return
+	}
+	e.Clock.Advance(8 * 24 * time.Hour) // past the receipts' default retention
+	if _, err := e.Store.PruneExpired(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
 	check := func(when string) {
 		t.Helper()
 		cur := read(t, s, path, 100)

@@ -184,12 +184,16 @@ func (a appendCall) native(ctx context.Context) (m Mutation, missing bool, err e
 			// (settleVersion), or a replay would find the row gone and
 			// append again.
 			p.Version = newVersion(now, op.ID)
-			rec := s.receipt(change{kind: driver.KindWrite, path: a.r.Path, op: op}, now, p.Version, true)
+		}
+		record, err := s.historyOn()
+		if err != nil {
+			return Mutation{}, false, err
+		}
+		if op := a.r.Operation; op != nil {
+			rec := s.receipt(change{kind: driver.KindWrite, path: a.r.Path, op: op, record: record}, now, p.Version, true)
 			p.Receipt = &rec
 		}
-		if record, err := s.historyOn(); err != nil {
-			return Mutation{}, false, err
-		} else if record {
+		if record {
 			// The driver fills in Previous and Content.
 			p.History = s.historyEntry(change{kind: driver.KindWrite, path: a.r.Path, meta: a.meta, op: a.r.Operation}, p.Version, now)
 		}

@@ -126,21 +126,27 @@ func (s *Store) historyEntry(c change, version string, now time.Time) *driver.Hi
 	return e
 }
 
-// completeHistory marks the entry of a change that landed as complete. A
-// missing entry (history was off for it) is fine.
-func (s *Store) completeHistory(ctx context.Context, path, version string) error {
-	if s.historian == nil || s.historyRetention == 0 {
-		return nil
+// completeHistory marks the entry of a change that landed as complete
+// and reports whether there was none (history was off for it, or a
+// ForgetHistory removed it meanwhile). A store that records no history
+// does so only with settling set: when it has just settled the change's
+// receipt, since the change may come from a store that records it.
+func (s *Store) completeHistory(ctx context.Context, path, version string, settling bool) (missing bool, err error) {
+	if s.historian == nil || s.historyRetention == 0 && !settling {
+		return false, nil
 	}
-	if err := s.historian.CompleteHistory(ctx, path, version); err != nil && !isPrecondition(err) {
-		return err
+	err = s.historian.CompleteHistory(ctx, path, version)
+	if isPrecondition(err) {
+		return true, nil
 	}
-	return nil
+	return false, err
 }
 
-// dropHistory removes the pending entry of a change that did not land.
+// dropHistory removes the pending entry of a change that did not land
+// (any store's: settlements of a store that records no history drop them
+// too).
 func (s *Store) dropHistory(ctx context.Context, path, version string) error {
-	if s.historian == nil || s.historyRetention == 0 {
+	if s.historian == nil {
 		return nil
 	}
 	if err := s.historian.DropHistory(ctx, path, version); err != nil && !isPrecondition(err) {
@@ -235,6 +241,11 @@ func (s *Store) confirmHistory(ctx context.Context, e *driver.HistoryEntry) (boo
 		}
 	}
 	if r != nil && r.Version == e.Version {
+		if !r.Completed && s.now().Before(r.CreatedAt.Add(s.pending)) {
+			// The change is in flight: not landed as far as readers go,
+			// and a reader must not fence a live writer.
+			return false, nil
+		}
 		if !r.Completed {
 			if r, _, err = s.settle(ctx, r, true); err != nil {
 				return false, err
@@ -243,14 +254,16 @@ func (s *Store) confirmHistory(ctx context.Context, e *driver.HistoryEntry) (boo
 				return false, s.dropHistory(ctx, e.Path, e.Version)
 			}
 		}
-		return true, s.completeHistory(ctx, e.Path, e.Version)
+		_, err := s.completeHistory(ctx, e.Path, e.Version, true)
+		return true, err
 	}
 	f, err := s.d.GetFile(ctx, e.Path)
 	if err != nil {
 		return false, err
 	}
 	if f != nil && refenced(f.Version, e.Version) {
-		return true, s.completeHistory(ctx, e.Path, e.Version)
+		_, err := s.completeHistory(ctx, e.Path, e.Version, true)
+		return true, err
 	}
 	err = s.historian.DropHistory(ctx, e.Path, e.Version)
 	if isPrecondition(err) {
@@ -264,7 +277,7 @@ func historyEntryOf(e *driver.HistoryEntry) HistoryEntry {
 	return HistoryEntry{
 		Path:        e.Path,
 		Version:     e.Version,
-		Previous:    e.Previous,
+		Previous:    unfenced(e.Previous), // an Appender names the row it replaced, fence or not
 		Deleted:     e.Kind == driver.KindDelete,
 		OperationID: shownOperation(e.OperationID),
 		Metadata:    maps.Clone(e.Metadata),
@@ -360,7 +373,8 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (m Mutation, err 
 // ForgetHistory removes every history entry of the files whose path starts
 // with prefix (a namespace's folder, "kamal/") and returns how many it
 // removed. The files themselves are untouched: delete them first, since a
-// change made meanwhile is recorded again. An empty prefix is refused
+// change made meanwhile is recorded again (over the primitives, a change
+// in flight while ForgetHistory runs puts its entry back when it lands). An empty prefix is refused
 // (ErrInvalidPath), so a typo never erases every user's history.
 func (s *Store) ForgetHistory(ctx context.Context, prefix string) (n int, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpForgetHistory})

@@ -86,6 +86,12 @@ func (s *Store) mutate(ctx context.Context, c change) (Mutation, error) {
 }
 
 func (s *Store) receipt(c change, now time.Time, version string, completed bool) driver.Receipt {
+	retention := s.retention
+	if c.record {
+		// A pending entry is decided by its change's receipt: the receipt
+		// must outlive it (see confirmHistory).
+		retention = max(retention, s.historyRetention)
+	}
 	return driver.Receipt{
 		ID:          c.op.ID,
 		Fingerprint: c.op.Fingerprint,
@@ -96,7 +102,7 @@ func (s *Store) receipt(c change, now time.Time, version string, completed bool)
 		Existed:     c.expected != "",
 		Completed:   completed,
 		CreatedAt:   now,
-		ExpiresAt:   now.Add(s.retention),
+		ExpiresAt:   now.Add(retention),
 	}
 }
 
@@ -465,7 +471,16 @@ func (s *Store) finish(ctx context.Context, c change, rec driver.Receipt) Mutati
 		s.warn(ctx, "completing a receipt failed after its change landed; it stays pending until a replay or the next write of the path settles it", rec.ID, c.path, err)
 	}
 	if err == nil {
-		if herr := s.completeHistory(ctx, c.path, rec.Version); herr != nil {
+		missing, herr := s.completeHistory(ctx, c.path, rec.Version, false)
+		if herr == nil && missing && c.recorded() {
+			// A ForgetHistory ran while the change was in flight: the
+			// change landed after it, so it is recorded again.
+			herr = s.historian.PutHistory(ctx, *s.historyEntry(c, rec.Version, rec.CreatedAt))
+			if isPrecondition(herr) {
+				herr = nil
+			}
+		}
+		if herr != nil {
 			s.warn(ctx, "completing a history entry failed after its change landed; it stays pending until it is read or the path is written again", rec.ID, c.path, herr)
 		} else {
 			s.markCompleted(rec.Version)
@@ -514,7 +529,7 @@ func (s *Store) drop(ctx context.Context, rec driver.Receipt) (landed, dropped b
 	}
 	landed = gerr == nil && r != nil && r.Completed && r.Version == rec.Version
 	if landed {
-		if herr := s.completeHistory(ctx, rec.Path, rec.Version); herr == nil {
+		if _, herr := s.completeHistory(ctx, rec.Path, rec.Version, true); herr == nil {
 			s.markCompleted(rec.Version)
 		}
 	}
@@ -599,7 +614,8 @@ func (s *Store) settleVersion(ctx context.Context, path, v string) error {
 	if err != nil {
 		return err
 	}
-	if r != nil && !r.Completed && r.Version == v {
+	settling := r != nil && !r.Completed && r.Version == v
+	if settling {
 		// v was observed as a row's version, so the operation landed.
 		r.Completed = true
 		if err := s.d.CompleteReceipt(ctx, *r); err != nil && !isPrecondition(err) {
@@ -610,7 +626,7 @@ func (s *Store) settleVersion(ctx context.Context, path, v string) error {
 	}
 	// The row is about to be overwritten: its entry must say it landed
 	// now, while the row can still prove it.
-	if err := s.completeHistory(ctx, path, v); err != nil {
+	if _, err := s.completeHistory(ctx, path, v, settling); err != nil {
 		return err
 	}
 	s.markCompleted(v)
@@ -650,7 +666,7 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 				}
 				continue
 			}
-			if err := s.completeHistory(ctx, r.Path, r.Version); err != nil {
+			if _, err := s.completeHistory(ctx, r.Path, r.Version, true); err != nil {
 				return nil, "", err
 			}
 			s.markCompleted(r.Version)
