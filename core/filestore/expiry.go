@@ -81,7 +81,22 @@ func (d *Driver) markTombstone(path string, at time.Time) error {
 	return writeMarker(d.markerPath(at, kindTomb, receiptKey(path)), []byte(path))
 }
 
+// writeMarker writes a marker file, making its minute's folder. A prune
+// removes an emptied folder without the lock (see pruneBucket), so the
+// folder may vanish between its creation and the marker's: the write is
+// then tried again, a few times (each failure means a prune emptied the
+// folder meanwhile). A marker is written before its row, so a writer that
+// still fails has written nothing.
 func writeMarker(name string, data []byte) error {
+	for try := 1; ; try++ {
+		err := writeMarkerOnce(name, data)
+		if err == nil || try == 4 || !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+}
+
+func writeMarkerOnce(name string, data []byte) error {
 	if data == nil {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			return err
@@ -123,8 +138,10 @@ func parseMarker(dir, base string) (marker, bool) {
 // tombstone records that expired before now. The expiry index names them,
 // so a prune costs what expired (nothing expired: one read of the index
 // folder), and it holds the exclusive lock for at most
-// [DefaultPruneBatch] rows at a time, so other callers' reads and writes
-// wait for one batch at most.
+// [DefaultPruneBatch] rows and [PruneBatchTime] at a time, so other
+// callers' reads and writes wait for one batch at most. Under the lock a
+// removed row is only moved aside; freeing its file, and removing a
+// minute's emptied folder, happen after the lock is released.
 func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -150,6 +167,9 @@ func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return n, err
 		}
+	}
+	if n > 0 {
+		return n, d.sweepTrash()
 	}
 	return n, nil
 }
@@ -179,7 +199,13 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 	for len(due) > 0 {
 		began := time.Now()
 		k, removed, err := d.pruneMarkers(ctx, due[:min(batch, len(due))], now)
-		n += removed
+		n += len(removed)
+		// The removed rows are unlinked now, the lock released: freeing a
+		// file is what costs (130 µs a receipt on ext4, against 20 µs to
+		// move it), and nothing reads or writes the trash but a prune.
+		if rerr := removeAll(removed); err == nil {
+			err = rerr
+		}
 		if err != nil {
 			return n, err
 		}
@@ -194,12 +220,16 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 		}
 	}
 	if whole {
-		unlock, err := d.lock(ctx, true)
-		if err != nil {
-			return n, err
-		}
-		_ = os.Remove(dir) // fails while markers remain (unparsable ones included)
-		unlock()
+		// Without the lock: removing an emptied folder of thousands of
+		// markers makes the file system read all its blocks (76–200 ms
+		// on ext4 for 20,000), and the removal is safe on its own. It
+		// fails while anything remains in the folder (unparsable names
+		// included), and the kernel checks that atomically with the
+		// removal, so no marker is ever lost. The only writer it can
+		// disturb is one putting a marker into this very folder between
+		// creating the folder and creating the marker: that create fails
+		// with fs.ErrNotExist and writeMarker makes the folder again.
+		_ = os.Remove(dir)
 		if d.pruneHook != nil {
 			d.pruneHook()
 		}
@@ -208,13 +238,14 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 }
 
 // pruneMarkers settles a prefix of ms under one hold of the exclusive
-// lock, for at most PruneBatchTime: each row that did expire is removed,
-// and each marker goes. It returns how many markers it settled and how
-// many rows it removed.
-func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (int, int, error) {
+// lock, for at most PruneBatchTime: each row that did expire is moved to
+// the trash folder (see trash), and each marker goes. It returns how many
+// markers it settled and the trash names of the rows it removed, for the
+// caller to unlink once the lock is released.
+func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (int, []string, error) {
 	unlock, err := d.lock(ctx, true)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
 	began := time.Now()
 	defer func() {
@@ -223,11 +254,11 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 			d.pruneHold(time.Since(began))
 		}
 	}()
-	n := 0
+	var removed []string
 	expired := func(at time.Time) bool { return !at.IsZero() && at.Before(now) }
 	for i, m := range ms {
 		if i > 0 && time.Since(began) >= PruneBatchTime {
-			return i, n, nil
+			return i, removed, nil
 		}
 		switch m.kind {
 		case kindReceipt:
@@ -235,16 +266,19 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 			var r driver.Receipt
 			// A corrupt receipt is kept (reading it reports it).
 			if ok, err := readJSON(name, &r); err == nil && ok && expired(r.ExpiresAt) {
-				if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return i, n, err
+				t, err := d.trash(name, kindReceipt+"-"+m.key)
+				if err != nil {
+					return i, removed, err
 				}
-				n++
+				if t != "" {
+					removed = append(removed, t)
+				}
 			}
 		case kindHistory:
-			k, err := d.pruneHistory(m.name, now)
-			n += k
+			t, err := d.pruneHistory(m.name, m.key, now)
+			removed = append(removed, t...)
 			if err != nil {
-				return i, n, err
+				return i, removed, err
 			}
 		case kindTomb:
 			b, err := os.ReadFile(m.name)
@@ -252,7 +286,7 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 				continue // settled by a concurrent prune
 			}
 			if err != nil {
-				return i, n, err
+				return i, removed, err
 			}
 			path := string(b)
 			if reserved(path) != nil || !validMarkedPath(path) {
@@ -260,17 +294,82 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 			}
 			var rec record
 			if ok, err := readJSON(d.recordPath(path), &rec); err == nil && ok && rec.Tombstone && expired(rec.ExpiresAt) {
-				if err := os.Remove(d.recordPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return i, n, err
+				t, err := d.trash(d.recordPath(path), kindTomb+"-"+m.key)
+				if err != nil {
+					return i, removed, err
 				}
-				n++
+				if t != "" {
+					removed = append(removed, t)
+				}
 			}
 		}
 		if err := os.Remove(m.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return i, n, err
+			return i, removed, err
 		}
 	}
-	return len(ms), n, nil
+	return len(ms), removed, nil
+}
+
+// trashDir is the sidecar folder a prune moves the rows it removes into
+// before unlinking them without the lock. Its name starts with tmpPrefix,
+// like every temporary file of the driver.
+const trashDir = tmpPrefix + "pruned"
+
+// trash moves the row file name into the trash folder as base (unique to
+// the row: its kind and key) and returns its new name, or "" if the row
+// is gone already. It runs under the
+// exclusive lock, where the move removes the row as unlinking it would
+// (atomically, for readers in any process: the row's name is gone), but
+// leaves freeing the file to removeAll, after the lock. Nothing but a
+// prune names a file in the trash, so unlinking it later needs no lock; a
+// row of the same kind and key trashed again before that replaces the
+// first (both are garbage), and a file left by a crash is swept by the
+// next prune that removes anything (sweepTrash).
+func (d *Driver) trash(name, base string) (string, error) {
+	t := filepath.Join(d.sidecar, trashDir, base+".json")
+	err := os.Rename(name, t)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(name); errors.Is(serr, fs.ErrNotExist) {
+			return "", nil // gone meanwhile (another process, without this lock): nothing to free
+		}
+		if err = os.MkdirAll(filepath.Dir(t), 0o755); err == nil {
+			err = os.Rename(name, t)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return t, nil
+}
+
+// removeAll unlinks the trashed files names.
+func removeAll(names []string) error {
+	var errs []error
+	for _, name := range names {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sweepTrash unlinks what the trash folder holds: files a crashed prune
+// left, or ones a concurrent prune is about to unlink itself (it ignores
+// their absence).
+func (d *Driver) sweepTrash() error {
+	dir := filepath.Join(d.sidecar, trashDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = filepath.Join(dir, e.Name())
+	}
+	return removeAll(names)
 }
 
 // validMarkedPath refuses a marker's path that would leave the meta

@@ -85,9 +85,11 @@
 // receipt or tombstone, in a folder per minute of its expiry) tells
 // PruneExpired what expired, so a prune with nothing expired reads one
 // folder listing, and one with k expired rows does O(k) work. It takes the
-// exclusive lock for [DefaultPruneBatch] rows at a time, so other callers
-// wait for one batch at most. A directory written by an earlier release
-// gets its index built once, by the first New.
+// exclusive lock for [DefaultPruneBatch] rows and [PruneBatchTime] at a
+// time, so other callers wait for one short batch at most; under the lock
+// it only checks each row and moves it into a trash folder, and it frees
+// the files (the costly part) after releasing it. A directory written by
+// an earlier release gets its index built once, by the first New.
 //
 // # Opening
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -346,37 +347,43 @@ func (d *Driver) deleteHistoryBatch(ctx context.Context, prefix, after string) (
 }
 
 // pruneHistory settles the history marker named marker (see pruneMarkers):
-// it removes the entry the marker's key names if that expired before now,
-// and reports how many entries it removed. The caller holds the exclusive
-// lock.
-func (d *Driver) pruneHistory(marker string, now time.Time) (int, error) {
+// it moves the entry the marker's key names to the trash if that expired
+// before now (removing the entry's folders left empty), and returns the
+// trash names for the caller to unlink once the lock is released. The
+// caller holds the exclusive lock.
+func (d *Driver) pruneHistory(marker, key string, now time.Time) ([]string, error) {
 	b, err := os.ReadFile(marker)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil // settled by a concurrent prune
+		return nil, nil // settled by a concurrent prune
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	key := string(b)
-	path, stem, ok := splitKey(key)
+	path, stem, ok := splitKey(string(b))
 	if !ok || reserved(path) != nil || !validMarkedPath(path) {
-		return 0, nil // not a key this driver wrote; the marker goes
+		return nil, nil // not a key this driver wrote; the marker goes
 	}
-	n := 0
+	var trashed []string
 	for _, pending := range []bool{false, true} {
 		name := entryName(stem, pending)
 		var rec historyRecord
 		// A corrupt entry is kept (reading it reports it).
 		ok, err := readJSON(filepath.Join(d.historyDir(path), name), &rec)
-		if err != nil || !ok || rec.ExpiresAt.IsZero() || !rec.ExpiresAt.Before(now) || driver.HistoryKey(rec.Path, rec.Version) != key {
+		if err != nil || !ok || rec.ExpiresAt.IsZero() || !rec.ExpiresAt.Before(now) || driver.HistoryKey(rec.Path, rec.Version) != string(b) {
 			continue
 		}
-		if err := d.removeHistory(path, name); err != nil {
-			return n, err
+		t, err := d.trash(filepath.Join(d.historyDir(path), name), fmt.Sprintf("%s-%s-%v", kindHistory, key, pending))
+		if err != nil {
+			return trashed, err
 		}
-		n++
+		if t != "" {
+			trashed = append(trashed, t)
+		}
+		if err := d.removeHistory(path, name); err != nil { // the folders it left empty
+			return trashed, err
+		}
 	}
-	return n, nil
+	return trashed, nil
 }
 
 // scanHistory returns, in key order, up to limit entries whose key starts

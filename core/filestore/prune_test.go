@@ -191,3 +191,80 @@ func TestExpiryIndexBuiltForOldDirectory(t *testing.T) {
 		t.Fatalf("receipts left: %v", e)
 	}
 }
+
+// TestPruneTrash: a prune unlinks the rows it removes after releasing the
+// lock, leaving nothing in the trash folder, and sweeps what a crashed
+// prune left there.
+func TestPruneTrash(t *testing.T) {
+	ctx := t.Context()
+	d := newDriver(t, t.TempDir())
+	now := time.Now()
+	if err := d.ReserveReceipt(ctx, driver.Receipt{ID: "old", Version: "v", ExpiresAt: now.Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CreateFile(ctx, driver.File{Path: "u/gone.md", Version: "t1", Tombstone: true, ExpiresAt: now.Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	trash := filepath.Join(d.sidecar, trashDir)
+	if err := os.MkdirAll(trash, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(trash, "r-left.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.PruneExpired(ctx, now); n != 2 || err != nil {
+		t.Fatalf("PruneExpired = %d, %v; want 2", n, err)
+	}
+	if e, err := os.ReadDir(trash); err != nil || len(e) != 0 {
+		t.Fatalf("trash holds %v (%v); want nothing", e, err)
+	}
+	if r, err := d.GetReceipt(ctx, "old"); r != nil || err != nil {
+		t.Fatalf("receipt = %+v, %v; want it pruned", r, err)
+	}
+	if f, err := d.GetFile(ctx, "u/gone.md"); f != nil || err != nil {
+		t.Fatalf("tombstone = %+v, %v; want it pruned", f, err)
+	}
+}
+
+// TestMarkersWhilePruning: receipts reserved into a minute's folder that
+// concurrent prunes keep emptying and removing (without the lock) are
+// all reserved, each with its marker, never failing because the folder
+// vanished between its creation and the marker's.
+func TestMarkersWhilePruning(t *testing.T) {
+	ctx := t.Context()
+	d := newDriver(t, t.TempDir())
+	at := time.Now().Add(-time.Hour).Truncate(time.Minute).Add(30 * time.Second)
+	now := at.Add(time.Hour) // the folder of at's minute is past: a prune removes it once empty
+	stop := make(chan struct{})
+	pruned := make(chan int)
+	go func() {
+		total := 0
+		for {
+			select {
+			case <-stop:
+				pruned <- total
+				return
+			default:
+			}
+			n, err := d.PruneExpired(ctx, now)
+			if err != nil {
+				t.Error(err)
+			}
+			total += n
+		}
+	}()
+	reserved := 0
+	for i := range 500 {
+		if err := d.ReserveReceipt(ctx, driver.Receipt{ID: fmt.Sprint("r", i), Version: "v", ExpiresAt: at}); err != nil {
+			t.Errorf("reservation %d: %v", i, err)
+			continue
+		}
+		reserved++
+	}
+	close(stop)
+	total := <-pruned
+	n, err := d.PruneExpired(ctx, now)
+	if err != nil || total+n != reserved {
+		t.Fatalf("pruned %d + %d (%v); want the %d reserved: a marker was lost", total, n, err, reserved)
+	}
+}
