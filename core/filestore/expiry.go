@@ -41,12 +41,19 @@ const DefaultPruneBatch = 64
 
 // PruneBatchTime bounds how long one prune batch holds the exclusive lock
 // (it settles at least one marker). Callers in the same process that wait
-// meanwhile are served before the next batch (see lock); after each batch
-// the prune also pauses briefly (as long as the batch took, at most
-// 500 µs) so that other processes waiting on the file lock get it.
-const PruneBatchTime = 2 * time.Millisecond
+// meanwhile are served before the next batch (see lock). After each batch
+// the prune pauses as long as the batch took, lock and freeing of the
+// removed files included (at most 50 ms): other processes
+// waiting on the file lock get it, and the prune keeps the disk busy at
+// most half the time. Freeing files is what slows other writers' own disk
+// operations (where the file system discards freed blocks, as ext4
+// mounted with -o discard does, every removal waits for the device), and
+// the pause grows when the disk is slow.
+const PruneBatchTime = time.Millisecond
 
-const prunePause = 500 * time.Microsecond
+// maxPrunePause is the longest pause of a prune between two batches (see
+// PruneBatchTime).
+const maxPrunePause = 50 * time.Millisecond
 
 func (d *Driver) expiryRoot() string { return filepath.Join(d.sidecar, expiryDir) }
 
@@ -214,7 +221,7 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 			d.pruneHook()
 		}
 		if len(due) > 0 {
-			if err := driver.Sleep(ctx, min(time.Since(began), prunePause)); err != nil {
+			if err := driver.Sleep(ctx, min(time.Since(began), maxPrunePause)); err != nil {
 				return n, err
 			}
 		}
