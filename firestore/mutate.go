@@ -107,31 +107,48 @@ func (m *mutation) look(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fail(ctx, "mutate: read", err)
 	}
+	var receiptSnap *firestore.DocumentSnapshot
+	if m.receipt != nil {
+		receiptSnap = snaps[1]
+	}
+	decided, _, err := m.decide(snaps[0], receiptSnap)
+	return decided, err // undecided: as expected, Commit again on what was read
+}
+
+// decide is the decision Mutate's reads lead to, on the paths that read
+// (look, and the transaction's run): from the file row and the receipt
+// read (nil snapshots for documents not read), it reports decided with
+// m.res and the error set — the receipt answers, this call's own earlier
+// commit landed, or the row is not as expected — or undecided with the
+// current row (nil for none), on which the change applies.
+func (m *mutation) decide(fileSnap, receiptSnap *firestore.DocumentSnapshot) (decided bool, cur *driver.File, err error) {
 	m.res = driver.MutateResult{}
-	if m.receipt != nil && snaps[1].Exists() {
-		r, attempt, err := decodeReceipt(snaps[1], m.p.Receipt.ID)
+	if fileSnap != nil && fileSnap.Exists() {
+		if cur, err = decodeFile(fileSnap); err != nil {
+			return true, nil, err
+		}
+		m.d.saw(cur, fileSnap)
+	}
+	if receiptSnap != nil && receiptSnap.Exists() {
+		r, attempt, err := decodeReceipt(receiptSnap, m.p.Receipt.ID)
 		if err != nil {
-			return false, err
+			return true, nil, err
 		}
 		if attempt != m.attempt {
 			m.res.Existing = r
 		}
-		return true, nil
+		return true, cur, nil
 	}
-	var cur *driver.File
-	if snaps[0].Exists() {
-		if cur, err = decodeFile(snaps[0]); err != nil {
-			return false, err
+	if m.p.Kind == driver.KindWrite && cur != nil && cur.Version == m.p.Version {
+		return true, cur, nil // this call's earlier commit landed
+	}
+	if cur == nil && m.p.Expected != "" || cur != nil && cur.Version != m.p.Expected {
+		if m.attempts > 0 && m.p.Kind == driver.KindDelete && m.receipt == nil {
+			return true, cur, errUnknown
 		}
-		m.d.saw(cur, snaps[0])
+		return true, cur, fmt.Errorf("firestore: mutate %q: %w", m.p.Path, driver.ErrPrecondition)
 	}
-	switch {
-	case m.p.Kind == driver.KindWrite && cur != nil && cur.Version == m.p.Version:
-		return true, nil // this call's earlier commit landed
-	case cur == nil && m.p.Expected != "", cur != nil && cur.Version != m.p.Expected:
-		return true, fmt.Errorf("firestore: mutate %q: %w", m.p.Path, driver.ErrPrecondition)
-	}
-	return false, nil // as expected: Commit again on what was read
+	return false, cur, nil
 }
 
 // mutation is one Mutate call: its parameters, documents and the state
@@ -213,33 +230,9 @@ func (m *mutation) run(_ context.Context, tx *firestore.Transaction) error {
 	if m.receipt != nil {
 		receiptSnap = snaps[0]
 	}
-
-	var cur *driver.File
-	if fileSnap != nil && fileSnap.Exists() {
-		var err error
-		if cur, err = decodeFile(fileSnap); err != nil {
-			return err
-		}
-		m.d.saw(cur, fileSnap)
-	}
-	if receiptSnap != nil && receiptSnap.Exists() {
-		r, attempt, err := decodeReceipt(receiptSnap, m.p.Receipt.ID)
-		if err != nil {
-			return err
-		}
-		if attempt != m.attempt {
-			m.res.Existing = r
-		}
-		return nil // an empty commit: the receipt answers, nothing is written
-	}
-	if m.p.Kind == driver.KindWrite && cur != nil && cur.Version == m.p.Version {
-		return nil // this call's earlier commit landed
-	}
-	if cur == nil && m.p.Expected != "" || cur != nil && cur.Version != m.p.Expected {
-		if m.attempts > 0 && m.p.Kind == driver.KindDelete && m.receipt == nil {
-			return errUnknown
-		}
-		return fmt.Errorf("firestore: mutate %q: %w", m.p.Path, driver.ErrPrecondition)
+	decided, cur, err := m.decide(fileSnap, receiptSnap)
+	if decided {
+		return err // nil: an empty commit, nothing is written
 	}
 
 	switch {
