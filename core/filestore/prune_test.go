@@ -126,6 +126,51 @@ func TestPruneInBatches(t *testing.T) {
 	}
 }
 
+// TestPruneReadsFolderInChunks: a minute's folder holding more markers
+// than one read returns (pruneReadChunk), due and not yet due interleaved,
+// is settled whole: every due receipt goes, the others and the folder
+// (its minute not over) stay.
+func TestPruneReadsFolderInChunks(t *testing.T) {
+	ctx := t.Context()
+	d := newDriver(t, t.TempDir())
+	now := time.Date(2026, 1, 1, 12, 0, 30, 0, time.UTC)
+	const n = 2*pruneReadChunk + 300
+	due := 0
+	for i := range n {
+		// Expiries spread over the whole minute: before now, then after.
+		at := now.Truncate(time.Minute).Add(time.Duration(i) * time.Minute / n)
+		if at.Before(now) {
+			due++
+		}
+		if err := d.ReserveReceipt(ctx, driver.Receipt{ID: fmt.Sprint("r-", i), Version: "v", ExpiresAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.PruneExpired(ctx, now)
+	if err != nil || got != due {
+		t.Fatalf("PruneExpired = %d, %v; want %d", got, err, due)
+	}
+	for i := range n {
+		at := now.Truncate(time.Minute).Add(time.Duration(i) * time.Minute / n)
+		r, err := d.GetReceipt(ctx, fmt.Sprint("r-", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r == nil) != at.Before(now) {
+			t.Fatalf("receipt %d (expires %s, prune at %s): kept = %v", i, at.Format(time.TimeOnly), now.Format(time.TimeOnly), r != nil)
+		}
+	}
+	if m := markers(t, d); len(m) != n-due {
+		t.Fatalf("%d markers left, want %d", len(m), n-due)
+	}
+	if got, err := d.PruneExpired(ctx, now.Add(time.Minute)); err != nil || got != n-due {
+		t.Fatalf("prune after the minute = %d, %v; want %d", got, err, n-due)
+	}
+	if e, _ := os.ReadDir(d.expiryRoot()); len(e) != 0 {
+		t.Fatalf("minute folders left: %v", e)
+	}
+}
+
 // TestPruneStaleMarkers: a marker whose row was removed, replaced or
 // rewritten is dropped without touching the row.
 func TestPruneStaleMarkers(t *testing.T) {
