@@ -15,6 +15,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+# Without the race detector's second of sleep at every race-built process's
+# exit (atexit_sleep_ms): one per test binary, and more where tests start
+# the binary again.
+export GORACE="${GORACE:+$GORACE }atexit_sleep_ms=0"
 
 # Modules, in go.work order; the emulators each one needs.
 mapfile -t MODULES < <(go list -m -f '{{.Dir}}' | sed "s#^$ROOT/##")

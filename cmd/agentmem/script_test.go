@@ -78,6 +78,10 @@ func TestScripts(t *testing.T) {
 				Setup: func(e *testscript.Env) error {
 					e.Setenv("AGENTMEM_STORE", os.Expand(local.url, func(string) string { return e.WorkDir }))
 					e.Setenv("BACKEND", local.name)
+					// A race-built binary sleeps a second as it exits (the race
+					// detector's atexit_sleep_ms), and the scripts start it
+					// hundreds of times: that second was most of their time.
+					e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 					return setupEmulators(e)
 				},
 				Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
