@@ -97,18 +97,13 @@ func (s *Server) poll(ctx context.Context, p *poller) {
 // as the check, so a subscription made meanwhile starts a new one) and
 // reports stopped.
 func (s *Server) subscribedURIs(scope string) (uris []string, stopped bool) {
-	live := map[*mcpsdk.ServerSession]bool{}
-	for ss := range s.sdk.Sessions() {
-		live[ss] = true
-	}
+	live, gen := s.liveSessions()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetEnded(live, gen)
 	seen := map[string]bool{}
 	for sub := range s.subs {
-		switch {
-		case !live[sub.session]:
-			delete(s.subs, sub)
-		case sub.scope == scope && !seen[sub.uri]:
+		if sub.scope == scope && !seen[sub.uri] {
 			seen[sub.uri] = true
 			uris = append(uris, sub.uri)
 		}

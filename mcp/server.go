@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,7 +107,8 @@ type Server struct {
 	readTool string
 
 	mu      sync.Mutex
-	subs    map[subscription]struct{}
+	subs    map[subscription]uint64 // → the subGen it was made at
+	subGen  uint64                  // subscriptions made so far
 	pollers map[string]*poller // by scope
 	calls   inflight           // HTTP requests in flight, for Shutdown
 }
@@ -133,7 +135,7 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	if mem == nil {
 		return nil, errors.New("agentmem/mcp: nil memory")
 	}
-	s := &Server{mem: mem, subs: map[subscription]struct{}{}, pollers: map[string]*poller{}}
+	s := &Server{mem: mem, subs: map[subscription]uint64{}, pollers: map[string]*poller{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -363,22 +365,49 @@ func (s *Server) changed(ctx context.Context, scope string, res any) {
 // subscribed reports whether any live session subscribed to uri under
 // scope, and forgets the subscriptions of sessions that ended.
 func (s *Server) subscribed(scope, uri string) bool {
+	live, gen := s.liveSessions()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forgetEnded(live, gen)
+	for sub := range s.subs {
+		if sub.scope == scope && sub.uri == uri {
+			return true
+		}
+	}
+	return false
+}
+
+// afterListing, when set (by tests), runs between liveSessions' listing
+// of the sessions and its caller taking s.mu.
+var afterListing atomic.Pointer[func()]
+
+// liveSessions lists the sessions connected now, and the number of
+// subscriptions made before the listing: forgetEnded drops only those, so
+// a session that connects and subscribes after the listing (it is not in
+// it) keeps its subscription. The listing is taken without s.mu, which
+// the SDK's handlers (subscribe) take.
+func (s *Server) liveSessions() (map[*mcpsdk.ServerSession]bool, uint64) {
+	s.mu.Lock()
+	gen := s.subGen
+	s.mu.Unlock()
 	live := map[*mcpsdk.ServerSession]bool{}
 	for ss := range s.sdk.Sessions() {
 		live[ss] = true
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	found := false
-	for sub := range s.subs {
-		switch {
-		case !live[sub.session]:
+	if f := afterListing.Load(); f != nil {
+		(*f)()
+	}
+	return live, gen
+}
+
+// forgetEnded drops the subscriptions made up to gen by sessions not in
+// live (see liveSessions). s.mu must be held.
+func (s *Server) forgetEnded(live map[*mcpsdk.ServerSession]bool, gen uint64) {
+	for sub, made := range s.subs {
+		if made <= gen && !live[sub.session] {
 			delete(s.subs, sub)
-		case sub.scope == scope && sub.uri == uri:
-			found = true
 		}
 	}
-	return found
 }
 
 // filterUpdates is sending middleware: a resources/updated notification
@@ -429,7 +458,8 @@ func (s *Server) subscribe(ctx context.Context, req *mcpsdk.SubscribeRequest) er
 		}
 	}
 	s.mu.Lock()
-	s.subs[subscription{req.Session, c.scope, req.Params.URI}] = struct{}{}
+	s.subGen++
+	s.subs[subscription{req.Session, c.scope, req.Params.URI}] = s.subGen
 	s.mu.Unlock()
 	s.watch(ctx, c, req.Params.URI)
 	return nil

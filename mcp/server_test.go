@@ -6,7 +6,9 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -244,6 +246,42 @@ func TestSubscribersHearOnlyTheirOwnChanges(t *testing.T) {
 	write(t, bob, "MEMORY.md", "- bob again")
 	if n := <-notes; n != (note{"bob", "memory:///MEMORY.md"}) {
 		t.Fatalf("notification %v, want bob's MEMORY.md", n)
+	}
+}
+
+// TestSubscriptionDuringListingKept: a session that connects and
+// subscribes while the server lists the live sessions (to forget ended
+// sessions' subscriptions) is not in that listing; its subscription must
+// survive, and it must hear the next change.
+func TestSubscriptionDuringListingKept(t *testing.T) {
+	srv := newServer(t, newMemory(t), &agentmemmcp.Options{Namespace: sessionUser})
+	heard := make(chan string, 16)
+	session := func(tag string) *mcpsdk.ClientSession {
+		cs := connectAs(t, srv, "alice", "2025-11-25", &mcpsdk.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcpsdk.ResourceUpdatedNotificationRequest) {
+				heard <- tag
+			},
+		})
+		if err := cs.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: "memory:///MEMORY.md"}); err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	first := session("first")
+	var once sync.Once
+	agentmemmcp.SetAfterListing(t, func() { once.Do(func() { session("late") }) })
+	write(t, first, "MEMORY.md", "- one") // lists the sessions: "late" subscribes in the gap
+	write(t, first, "MEMORY.md", "- two")
+	// "first" hears both changes; "late" at least the second (the first
+	// too, if its subscription was in place before the notification).
+	got := map[string]int{}
+	for got["first"] < 2 || got["late"] < 1 {
+		select {
+		case tag := <-heard:
+			got[tag]++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("heard %v: the late session's subscription was forgotten", got)
+		}
 	}
 }
 
