@@ -109,8 +109,8 @@ type Server struct {
 	mu      sync.Mutex
 	subs    map[subscription]uint64 // → the subGen it was made at
 	subGen  uint64                  // subscriptions made so far
-	pollers map[string]*poller // by scope
-	calls   inflight           // HTTP requests in flight, for Shutdown
+	pollers map[string]*poller      // by scope
+	calls   inflight                // HTTP requests in flight, for Shutdown
 }
 
 // subscription is one session's subscription to one URI of one scope.
