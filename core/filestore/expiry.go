@@ -202,7 +202,7 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 		return 0, err
 	}
 	defer f.Close()
-	n, batch := 0, max(1, d.pruneBatch)
+	n, settled, batch := 0, 0, max(1, d.pruneBatch)
 	var last time.Duration // how long the previous batch took; none yet
 	for {
 		names, rerr := f.Readdirnames(pruneReadChunk)
@@ -230,7 +230,7 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 			if err != nil {
 				return n, err
 			}
-			due = due[k:]
+			due, settled = due[k:], settled+k
 			last = max(time.Since(began), time.Nanosecond)
 			if d.pruneHook != nil {
 				d.pruneHook()
@@ -243,7 +243,7 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 			return n, rerr
 		}
 	}
-	if whole {
+	if whole && (settled > 0 || untouchedSince(dir, time.Minute)) {
 		// Without the lock: removing an emptied folder of thousands of
 		// markers makes the file system read all its blocks (76–200 ms
 		// on ext4 for 20,000), and the removal is safe on its own. It
@@ -251,14 +251,25 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 		// included), and the kernel checks that atomically with the
 		// removal, so no marker is ever lost. The only writer it can
 		// disturb is one putting a marker into this very folder between
-		// creating the folder and creating the marker: that create fails
-		// with fs.ErrNotExist and writeMarker makes the folder again.
+		// making the folder and creating the marker: that create fails
+		// with fs.ErrNotExist and writeMarker makes the folder again. So
+		// that the writer's next try holds, a folder is removed only by a
+		// pass that settled markers in it, or once nothing has touched it
+		// for a minute (left empty by a crash): a folder the writer just
+		// made, still empty, is neither.
 		_ = os.Remove(dir)
 		if d.pruneHook != nil {
 			d.pruneHook()
 		}
 	}
 	return n, nil
+}
+
+// untouchedSince reports whether nothing was added to or removed from dir
+// in the last d (by its modification time).
+func untouchedSince(dir string, d time.Duration) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && time.Since(fi.ModTime()) > d
 }
 
 // pruneMarkers settles a prefix of ms under one hold of the exclusive

@@ -45,15 +45,6 @@ func markers(t *testing.T, d *Driver) []string {
 	return out
 }
 
-func newDriver(t *testing.T, dir string) *Driver {
-	t.Helper()
-	d, err := New(t.Context(), dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // TestPruneInBatches: a prune with a batch size of 3 over 10 expired
 // receipts removes all of them, releasing the lock after every batch, and
 // keeps what has not expired.
@@ -168,6 +159,34 @@ func TestPruneReadsFolderInChunks(t *testing.T) {
 	}
 	if e, _ := os.ReadDir(d.expiryRoot()); len(e) != 0 {
 		t.Fatalf("minute folders left: %v", e)
+	}
+}
+
+// TestPruneEmptyFolders: a past minute's folder found empty is removed
+// only when nothing touched it for a minute (a crashed prune's leftover);
+// one made just now is a writer's, about to put its marker in.
+func TestPruneEmptyFolders(t *testing.T) {
+	d := newDriver(t, t.TempDir())
+	now := time.Now()
+	fresh := filepath.Dir(d.markerPath(now.Add(-time.Hour), kindReceipt, receiptKey("a")))
+	stale := filepath.Dir(d.markerPath(now.Add(-2*time.Hour), kindReceipt, receiptKey("b")))
+	for _, dir := range []string{fresh, stale} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := now.Add(-2 * time.Minute)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.PruneExpired(t.Context(), now); n != 0 || err != nil {
+		t.Fatalf("PruneExpired = %d, %v", n, err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the untouched empty folder is still there (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("the folder made just now was removed: %v", err)
 	}
 }
 

@@ -9,6 +9,16 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
+// newDriver opens a driver on dir, failing t on error.
+func newDriver(t *testing.T, dir string) *Driver {
+	t.Helper()
+	d, err := New(t.Context(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestReadScope: only regular files (and links that stay inside) directly
 // in the scope, sorted, each cut to MaxChars runes; temporary files,
 // folders, escaping links and symlinked scopes are left out.
