@@ -106,11 +106,12 @@ type Server struct {
 	opts     Options
 	readTool string
 
-	mu      sync.Mutex
-	subs    map[subscription]uint64 // → the subGen it was made at
-	subGen  uint64                  // subscriptions made so far
-	pollers map[string]*poller      // by scope
-	calls   inflight                // HTTP requests in flight, for Shutdown
+	mu       sync.Mutex
+	subs     map[subscription]uint64 // → the subGen it was made at
+	subGen   uint64                  // subscriptions made so far
+	pollers  map[string]*poller      // by scope
+	calls    inflight                // HTTP requests in flight, for Shutdown
+	handling inflight                // sessions' requests in flight, for Shutdown
 }
 
 // subscription is one session's subscription to one URI of one scope.
@@ -191,8 +192,9 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	}, s.prompt)
 	s.sdk.AddReceivingMiddleware(s.listResources)
 	if s.opts.Observe != nil {
-		s.sdk.AddReceivingMiddleware(s.observe) // outermost
+		s.sdk.AddReceivingMiddleware(s.observe)
 	}
+	s.sdk.AddReceivingMiddleware(s.drain) // outermost
 	s.sdk.AddSendingMiddleware(s.filterUpdates)
 	return s, nil
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ErrShutdown reports a request that reached [Server.Handler] after
@@ -12,8 +15,9 @@ import (
 // another server or later.
 var ErrShutdown = errors.New("agentmem/mcp: the server is shutting down: retry on another instance or later")
 
-// inflight counts the HTTP requests in flight other than event streams
-// (GET), and refuses new ones once closing.
+// inflight counts requests in flight (the HTTP requests other than event
+// streams, or the MCP requests of every session), and refuses new ones
+// once closing.
 type inflight struct {
 	mu      sync.Mutex
 	n       int
@@ -21,34 +25,64 @@ type inflight struct {
 	idle    chan struct{} // closed when n drops to 0 while closing
 }
 
+// enter counts a request in, or reports false once closing.
+func (c *inflight) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.n++
+	return true
+}
+
+// leave counts a request out.
+func (c *inflight) leave() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n--; c.n == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
+	}
+}
+
 // track serves h, counting the non-GET requests, and answers 503 once
 // Shutdown began.
 func (c *inflight) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.mu.Lock()
-		if c.closing {
-			c.mu.Unlock()
-			w.Header().Set("Connection", "close")
-			http.Error(w, ErrShutdown.Error(), http.StatusServiceUnavailable)
-			return
-		}
 		if r.Method == http.MethodGet {
+			c.mu.Lock()
+			closing := c.closing
 			c.mu.Unlock()
+			if !closing {
+				h.ServeHTTP(w, r)
+				return
+			}
+		} else if c.enter() {
+			defer c.leave()
 			h.ServeHTTP(w, r)
 			return
 		}
-		c.n++
-		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if c.n--; c.n == 0 && c.idle != nil {
-				close(c.idle)
-				c.idle = nil
-			}
-		}()
-		h.ServeHTTP(w, r)
+		w.Header().Set("Connection", "close")
+		http.Error(w, ErrShutdown.Error(), http.StatusServiceUnavailable)
 	})
+}
+
+// drain is receiving middleware: it counts the requests every session is
+// handling, whatever its transport, so that Shutdown waits for them, and
+// refuses new ones with ErrShutdown once Shutdown began. Notifications
+// pass.
+func (s *Server) drain(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		if !s.handling.enter() {
+			return nil, ErrShutdown
+		}
+		defer s.handling.leave()
+		return next(ctx, method, req)
+	}
 }
 
 // close refuses new requests and returns a channel closed when none is in
@@ -69,33 +103,36 @@ func (c *inflight) close() <-chan struct{} {
 }
 
 // Shutdown stops serving gracefully: requests that reach a handler of
-// [Server.Handler] from now on get 503 ([ErrShutdown]); the requests in
-// flight, tool calls among them, finish and their responses are written;
-// then every session is closed, which ends the clients' event streams
-// (GET) so that http.Server.Shutdown, which waits for them, can return.
-// If ctx is done first, Shutdown returns ctx.Err() and the sessions are
-// closed in the background as their calls end (cancel the calls' work, or
-// close the http.Server, to cut them). Call it when http.Server.Shutdown begins:
+// [Server.Handler] from now on get 503 ([ErrShutdown]), and requests of
+// sessions on any transport (stdio, [Server.Connect]) get ErrShutdown as
+// their error; the requests in flight, tool calls among them, finish and
+// their responses are written; then every session is closed, which ends
+// the clients' event streams (GET) so that http.Server.Shutdown, which
+// waits for them, can return. If ctx is done first, Shutdown returns
+// ctx.Err() and the sessions are closed in the background as their calls
+// end (cancel the calls' work, or close the http.Server, to cut them).
+// Call it when http.Server.Shutdown begins:
 //
 //	hs.RegisterOnShutdown(func() { srv.Shutdown(ctx) })
 //	err := hs.Shutdown(ctx)
 //
-// Sessions served by [Server.Run] and [Server.Connect] end when their
-// context is done or the client leaves; Shutdown closes them too, but
-// does not wait for their calls.
+// Sessions served by [Server.Run] end with Shutdown too: Run returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	closeAll := func() {
 		for ss := range s.sdk.Sessions() {
 			_ = ss.Close()
 		}
 	}
-	select {
-	case <-s.calls.close():
-		closeAll()
-		return nil
-	case <-ctx.Done():
-		// Closing a session waits for its calls: do it in the background.
-		go closeAll()
-		return ctx.Err()
+	httpIdle, sessionsIdle := s.calls.close(), s.handling.close()
+	for _, idle := range []<-chan struct{}{httpIdle, sessionsIdle} {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			// Closing a session waits for its calls: do it in the background.
+			go closeAll()
+			return ctx.Err()
+		}
 	}
+	closeAll()
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,77 +68,21 @@ func TestShutdownFinishesCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A tool call blocks in the store.
-	d.armed.Store(true)
-	type outcome struct {
-		res *mcpsdk.CallToolResult
-		err error
-	}
-	result := make(chan outcome, 1)
-	go func() {
-		res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory",
-			Arguments: map[string]any{"content": "- in flight", "file": nil, "old_text": nil}})
-		result <- outcome{res, err}
-	}()
-	<-d.entered
-
-	// Shutdown starts: http.Server.Shutdown and the server's own.
+	// A tool call blocks in the store; shutdown starts: http.Server.Shutdown
+	// and the server's own (RegisterOnShutdown runs srv.Shutdown in its own
+	// goroutine).
 	hs.Config.RegisterOnShutdown(func() { _ = srv.Shutdown(t.Context()) })
-	shutdown := make(chan error, 1)
-	go func() { shutdown <- hs.Config.Shutdown(t.Context()) }()
-
-	// New requests are refused: the listener is closed, and a request
-	// that reaches the handler gets 503.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Post(hs.URL, "application/json", nil)
-		if err != nil {
-			break // connection refused
+	checkDrain(t, d, cs, func() error { return hs.Config.Shutdown(t.Context()) }, func() bool {
+		// New requests are refused: the listener is closed, and a request
+		// that reaches the handler gets 503.
+		if resp, err := http.Post(hs.URL, "application/json", nil); err == nil {
+			resp.Body.Close()
+			return false
 		}
-		resp.Body.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("a new request during shutdown got %d", resp.StatusCode)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	// (RegisterOnShutdown runs srv.Shutdown in its own goroutine.)
-	for {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/", nil))
-		if rec.Code == http.StatusServiceUnavailable {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a request reaching the handler during shutdown: %d, want 503", rec.Code)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	select {
-	case err := <-shutdown:
-		t.Fatalf("shutdown returned (%v) with a call in flight", err)
-	case o := <-result:
-		t.Fatalf("the call returned (%v, %v) before the store did", o.res, o.err)
-	case <-time.After(50 * time.Millisecond):
-	}
-
-	// The store answers: the call completes and its result reaches the
-	// client; then shutdown returns.
-	close(d.release)
-	o := <-result
-	if o.err != nil || o.res.IsError {
-		t.Fatalf("the call in flight: %v, %v", o.res, o.err)
-	}
-	if m := structured(t, o.res); m["file"] != "MEMORY.md" {
-		t.Fatalf("result %v", m)
-	}
-	select {
-	case err := <-shutdown:
-		if err != nil {
-			t.Fatalf("shutdown: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("shutdown did not return after the call completed")
-	}
+		return rec.Code == http.StatusServiceUnavailable
+	})
 	if got := readAs(t, mem, "alice", "MEMORY.md"); got != "- in flight\n" {
 		t.Fatalf("MEMORY.md = %q", got)
 	}
@@ -167,4 +112,77 @@ func TestShutdownGivesUpWithItsContext(t *testing.T) {
 	}
 	close(d.release)
 	<-done
+}
+
+// TestShutdownDrainsSessions: a session served without HTTP (here the
+// in-memory transport, as stdio) has a tool call blocked in the store when
+// Shutdown begins: a new call is refused with ErrShutdown's message, the
+// call in flight completes and its result reaches the client, and only then
+// does Shutdown return, the session closed.
+func TestShutdownDrainsSessions(t *testing.T) {
+	d := newGateDriver()
+	mem, err := memory.New(store.New(d, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, mem, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("alice")})
+	cs := connectAs(t, srv, "alice", "2025-11-25", nil)
+	checkDrain(t, d, cs, func() error { return srv.Shutdown(t.Context()) }, func() bool {
+		_, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "read_memory", Arguments: map[string]any{"file": nil}})
+		return err != nil && strings.Contains(err.Error(), "shutting down")
+	})
+	if got := readAs(t, mem, "alice", "MEMORY.md"); got != "- in flight\n" {
+		t.Fatalf("MEMORY.md = %q", got)
+	}
+}
+
+// checkDrain blocks a write_memory call of cs in d, runs shutdown in the
+// background, waits until refused reports a new request refused, then
+// checks that neither shutdown nor the call returns before d lets the call
+// go on, and that both do then (shutdown with nil, the call with its
+// result).
+func checkDrain(t *testing.T, d *gateDriver, cs *mcpsdk.ClientSession, shutdown func() error, refused func() bool) {
+	t.Helper()
+	d.armed.Store(true)
+	type outcome struct {
+		res *mcpsdk.CallToolResult
+		err error
+	}
+	result := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory",
+			Arguments: map[string]any{"content": "- in flight", "file": nil, "old_text": nil}})
+		result <- outcome{res, err}
+	}()
+	<-d.entered
+	done := make(chan error, 1)
+	go func() { done <- shutdown() }()
+	for deadline := time.Now().Add(10 * time.Second); !refused(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a new request during shutdown was not refused")
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("shutdown returned (%v) with a call in flight", err)
+	case o := <-result:
+		t.Fatalf("the call returned (%v, %v) before the store did", o.res, o.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(d.release)
+	o := <-result
+	if o.err != nil || o.res.IsError {
+		t.Fatalf("the call in flight: %v, %v", o.res, o.err)
+	}
+	if m := structured(t, o.res); m["file"] != "MEMORY.md" {
+		t.Fatalf("result %v", m)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("shutdown did not return after the call completed")
+	}
 }

@@ -54,6 +54,8 @@ serve on the same store, agentmem append or put) within --poll-interval.
 
 --transport stdio (the default) speaks MCP on stdin/stdout to the one client
 that started the process, as the one user --user (required). Logs go to stderr.
+On SIGINT or SIGTERM it refuses new requests, lets the call in flight finish and
+answer (at most --shutdown-timeout), and exits 0.
 
 --transport http serves MCP's streamable HTTP transport on --listen (default
 ` + DefaultListen + `). Every request needs "Authorization: Bearer <key>"; the key
@@ -97,7 +99,7 @@ to expose it beyond this machine.`,
 	fl.Int64Var(&f.maxBody, "max-body", agentmemmcp.DefaultMaxBodyBytes, "http: the largest request body, in `bytes` (413 beyond)")
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long (0: never)")
 	fl.DurationVar(&f.pollInterval, "poll-interval", agentmemmcp.DefaultPollInterval, "how often subscribed resources are checked for changes made by other processes (negative: never)")
-	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "http: how long a shutdown waits for calls in flight")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown (SIGINT, SIGTERM) waits for calls in flight")
 	cmd.AddCommand(a.keygenCmd())
 	return cmd
 }
@@ -169,14 +171,49 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			return err
 		}
 		if f.transport == "stdio" {
-			t := &mcpsdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
-			if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
-				return fmt.Errorf("serve: %w", err)
-			}
-			return nil
+			return a.serveStdio(ctx, srv, f)
 		}
 		return a.serveHTTP(ctx, srv, &auth, f)
 	})
+}
+
+// serveStdio serves srv on stdin and stdout until the client leaves or
+// ctx is done (a signal); then, as over HTTP, new requests are refused,
+// the call in flight finishes (bounded by f.shutdownTimeout) and its
+// response is written, and the session closes.
+func (a *app) serveStdio(ctx context.Context, srv *agentmemmcp.Server, f *serveFlags) error {
+	t := &mcpsdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+	// The session's own context outlives the signal, so that the call in
+	// flight is not cancelled with it; cut cancels it.
+	sctx, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(sctx, t) }()
+	select {
+	case err := <-served:
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(a.stderr, "agentmem: serve: shutting down, finishing calls in flight")
+	dctx, cancel := context.WithTimeout(sctx, f.shutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(dctx)
+	if err != nil {
+		cut()
+	}
+	// The session is closed; a read of stdin may still be blocked (the
+	// client keeps its end open): the process exits without it.
+	select {
+	case <-served:
+	case <-time.After(time.Second):
+	}
+	if err != nil {
+		return fmt.Errorf("serve: shutdown: calls still in flight after --shutdown-timeout %v were cut: %w", f.shutdownTimeout, err)
+	}
+	return nil
 }
 
 // serveHTTP serves srv on f.listen until ctx is done, then shuts down

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -108,6 +109,66 @@ func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
 	}
 	defer cs.Close()
 
+	checkDrain(t, d, cs, signal, served, &stderr, func() bool {
+		resp, err := http.Post(url, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			return true // the listener is closed
+		}
+		resp.Body.Close()
+		return false
+	})
+	scope, err := mem.Scope(t.Context(), memory.Invocation{Namespace: memory.EscapeNamespace("ana")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := mem.Store().Read(t.Context(), scope+"/MEMORY.md", 100)
+	if err != nil || f.Content != "- in flight\n" {
+		t.Fatalf("MEMORY.md: %v, %v", f, err)
+	}
+}
+
+// TestServeStdioShutdownFinishesCallsInFlight: over stdio, a signal while
+// a tool call is blocked in the store: a new request is refused, the call
+// completes and its result reaches the client, then serve returns nil,
+// though the client keeps stdin open.
+func TestServeStdioShutdownFinishesCallsInFlight(t *testing.T) {
+	d := &blockingDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	mem, err := memory.New(store.New(d, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentmemmcp.NewServer(mem, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("ana")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	t.Cleanup(func() { fromClient.Close(); fromServer.Close() })
+	var stderr syncBuffer
+	a := &app{stdin: toServer, stdout: fromServer, stderr: &stderr}
+	ctx, signal := context.WithCancel(t.Context())
+	defer signal()
+	served := make(chan error, 1)
+	go func() { served <- a.serveStdio(ctx, srv, &serveFlags{shutdownTimeout: 30 * time.Second}) }()
+	ct := &mcpsdk.IOTransport{Reader: toClient, Writer: fromClient}
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	checkDrain(t, d, cs, signal, served, &stderr, func() bool {
+		_, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "read_memory", Arguments: map[string]any{"file": nil}})
+		return err != nil && strings.Contains(err.Error(), "shutting down")
+	})
+}
+
+// checkDrain blocks a write_memory call of cs in d, signals, waits until
+// refused reports a new request refused, then checks that neither serve
+// (served) nor the call returns before d lets the call go on, and that
+// both do then, serve with nil, having said it was shutting down.
+func checkDrain(t *testing.T, d *blockingDriver, cs *mcpsdk.ClientSession, signal func(), served <-chan error, stderr *syncBuffer, refused func() bool) {
+	t.Helper()
 	d.armed.Store(true)
 	type outcome struct {
 		res *mcpsdk.CallToolResult
@@ -121,15 +182,9 @@ func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
 	}()
 	<-d.entered
 	signal() // SIGTERM
-
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		resp, err := http.Post(url, "application/json", strings.NewReader("{}"))
-		if err != nil {
-			break // the listener is closed
-		}
-		resp.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); !refused(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("a new request during shutdown got %d", resp.StatusCode)
+			t.Fatal("a new request during shutdown was not refused")
 		}
 	}
 	select {
@@ -153,14 +208,6 @@ func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "shutting down, finishing calls in flight") {
 		t.Errorf("logs: %s", stderr.String())
-	}
-	scope, err := mem.Scope(t.Context(), memory.Invocation{Namespace: memory.EscapeNamespace("ana")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := mem.Store().Read(t.Context(), scope+"/MEMORY.md", 100)
-	if err != nil || f.Content != "- in flight\n" {
-		t.Fatalf("MEMORY.md: %v, %v", f, err)
 	}
 }
 
