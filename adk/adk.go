@@ -61,6 +61,7 @@ package adk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -98,6 +99,7 @@ type Toolset struct {
 	opts   Options
 	tools  []tool.Tool
 	pruner *pruner // nil without a history window
+	err    error   // ErrNilMemory, or nil
 }
 
 // requestProcessor and functionTool mirror the interfaces ADK looks for
@@ -119,12 +121,21 @@ var (
 	_ requestProcessor = (*memTool)(nil)
 )
 
+// ErrNilMemory reports a [Toolset] made by NewToolset from a nil notebook:
+// its Tools and ProcessRequest return it, so the agent's run fails with it.
+var ErrNilMemory = errors.New("adk: pass a notebook (memory.New) to NewToolset: it was nil")
+
 // NewToolset returns the toolset for mem. Add it to
-// llmagent.Config.Toolsets.
+// llmagent.Config.Toolsets. With a nil mem the toolset has no tools and
+// fails every request with [ErrNilMemory].
 func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 	t := &Toolset{mem: mem}
 	if opts != nil {
 		t.opts = *opts
+	}
+	if mem == nil {
+		t.err = ErrNilMemory
+		return t
 	}
 	for _, spec := range mem.Tools() {
 		t.tools = append(t.tools, &memTool{set: t, spec: spec})
@@ -136,10 +147,18 @@ func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 }
 
 // Name is the memory's id ("memory", or "memory-<agent name>").
-func (t *Toolset) Name() string { return t.mem.ID() }
+func (t *Toolset) Name() string {
+	if t.mem == nil {
+		return "memory"
+	}
+	return t.mem.ID()
+}
 
-// Tools returns the four memory tools.
+// Tools returns the four memory tools ([ErrNilMemory] for a nil notebook).
 func (t *Toolset) Tools(agent.ReadonlyContext) ([]tool.Tool, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
 	return slices.Clone(t.tools), nil
 }
 
@@ -149,6 +168,9 @@ func (t *Toolset) Tools(agent.ReadonlyContext) ([]tool.Tool, error) {
 // window, it leaves the oldest contents out of the request, before the
 // snapshot is added, and queues them for the pruned-history file.
 func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
+	if t.err != nil {
+		return t.err
+	}
 	if g := t.mem.Instructions(); g != "" {
 		addInstruction(req, g)
 	}

@@ -252,6 +252,31 @@ func TestSnapshotErrors(t *testing.T) {
 	}
 }
 
+// A toolset made from a nil notebook does not panic: building the agent
+// or running it fails with ErrNilMemory, and nothing reaches the model.
+func TestNilMemory(t *testing.T) {
+	ts := agentmemadk.NewToolset(nil, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 4}})
+	if ts.Name() != "memory" || ts.Plugin() == nil {
+		t.Fatalf("name %q, plugin %v", ts.Name(), ts.Plugin())
+	}
+	if _, err := ts.Tools(nil); !errors.Is(err, agentmemadk.ErrNilMemory) {
+		t.Fatalf("Tools: %v, want ErrNilMemory", err)
+	}
+	if err := ts.Close(t.Context()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	r := newRig(t, map[string][]adktest.Step{"Hi.": {adktest.Text("ok")}}, ts)
+	var got error
+	for _, err := range r.runner.Run(t.Context(), "kamal", "s1", genai.NewContentFromText("Hi.", genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			got = err
+		}
+	}
+	if !errors.Is(got, agentmemadk.ErrNilMemory) || len(r.model.Requests()) != 0 {
+		t.Fatalf("run: %v, %d model requests; want ErrNilMemory and none", got, len(r.model.Requests()))
+	}
+}
+
 // The namespace resolver sees the ADK context, so it can use session state
 // or the app name.
 func TestNamespaceFromADKContext(t *testing.T) {

@@ -100,7 +100,7 @@ const maxRuns = 10_000
 // [ErrNoSession] otherwise. Without a history window it returns a plugin
 // that does nothing.
 func (t *Toolset) Plugin() *plugin.Plugin {
-	cfg := plugin.Config{Name: "agentmem-" + t.mem.ID()}
+	cfg := plugin.Config{Name: "agentmem-" + t.Name()}
 	if p := t.pruner; p != nil {
 		cfg.BeforeRunCallback = func(ic agent.InvocationContext) (*genai.Content, error) {
 			if s := ic.Session(); s != nil {
