@@ -177,12 +177,20 @@ func storeParams(rawURL string, opts *Options) (string, *Options, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	q := u.Query()
+	q, qerr := url.ParseQuery(u.RawQuery) // what parses, even on an error
 	vals, ok := q[HistoryParam]
 	if !ok {
 		return rawURL, opts, nil
 	}
-	retention, err := parseRetention(vals[len(vals)-1])
+	// The query is re-encoded below: a part that does not parse would be
+	// dropped, and the backend's check of it skipped.
+	if qerr != nil {
+		return "", nil, URLError(u, "the query does not parse")
+	}
+	if len(vals) > 1 {
+		return "", nil, URLError(u, "parameter %q is given %d times", HistoryParam, len(vals))
+	}
+	retention, err := parseRetention(vals[0])
 	if err != nil {
 		return "", nil, err
 	}

@@ -230,6 +230,22 @@ func TestOpenHistoryParam(t *testing.T) {
 	}
 }
 
+// TestOpenHistoryParamKeepsQueryChecks checks that taking the history
+// parameter off a URL never hides the rest of its query from the checks:
+// a malformed parameter beside it, or history given twice, is refused as it
+// is without history, not dropped silently.
+func TestOpenHistoryParamKeepsQueryChecks(t *testing.T) {
+	for _, raw := range []string{"mem://?history=on&table=%zz", "mem://?table=%zz&history=on", "mem://?history=on&history=2d"} {
+		s, err := store.Open(t.Context(), raw, nil)
+		if err == nil {
+			s.Close()
+		}
+		if !errors.Is(err, store.ErrInvalidURL) {
+			t.Errorf("Open(%q) = %v, want ErrInvalidURL", raw, err)
+		}
+	}
+}
+
 // histDriver is a driver without history whose writes succeed.
 type histDriver struct{ driver.Driver }
 
