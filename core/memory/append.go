@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentmem/agentmem/core/internal/canon"
 	"github.com/agentmem/agentmem/core/store"
@@ -48,11 +49,14 @@ type AppendOptions struct {
 // Give every append a stable OperationID whenever the job may retry or
 // run again.
 //
-// Errors: store.ErrInvalidPath, store.ErrOperationConflict, store.ErrConflict
+// Errors: store.ErrNoDriver (s is nil), store.ErrInvalidPath, store.ErrOperationConflict, store.ErrConflict
 // with ctx's error (the file kept changing until ctx ended), store.ErrTooLarge (the file is
 // already larger than MaxMemorySize, or would become so), or the backend's
 // error.
 func Append(ctx context.Context, s *store.Store, path, text string, opts *AppendOptions) (store.Mutation, error) {
+	if s == nil {
+		return store.Mutation{}, fmt.Errorf("memory: Append needs a store, got nil: %w", store.ErrNoDriver)
+	}
 	var o AppendOptions
 	if opts != nil {
 		o = *opts

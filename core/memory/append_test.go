@@ -135,3 +135,11 @@ func TestAppend(t *testing.T) {
 		t.Fatalf("after a deadline: %q", got)
 	}
 }
+
+// TestAppendNilStore checks that Append over a nil store fails with
+// store.ErrNoDriver instead of panicking.
+func TestAppendNilStore(t *testing.T) {
+	if _, err := Append(t.Context(), nil, "ana/main/notes.md", "- a", nil); !errors.Is(err, store.ErrNoDriver) {
+		t.Fatalf("nil store: %v, want store.ErrNoDriver", err)
+	}
+}
