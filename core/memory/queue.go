@@ -43,6 +43,8 @@ type AppendQueue struct {
 	onErr func(context.Context, error)
 	queue chan queued
 
+	adding sync.WaitGroup // adds let in and not yet queued (counted under mu while !closed)
+
 	mu      sync.Mutex
 	running bool
 	closed  bool
@@ -99,7 +101,12 @@ func (q *AppendQueue) Add(ctx context.Context, path, text, op string) error {
 		clear(q.seen)
 	}
 	q.seen[op] = false
+	q.adding.Add(1) // let in: Close waits until it is queued
 	q.mu.Unlock()
+	defer q.adding.Done()
+	if admitted != nil {
+		admitted()
+	}
 	if err := q.enqueue(ctx, queued{ctx: context.WithoutCancel(ctx), path: path, text: text, op: op}); err != nil {
 		q.mu.Lock()
 		delete(q.seen, op)
@@ -134,14 +141,26 @@ func (q *AppendQueue) Flush(ctx context.Context) error {
 	return q.Err()
 }
 
-// Close refuses further adds ([ErrQueueClosed]) and flushes. Call it on
-// shutdown so that nothing queued is lost.
+// Close refuses further adds ([ErrQueueClosed]), waits for the adds let in
+// before it to be queued, and flushes. Call it on shutdown so that nothing
+// queued is lost.
 func (q *AppendQueue) Close(ctx context.Context) error {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
+	queued := make(chan struct{})
+	go func() { q.adding.Wait(); close(queued) }()
+	select {
+	case <-queued:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	return q.Flush(ctx)
 }
+
+// admitted, when set (by tests), runs in Add between letting an append in
+// and queueing it.
+var admitted func()
 
 // enqueue queues a job, waiting for room, and makes sure the worker runs.
 func (q *AppendQueue) enqueue(ctx context.Context, job queued) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -109,4 +110,47 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestAppendQueueCloseWaitsForAdds: an Add let in before Close (past the
+// closed check, not yet queued) is queued and appended before Close
+// returns, never after it.
+func TestAppendQueueCloseWaitsForAdds(t *testing.T) {
+	m, s := newMem(t, nil)
+	const path = "kamal/main/pruned.md"
+	q := m.NewAppendQueue(nil)
+	inGap, proceed := make(chan struct{}), make(chan struct{})
+	admitted = func() { close(inGap); <-proceed }
+	t.Cleanup(func() { admitted = nil })
+	added := make(chan error, 1)
+	go func() { added <- q.Add(t.Context(), path, "one", "a") }()
+	<-inGap
+	closed := make(chan error, 1)
+	go func() { closed <- q.Close(t.Context()) }()
+	waitFor(t, func() bool { q.mu.Lock(); defer q.mu.Unlock(); return q.closed })
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while an Add it let in was not queued yet", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(proceed)
+	if err := <-added; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, s, path); got != "one\n" {
+		t.Fatalf("after Close: %q", got)
+	}
+}
+
+// waitFor polls cond until it holds (10 s at most).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+	}
 }
