@@ -136,11 +136,11 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		if f.maxBody <= 0 {
 			return usagef("serve: --max-body must be positive")
 		}
-		if f.shutdownTimeout <= 0 {
-			return usagef("serve: --shutdown-timeout must be positive")
-		}
 	default:
 		return usagef("serve: --transport %q: want stdio or http", f.transport)
+	}
+	if f.shutdownTimeout <= 0 {
+		return usagef("serve: --shutdown-timeout must be positive")
 	}
 	if f.transport == "stdio" {
 		for _, name := range httpFlags {
