@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -110,7 +111,9 @@ func (s *Server) Handler(opts *HTTPOptions) (http.Handler, error) {
 	mux := http.NewServeMux()
 	meta := auth.ProtectedResourceMetadataHandler(o.OAuth.Metadata())
 	for _, p := range o.OAuth.MetadataPaths() {
-		mux.Handle(p, meta)
+		// Escaped, so that the audience's path is a literal pattern: a
+		// space or a brace in it is not pattern syntax.
+		mux.Handle((&url.URL{Path: p}).EscapedPath(), meta)
 	}
 	mux.Handle("/", h)
 	return mux, nil

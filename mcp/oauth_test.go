@@ -322,3 +322,45 @@ func rawPost(t *testing.T, url, tok string, body []byte) *http.Response {
 	resp.Body.Close()
 	return resp
 }
+
+// An audience whose path holds characters that http.ServeMux patterns
+// treat specially (a space, braces) is served literally, without a panic.
+func TestHTTPOAuthAudiencePathIsLiteral(t *testing.T) {
+	is := newIssuer(t)
+	srv := newServer(t, newMemory(t), nil)
+	for _, suffix := range []string{"/a%20b", "/mcp/%7Bx", "/%7Bid%7D"} {
+		t.Run(suffix, func(t *testing.T) {
+			hs := httptest.NewUnstartedServer(nil)
+			aud := "http://" + hs.Listener.Addr().String() + suffix
+			v := newVerifier(t, agentmemmcp.OAuthOptions{Issuer: is.URL(), Audience: aud})
+			var h http.Handler
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("Handler panics: %v", r)
+					}
+				}()
+				var err error
+				if h, err = srv.Handler(&agentmemmcp.HTTPOptions{OAuth: v}); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			hs.Config.Handler = h
+			hs.Start()
+			t.Cleanup(hs.Close)
+			for path, want := range map[string]int{
+				agentmemmcp.ProtectedResourceMetadataPath + suffix:   http.StatusOK,
+				agentmemmcp.ProtectedResourceMetadataPath + "/other": http.StatusUnauthorized,
+			} {
+				resp, err := http.Get(hs.URL + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != want {
+					t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,20 +79,14 @@ and metadata). agentmem import reads it back; tar -x unpacks it.`,
 				return fileErr(prefix, err)
 			}
 			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
-				w := a.stdout
-				if out != "" {
-					f, err := os.Create(out)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					w = f
+				var n int
+				var err error
+				if out == "" {
+					n, err = a.export(ctx, s, prefix, a.stdout)
+				} else {
+					n, err = a.exportFile(ctx, s, prefix, out)
 				}
-				n, err := a.export(ctx, s, prefix, w)
 				if err != nil {
-					if out != "" {
-						os.Remove(out)
-					}
 					return err
 				}
 				fmt.Fprintf(a.stderr, "exported %d files\n", n)
@@ -101,6 +96,49 @@ and metadata). agentmem import reads it back; tar -x unpacks it.`,
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the archive to `FILE` instead of stdout")
 	return c
+}
+
+// exportFile exports the files under prefix to a temporary file beside
+// out, renamed over out only once complete: a failed export leaves out as
+// it was (an earlier archive stays whole) and writes nothing there. An
+// existing out keeps its permissions; through a symbolic link, the file
+// it points to is replaced; a device or pipe (/dev/stdout) is written in
+// place.
+func (a *app) exportFile(ctx context.Context, s *store.Store, prefix, out string) (int, error) {
+	if target, err := filepath.EvalSymlinks(out); err == nil {
+		out = target
+	}
+	fi, statErr := os.Stat(out)
+	if statErr == nil && !fi.Mode().IsRegular() {
+		f, err := os.OpenFile(out, os.O_WRONLY, 0)
+		if err != nil {
+			return 0, err
+		}
+		n, err := a.export(ctx, s, prefix, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return n, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name()) // fails once renamed
+	if statErr == nil {
+		err = f.Chmod(fi.Mode().Perm())
+	}
+	n := 0
+	if err == nil {
+		n, err = a.export(ctx, s, prefix, f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), out)
+	}
+	return n, err
 }
 
 // export writes the files under prefix to w as a tar archive and returns

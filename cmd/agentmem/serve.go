@@ -104,6 +104,9 @@ to expose it beyond this machine.`,
 	return cmd
 }
 
+// httpFlags are the flags of serve that only --transport http uses.
+var httpFlags = []string{"keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-user-claim", "oauth-scope", "listen", "max-body", "session-timeout"}
+
 // serve checks the flags, opens the store and serves until the client
 // leaves (stdio) or a signal arrives.
 func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
@@ -133,14 +136,18 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		if f.maxBody <= 0 {
 			return usagef("serve: --max-body must be positive")
 		}
-		if f.shutdownTimeout <= 0 {
-			return usagef("serve: --shutdown-timeout must be positive")
-		}
 	default:
 		return usagef("serve: --transport %q: want stdio or http", f.transport)
 	}
-	if f.transport == "stdio" && (f.keys != "" || f.oauth.Issuer != "") {
-		return usagef("serve: --keys and --oauth-* are for --transport http; stdio serves --user")
+	if f.shutdownTimeout <= 0 {
+		return usagef("serve: --shutdown-timeout must be positive")
+	}
+	if f.transport == "stdio" {
+		for _, name := range httpFlags {
+			if cmd.Flags().Changed(name) {
+				return usagef("serve: --%s: --keys and --oauth-* are for --transport http, as are --listen, --max-body and --session-timeout; stdio serves --user", name)
+			}
+		}
 	}
 	var auth agentmemmcp.HTTPOptions
 	if f.keys != "" {
