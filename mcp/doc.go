@@ -63,7 +63,9 @@
 // made through this server notifies the subscribers of that user's file
 // and snapshot (notifications/resources/updated), and nobody else's.
 // Changes made by other processes (another server, a background job, a
-// person editing a file) are not noticed: re-read on a prompt, or poll.
+// person editing a file) are noticed by polling while someone is
+// subscribed: every [Options.PollInterval] (default 3 s), per user; a change
+// undone within one interval goes unseen.
 // notifications/resources/list_changed is not sent (the list is per user).
 //
 // # HTTP
