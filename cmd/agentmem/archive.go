@@ -207,7 +207,8 @@ and writes each file with its metadata. A file that is absent is created; one
 that already holds the same content and metadata is left alone, so a rerun
 writes nothing. A file that differs is not overwritten (exit 3, listing them)
 unless --force, which replaces it with compare-and-swap on the version it read.
-The archive is checked against its manifest (count and SHA-256 of each file).`,
+The archive is checked whole against its manifest (count and SHA-256 of each
+file) before anything is written: a damaged archive writes nothing.`,
 		Example: "  agentmem import -i kamal.tar\n  agentmem --store file:backup export | agentmem import",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -241,48 +242,32 @@ The archive is checked against its manifest (count and SHA-256 of each file).`,
 	return c
 }
 
-// importArchive writes the files of the archive r to s.
+// importArchive writes the files of the archive r to s. The archive is
+// read twice: first, spooled to a temporary file, to check it whole (a
+// tar, regular files, readable metadata, the manifest's count and
+// digests), so that a damaged archive writes nothing; then from the
+// spool, to write.
 func (a *app) importArchive(ctx context.Context, s *store.Store, r io.Reader, force bool) (importReport, error) {
 	var rep importReport
-	tr := tar.NewReader(r)
-	digests := map[string]string{}
-	var man *manifest
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return rep, withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
-		}
-		if hdr.Typeflag == tar.TypeDir {
-			continue
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			return rep, withCode(exitUsage, fmt.Errorf("import: %s is not a regular file", hdr.Name))
-		}
-		body, err := io.ReadAll(tr)
-		if err != nil {
-			return rep, err
-		}
-		if hdr.Name == ManifestName {
-			man = &manifest{}
-			if err := json.Unmarshal(body, man); err != nil || man.Format != manifestType {
-				return rep, withCode(exitUsage, fmt.Errorf("import: %s is not an %s manifest", ManifestName, manifestType))
-			}
-			continue
-		}
-		var md map[string]string
-		if js, ok := hdr.PAXRecords[paxMeta]; ok {
-			if err := json.Unmarshal([]byte(js), &md); err != nil {
-				return rep, withCode(exitUsage, fmt.Errorf("import: %s: unreadable metadata", hdr.Name))
-			}
-		}
-		content := string(body)
-		digests[hdr.Name] = sha(content)
-		switch outcome, err := a.put(ctx, s, hdr.Name, content, md, force); {
+	spool, err := os.CreateTemp("", "agentmem-import-*.tar")
+	if err != nil {
+		return rep, err
+	}
+	defer func() { spool.Close(); os.Remove(spool.Name()) }()
+	tee := io.TeeReader(r, spool)
+	if err := walkArchive(tee, nil); err != nil {
+		return rep, err
+	}
+	if _, err := io.Copy(io.Discard, tee); err != nil { // the rest, for the spool
+		return rep, err
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return rep, err
+	}
+	err = walkArchive(spool, func(name, content string, md map[string]string) error {
+		switch outcome, err := a.put(ctx, s, name, content, md, force); {
 		case err != nil:
-			return rep, err
+			return err
 		case outcome == putCreated:
 			rep.Created++
 		case outcome == putReplaced:
@@ -290,21 +275,77 @@ func (a *app) importArchive(ctx context.Context, s *store.Store, r io.Reader, fo
 		case outcome == putUnchanged:
 			rep.Unchanged++
 		default:
-			rep.Conflicts = append(rep.Conflicts, hdr.Name)
+			rep.Conflicts = append(rep.Conflicts, name)
+		}
+		return nil
+	})
+	return rep, err
+}
+
+// walkArchive reads the archive r, calling file (when not nil) for each
+// file but the manifest, and checks what it read against the manifest, if
+// the archive has one (the export's last entry). An input with no entry
+// at all is refused: every export holds its manifest.
+func walkArchive(r io.Reader, file func(name, content string, md map[string]string) error) error {
+	tr := tar.NewReader(r)
+	digests := map[string]string{}
+	var man *manifest
+	entries := 0
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
+		}
+		entries++
+		if hdr.Typeflag == tar.TypeDir {
+			continue
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			return withCode(exitUsage, fmt.Errorf("import: %s is not a regular file", hdr.Name))
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
+		}
+		if hdr.Name == ManifestName {
+			man = &manifest{}
+			if err := json.Unmarshal(body, man); err != nil || man.Format != manifestType {
+				return withCode(exitUsage, fmt.Errorf("import: %s is not an %s manifest", ManifestName, manifestType))
+			}
+			continue
+		}
+		var md map[string]string
+		if js, ok := hdr.PAXRecords[paxMeta]; ok {
+			if err := json.Unmarshal([]byte(js), &md); err != nil {
+				return withCode(exitUsage, fmt.Errorf("import: %s: unreadable metadata", hdr.Name))
+			}
+		}
+		content := string(body)
+		digests[hdr.Name] = sha(content)
+		if file != nil {
+			if err := file(hdr.Name, content, md); err != nil {
+				return err
+			}
 		}
 	}
+	if entries == 0 {
+		return withCode(exitUsage, errors.New("import: the input is empty: give an archive made by agentmem export"))
+	}
 	if man == nil {
-		return rep, nil
+		return nil
 	}
 	if len(man.Files) != len(digests) {
-		return rep, fmt.Errorf("import: the manifest lists %d files, the archive holds %d: the archive is damaged", len(man.Files), len(digests))
+		return fmt.Errorf("import: the manifest lists %d files, the archive holds %d: the archive is damaged; nothing was written", len(man.Files), len(digests))
 	}
 	for _, e := range man.Files {
 		if digests[e.Path] != e.SHA256 {
-			return rep, fmt.Errorf("import: %s does not match its SHA-256 in the manifest: the archive is damaged", e.Path)
+			return fmt.Errorf("import: %s does not match its SHA-256 in the manifest: the archive is damaged; nothing was written", e.Path)
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // putOutcome is what put did.
