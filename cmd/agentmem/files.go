@@ -384,6 +384,9 @@ with another PATH or TEXT fails with 3. Use an id stable across retries, such as
 				if err != nil {
 					return fileErr(p, deadline(err, a.timeout))
 				}
+				if m.Version == "" { // blank TEXT: the notebook appends nothing
+					return usagef("append: TEXT is blank, so nothing was appended: give the line to add")
+				}
 				if m.Replayed {
 					fmt.Fprintf(a.stderr, "%s: operation %s was applied before; nothing written again\n", p, opID)
 				}
