@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,11 +54,16 @@ func invocationIDs(req *mcpsdk.CallToolRequest) (run, call string, te *memory.To
 // part is random per connection (stdio and in-memory connections have no
 // session id), so two connections, or two runs of a stdio server, never
 // share an id.
-func withRequestIDs(t mcpsdk.Transport, ids bool) mcpsdk.Transport { return &idTransport{t, ids} }
+// It also counts, in replies, the requests read whose response is not
+// written yet, for Shutdown.
+func withRequestIDs(t mcpsdk.Transport, ids bool, replies *inflight) mcpsdk.Transport {
+	return &idTransport{t, ids, replies}
+}
 
 type idTransport struct {
 	mcpsdk.Transport
-	ids bool // stamp every request's JSON-RPC id too
+	ids     bool // stamp every request's JSON-RPC id too
+	replies *inflight
 }
 
 func (t *idTransport) Connect(ctx context.Context) (mcpsdk.Connection, error) {
@@ -65,21 +71,56 @@ func (t *idTransport) Connect(ctx context.Context) (mcpsdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &idConn{Connection: c, session: "conn:" + rand.Text(), ids: t.ids}, nil
+	return &idConn{Connection: c, session: "conn:" + rand.Text(), ids: t.ids, replies: t.replies}, nil
 }
 
 type idConn struct {
 	mcpsdk.Connection
 	session string
 	ids     bool
+	replies *inflight
+
+	mu      sync.Mutex
+	pending int // requests read, not yet answered
 }
 
 func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err == nil {
 		stamp(msg, c.session, c.ids)
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			c.mu.Lock()
+			c.pending++
+			c.replies.hold()
+			c.mu.Unlock()
+		}
 	}
 	return msg, err
+}
+
+// Write writes msg; a response counts one request answered.
+func (c *idConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		if c.pending > 0 {
+			c.pending--
+			c.replies.leave()
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// Close closes the connection: its requests will not be answered.
+func (c *idConn) Close() error {
+	err := c.Connection.Close()
+	c.mu.Lock()
+	for ; c.pending > 0; c.pending-- {
+		c.replies.leave()
+	}
+	c.mu.Unlock()
+	return err
 }
 
 // stamp puts "<session>|<id>" under metaRequestID in the _meta of a

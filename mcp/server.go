@@ -112,6 +112,7 @@ type Server struct {
 	pollers  map[string]*poller      // by scope
 	calls    inflight                // HTTP requests in flight, for Shutdown
 	handling inflight                // sessions' requests in flight, for Shutdown
+	replies  inflight                // requests read by Run and Connect sessions, not yet answered
 }
 
 // subscription is one session's subscription to one URI of one scope.
@@ -228,13 +229,13 @@ func (s *Server) MCP() *mcpsdk.Server { return s.sdk }
 // Run serves one session over t (such as &mcpsdk.StdioTransport{}) until
 // the client disconnects or ctx is done.
 func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
-	return s.sdk.Run(ctx, withRequestIDs(t, s.opts.Observe != nil))
+	return s.sdk.Run(ctx, withRequestIDs(t, s.opts.Observe != nil, &s.replies))
 }
 
 // Connect starts a session over t and returns it without waiting (for
 // in-memory transports in tests and for custom transports).
 func (s *Server) Connect(ctx context.Context, t mcpsdk.Transport, opts *mcpsdk.ServerSessionOptions) (*mcpsdk.ServerSession, error) {
-	return s.sdk.Connect(ctx, withRequestIDs(t, s.opts.Observe != nil), opts)
+	return s.sdk.Connect(ctx, withRequestIDs(t, s.opts.Observe != nil, &s.replies), opts)
 }
 
 // caller is the resolved notebook of one request.

@@ -36,6 +36,14 @@ func (c *inflight) enter() bool {
 	return true
 }
 
+// hold counts a request in even when closing (one already read, whose
+// answer Shutdown waits for).
+func (c *inflight) hold() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+}
+
 // leave counts a request out.
 func (c *inflight) leave() {
 	c.mu.Lock()
@@ -123,8 +131,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			_ = ss.Close()
 		}
 	}
-	httpIdle, sessionsIdle := s.calls.close(), s.handling.close()
-	for _, idle := range []<-chan struct{}{httpIdle, sessionsIdle} {
+	// HTTP requests (answered within them), then every session's handlers,
+	// then the answers of Run and Connect sessions, written after their
+	// handlers return.
+	for _, idle := range []<-chan struct{}{s.calls.close(), s.handling.close(), s.replies.close()} {
 		select {
 		case <-idle:
 		case <-ctx.Done():

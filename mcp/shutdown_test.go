@@ -170,7 +170,12 @@ func checkDrain(t *testing.T, d *gateDriver, cs *mcpsdk.ClientSession, shutdown 
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(d.release)
-	o := <-result
+	var o outcome
+	select {
+	case o = <-result:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call in flight got no answer")
+	}
 	if o.err != nil || o.res.IsError {
 		t.Fatalf("the call in flight: %v, %v", o.res, o.err)
 	}

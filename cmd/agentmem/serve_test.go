@@ -195,8 +195,13 @@ func checkDrain(t *testing.T, d *blockingDriver, cs *mcpsdk.ClientSession, signa
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(d.release)
-	if o := <-result; o.err != nil || o.res.IsError {
-		t.Fatalf("the call in flight: %v, %v", o.res, o.err)
+	select {
+	case o := <-result:
+		if o.err != nil || o.res.IsError {
+			t.Fatalf("the call in flight: %v, %v", o.res, o.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call in flight got no answer")
 	}
 	select {
 	case err := <-served:
