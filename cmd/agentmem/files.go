@@ -295,6 +295,9 @@ between fails the delete with 3 rather than vanishing). A missing file is exit 4
 				defer cancel()
 				m, err := s.Delete(dctx, store.DeleteRequest{Path: p, Expected: expected})
 				if errors.Is(err, store.ErrConflict) {
+					if _, rerr := a.readFile(ctx, s, p); errors.Is(rerr, store.ErrNotFound) {
+						return withCode(exitNotFound, fmt.Errorf("%s: no such file (nothing at version %s)", p, expected))
+					}
 					return fmt.Errorf("%s is no longer at version %s; nothing was deleted: %w", p, expected, err)
 				}
 				if err != nil {
