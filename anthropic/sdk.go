@@ -80,9 +80,13 @@ func (t *Tool) Handle(ctx context.Context, namespace string, b sdk.BetaToolUseBl
 // HandleMessage executes every memory tool_use block of an assistant
 // message, in order, and returns their tool_result blocks (blocks of
 // other tools are left to the application). A replayed message returns
-// the same results without applying anything twice.
+// the same results without applying anything twice. A nil message has
+// no blocks to answer.
 func (t *Tool) HandleMessage(ctx context.Context, namespace string, m *sdk.BetaMessage) ([]sdk.BetaContentBlockParamUnion, error) {
 	var out []sdk.BetaContentBlockParamUnion
+	if m == nil {
+		return out, nil
+	}
 	for _, c := range m.Content {
 		if c.Type != "tool_use" || c.Name != ToolName {
 			continue

@@ -51,3 +51,12 @@ func TestHandle(t *testing.T) {
 		t.Fatalf("tool param %s", p)
 	}
 }
+
+func TestHandleMessageNil(t *testing.T) {
+	t.Parallel()
+	tl := newTool(t, store.New(backends[0].open(t), nil))
+	out, err := tl.HandleMessage(t.Context(), "u", nil)
+	if err != nil || len(out) != 0 {
+		t.Fatalf("nil message: %v, %v", out, err)
+	}
+}
