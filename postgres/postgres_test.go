@@ -79,6 +79,50 @@ func uniqueTableDrop(t testing.TB, url, name string) {
 	}
 }
 
+// TestSchemaPerSearchPath checks that one table name used by pools whose
+// search_path names different schemas of one database gets its tables in
+// each: the once-per-process schema registry must tell them apart.
+func TestSchemaPerSearchPath(t *testing.T) {
+	base := testURL(t)
+	table := uniqueTable(t, base)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	for _, schema := range []string{table + "_s1", table + "_s2"} {
+		if _, err := conn.Exec(ctx, `CREATE SCHEMA `+quote(schema)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if _, err := conn.Exec(context.Background(), `DROP SCHEMA `+quote(schema)+` CASCADE`); err != nil {
+				t.Error(err)
+			}
+		})
+		cfg, err := pgxpool.ParseConfig(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = schema
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		if _, err := New(ctx, pool, &Options{Table: table}); err != nil {
+			t.Fatal(err)
+		}
+		var found bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, quote(schema)+"."+quote(table+"_history")).Scan(&found); err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			t.Errorf("New with search_path %s created no %s there", schema, table+"_history")
+		}
+	}
+}
+
 func TestSchemaCreatedOncePerProcess(t *testing.T) {
 	url := testURL(t)
 	tr := &counter{}

@@ -395,7 +395,7 @@ type schemaOnce struct {
 var schemas sync.Map // schema key → *schemaOnce
 
 // ensureSchema makes sure the schema of table exists, once per process for
-// each database, role and table. A schema dropped while the process runs is
+// each database, role, search_path and table. A schema dropped while the process runs is
 // noticed by the mutation (recreateSchema).
 func ensureSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	key := schemaKey(pool, table)
@@ -413,9 +413,13 @@ func ensureSchema(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	return nil
 }
 
+// schemaKey names the tables a pool resolves table to: the search_path
+// (and the options, which can set it) pick the schema they are created
+// in, so pools that differ there need a schema of their own.
 func schemaKey(pool *pgxpool.Pool, table string) string {
 	c := pool.Config().ConnConfig
-	return fmt.Sprintf("%s@%s:%d/%s/%s", c.User, c.Host, c.Port, c.Database, table)
+	return fmt.Sprintf("%s@%s:%d/%s/%s?search_path=%q&options=%q", c.User, c.Host, c.Port, c.Database, table,
+		c.RuntimeParams["search_path"], c.RuntimeParams["options"])
 }
 
 // recreateSchema forgets that the schema of table exists and makes sure of

@@ -140,14 +140,16 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 
 // dsn is the URI of the database file with the settings every connection
 // gets: the busy timeout first, full fsync on commit, BEGIN IMMEDIATE for
-// transactions. WAL is a property of the file, set once by enableWAL.
+// transactions. WAL is a property of the file, set once by enableWAL. The
+// busy timeout is rounded up to whole milliseconds, SQLite's unit: a
+// positive timeout must never become 0, which turns the busy handler off.
 func dsn(path string, busy time.Duration) string {
 	escaped := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	if !strings.HasPrefix(escaped, "/") {
 		escaped = "/" + escaped // a Windows drive letter
 	}
 	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(full)&_txlock=immediate",
-		escaped, busy.Milliseconds())
+		escaped, int64((busy+time.Millisecond-1)/time.Millisecond))
 }
 
 // enableWAL switches the file to WAL mode (a no-op once it is). The switch

@@ -49,6 +49,20 @@ func TestInvalidNames(t *testing.T) {
 	}
 }
 
+// TestSubMillisecondBusyTimeout checks that a positive busy timeout under
+// a millisecond still waits: SQLite's busy_timeout counts whole
+// milliseconds, and 0 turns its busy handler off.
+func TestSubMillisecondBusyTimeout(t *testing.T) {
+	d := openTest(t, filepath.Join(t.TempDir(), "x.db"), &Options{BusyTimeout: 500 * time.Microsecond})
+	var ms int
+	if err := d.DB().QueryRowContext(t.Context(), `PRAGMA busy_timeout`).Scan(&ms); err != nil {
+		t.Fatal(err)
+	}
+	if ms < 1 {
+		t.Errorf("busy_timeout = %d ms for a BusyTimeout of 500µs, want at least 1 (0 never waits)", ms)
+	}
+}
+
 func TestTablesShareAFile(t *testing.T) {
 	// Names are quoted: a reserved word and mixed case work, and two
 	// tables in one file are two separate stores.

@@ -12,7 +12,8 @@ import (
 func init() { store.Register("sqlite", openURL) }
 
 // openURL opens "sqlite:///abs/path.db" or "sqlite:rel/path.db" with the
-// parameters table and busy_timeout.
+// parameters table and busy_timeout; a parameter given empty is refused,
+// as the PostgreSQL driver refuses an empty table.
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	path, err := store.URLFilePath(u)
 	if err != nil {
@@ -22,8 +23,12 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 		return nil, err
 	}
 	q := u.Query()
+	if q.Has("table") && q.Get("table") == "" {
+		return nil, store.URLError(u, "give table a name, or leave it out for the default")
+	}
 	o := &Options{Table: q.Get("table")}
-	if v := q.Get("busy_timeout"); v != "" {
+	if q.Has("busy_timeout") {
+		v := q.Get("busy_timeout")
 		if o.BusyTimeout, err = time.ParseDuration(v); err != nil || o.BusyTimeout <= 0 {
 			return nil, store.URLError(u, "busy_timeout must be a positive Go duration such as 30s")
 		}

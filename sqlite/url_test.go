@@ -54,6 +54,8 @@ func TestOpenURLRefusesBadURLs(t *testing.T) {
 		"sqlite:x.db?tabel=t", // a misspelt parameter
 		"sqlite:x.db?busy_timeout=soon",
 		"sqlite:x.db?table=a&table=b",
+		"sqlite:x.db?table=",        // empty: not the default table in silence
+		"sqlite:x.db?busy_timeout=", // empty: not the default timeout in silence
 	} {
 		if _, err := store.Open(t.Context(), u, nil); !errors.Is(err, store.ErrInvalidURL) {
 			t.Errorf("Open(%q) = %v, want ErrInvalidURL", u, err)
