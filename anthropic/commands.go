@@ -146,6 +146,7 @@ func (t *Tool) viewDir(ctx context.Context, tg target, p string) (Result, error)
 		}
 	}
 	lines := []string{dirSize + "\t" + p}
+	base := strings.TrimRight(p, "/") // "/memories/proj/" lists /memories/proj/plan.md
 	var walk func(e *entry, rel string, depth int) error
 	walk = func(e *entry, rel string, depth int) error {
 		for _, name := range slices.Sorted(maps.Keys(e.children)) {
@@ -157,7 +158,7 @@ func (t *Tool) viewDir(ctx context.Context, tg target, p string) (Result, error)
 				r = rel + "/" + name
 			}
 			if c.dir {
-				lines = append(lines, dirSize+"\t"+p+"/"+r+"/")
+				lines = append(lines, dirSize+"\t"+base+"/"+r+"/")
 				if depth < 2 {
 					if err := walk(c, r, depth+1); err != nil {
 						return err
@@ -171,7 +172,7 @@ func (t *Tool) viewDir(ctx context.Context, tg target, p string) (Result, error)
 				} else if err != nil {
 					return err
 				}
-				lines = append(lines, formatSize(int64(len(f.Content)))+"\t"+p+"/"+r)
+				lines = append(lines, formatSize(int64(len(f.Content)))+"\t"+base+"/"+r)
 			}
 		}
 		return nil

@@ -58,6 +58,13 @@ var cmdCases = []cmdCase{
 			"7B\t/memories/proj/deep/more.md\n" +
 			"4.0K\t/memories/proj/deep/x/\n" +
 			"9B\t/memories/proj/plan.md")},
+	{name: "view_dir_slash", cmd: anthropic.Command{Command: "view", Path: "/memories/proj/"}, want: ok(
+		"Here're the files and directories up to 2 levels deep in /memories/proj/, excluding hidden items:\n" +
+			"4.0K\t/memories/proj/\n" +
+			"4.0K\t/memories/proj/deep/\n" +
+			"7B\t/memories/proj/deep/more.md\n" +
+			"4.0K\t/memories/proj/deep/x/\n" +
+			"9B\t/memories/proj/plan.md")},
 	{name: "view_file", cmd: anthropic.Command{Command: "view", Path: "/memories/notes.md"}, want: ok(
 		"Here's the content of /memories/notes.md with line numbers:\n     1\talpha\n     2\tbeta\n     3\tgamma\n     4\t")},
 	{name: "view_range", cmd: anthropic.Command{Command: "view", Path: "/memories/notes.md", ViewRange: []int64{2, 3}}, want: ok(
