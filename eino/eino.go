@@ -29,6 +29,9 @@ const DefaultUserIDKey = "user_id"
 // whose notebook to use.
 var ErrNoUser = errors.New("agentmem: no user id: call agentmemeino.WithUserID or set the user_id session value")
 
+// ErrNilMemory is returned by [NewMiddleware] for a nil notebook.
+var ErrNilMemory = errors.New("agentmem: pass a notebook (memory.New) to NewMiddleware: it was nil")
+
 // Options configures a [Middleware]. Nil means defaults.
 type Options struct {
 	// UserIDKey is the session value holding the user id when the context
@@ -82,7 +85,7 @@ var (
 // adk.ChatModelAgentConfig.Handlers.
 func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 	if mem == nil {
-		return nil, errors.New("agentmem: NewMiddleware: nil memory")
+		return nil, ErrNilMemory
 	}
 	m := &Middleware{BaseChatModelAgentMiddleware: &adk.BaseChatModelAgentMiddleware{}, mem: mem}
 	if opts != nil {

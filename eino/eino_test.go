@@ -227,7 +227,7 @@ func TestToolSchemas(t *testing.T) {
 			t.Fatalf("%s: schema %s, want %s", info.Name, gb, wb)
 		}
 	}
-	if _, err := agentmemeino.NewMiddleware(nil, nil); err == nil {
-		t.Fatal("nil memory accepted")
+	if _, err := agentmemeino.NewMiddleware(nil, nil); !errors.Is(err, agentmemeino.ErrNilMemory) {
+		t.Fatalf("nil memory: %v, want ErrNilMemory", err)
 	}
 }

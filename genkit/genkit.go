@@ -24,6 +24,9 @@ const MiddlewareName = "agentmem/memory"
 // context names no user whose notebook to use.
 var ErrNoUser = errors.New("agentmem: no user id: call agentmemgenkit.WithUserID or set Options.UserID")
 
+// ErrNilArgument is returned by [Define] for a nil Genkit or notebook.
+var ErrNilArgument = errors.New("agentmem: pass Define a Genkit (genkit.Init) and a notebook (memory.New): one was nil")
+
 // Options configures a [Notebook]. Nil means defaults.
 type Options struct {
 	// UserID returns the user of a generation from its context, for
@@ -72,7 +75,7 @@ var _ ai.Middleware = (*Notebook)(nil)
 // ai.WithUse to every generation.
 func Define(g *gk.Genkit, mem *memory.Memory, opts *Options) (*Notebook, error) {
 	if g == nil || mem == nil {
-		return nil, errors.New("agentmem: genkit.Define: nil Genkit or memory")
+		return nil, ErrNilArgument
 	}
 	n := &Notebook{mem: mem, names: map[string]bool{}}
 	if opts != nil {

@@ -186,7 +186,10 @@ func TestRunIDPerGenerate(t *testing.T) {
 	if f, err := r.store.Read(t.Context(), "kamal/main/MEMORY.md", 100); err != nil || f.Content != "- one\n- two\n" {
 		t.Fatalf("notebook %+v, %v", f, err)
 	}
-	if _, err := agentmemgenkit.Define(nil, r.mem, nil); err == nil {
-		t.Fatal("nil Genkit accepted")
+	if _, err := agentmemgenkit.Define(nil, r.mem, nil); !errors.Is(err, agentmemgenkit.ErrNilArgument) {
+		t.Fatalf("nil Genkit: %v, want ErrNilArgument", err)
+	}
+	if _, err := agentmemgenkit.Define(r.g, nil, nil); !errors.Is(err, agentmemgenkit.ErrNilArgument) {
+		t.Fatalf("nil memory: %v, want ErrNilArgument", err)
 	}
 }
