@@ -27,8 +27,15 @@ type gateDriver struct {
 	release chan struct{}
 }
 
-func newGateDriver() *gateDriver {
-	return &gateDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+// gatedMemory returns a notebook over a gateDriver, and the driver.
+func gatedMemory(t *testing.T) (*gateDriver, *memory.Memory) {
+	t.Helper()
+	d := &gateDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	mem, err := memory.New(store.New(d, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, mem
 }
 
 func (d *gateDriver) CreateFile(ctx context.Context, f driver.File) error {
@@ -40,11 +47,7 @@ func (d *gateDriver) CreateFile(ctx context.Context, f driver.File) error {
 }
 
 func TestShutdownFinishesCallsInFlight(t *testing.T) {
-	d := newGateDriver()
-	mem, err := memory.New(store.New(d, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, mem := gatedMemory(t)
 	srv := newServer(t, mem, nil)
 	keys, err := agentmemmcp.OpenKeyFile(keyFile(t, "alice"))
 	if err != nil {
@@ -89,11 +92,7 @@ func TestShutdownFinishesCallsInFlight(t *testing.T) {
 }
 
 func TestShutdownGivesUpWithItsContext(t *testing.T) {
-	d := newGateDriver()
-	mem, err := memory.New(store.New(d, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, mem := gatedMemory(t)
 	srv := newServer(t, mem, nil)
 	hs := serveHTTP(t, srv, "alice")
 	cs := connectHTTP(t, hs, "alice")
@@ -120,11 +119,7 @@ func TestShutdownGivesUpWithItsContext(t *testing.T) {
 // call in flight completes and its result reaches the client, and only then
 // does Shutdown return, the session closed.
 func TestShutdownDrainsSessions(t *testing.T) {
-	d := newGateDriver()
-	mem, err := memory.New(store.New(d, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, mem := gatedMemory(t)
 	srv := newServer(t, mem, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("alice")})
 	cs := connectAs(t, srv, "alice", "2025-11-25", nil)
 	checkDrain(t, d, cs, func() error { return srv.Shutdown(t.Context()) }, func() bool {

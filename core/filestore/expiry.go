@@ -301,12 +301,8 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 			var r driver.Receipt
 			// A corrupt receipt is kept (reading it reports it).
 			if ok, err := readJSON(name, &r); err == nil && ok && expired(r.ExpiresAt) {
-				t, err := d.trash(name, kindReceipt+"-"+m.key)
-				if err != nil {
+				if removed, err = d.trash(removed, name, kindReceipt+"-"+m.key); err != nil {
 					return i, removed, err
-				}
-				if t != "" {
-					removed = append(removed, t)
 				}
 			}
 		case kindHistory:
@@ -329,12 +325,8 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 			}
 			var rec record
 			if ok, err := readJSON(d.recordPath(path), &rec); err == nil && ok && rec.Tombstone && expired(rec.ExpiresAt) {
-				t, err := d.trash(d.recordPath(path), kindTomb+"-"+m.key)
-				if err != nil {
+				if removed, err = d.trash(removed, d.recordPath(path), kindTomb+"-"+m.key); err != nil {
 					return i, removed, err
-				}
-				if t != "" {
-					removed = append(removed, t)
 				}
 			}
 		}
@@ -351,8 +343,8 @@ func (d *Driver) pruneMarkers(ctx context.Context, ms []marker, now time.Time) (
 const trashDir = tmpPrefix + "pruned"
 
 // trash moves the row file name into the trash folder as base (unique to
-// the row: its kind and key) and returns its new name, or "" if the row
-// is gone already. It runs under the
+// the row: its kind and key) and returns removed with its new name
+// appended (removed as it was if the row is gone already). It runs under the
 // exclusive lock, where the move removes the row as unlinking it would
 // (atomically, for readers in any process: the row's name is gone), but
 // leaves freeing the file to removeAll, after the lock. Nothing but a
@@ -360,21 +352,21 @@ const trashDir = tmpPrefix + "pruned"
 // row of the same kind and key trashed again before that replaces the
 // first (both are garbage), and a file left by a crash is swept by the
 // next prune that removes anything (sweepTrash).
-func (d *Driver) trash(name, base string) (string, error) {
+func (d *Driver) trash(removed []string, name, base string) ([]string, error) {
 	t := filepath.Join(d.sidecar, trashDir, base+".json")
 	err := os.Rename(name, t)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(name); errors.Is(serr, fs.ErrNotExist) {
-			return "", nil // gone meanwhile (another process, without this lock): nothing to free
+			return removed, nil // gone meanwhile (another process, without this lock): nothing to free
 		}
 		if err = os.MkdirAll(filepath.Dir(t), 0o755); err == nil {
 			err = os.Rename(name, t)
 		}
 	}
 	if err != nil {
-		return "", err
+		return removed, err
 	}
-	return t, nil
+	return append(removed, t), nil
 }
 
 // removeAll unlinks the trashed files names.

@@ -372,12 +372,8 @@ func (d *Driver) pruneHistory(marker, key string, now time.Time) ([]string, erro
 		if err != nil || !ok || rec.ExpiresAt.IsZero() || !rec.ExpiresAt.Before(now) || driver.HistoryKey(rec.Path, rec.Version) != string(b) {
 			continue
 		}
-		t, err := d.trash(filepath.Join(d.historyDir(path), name), fmt.Sprintf("%s-%s-%v", kindHistory, key, pending))
-		if err != nil {
+		if trashed, err = d.trash(trashed, filepath.Join(d.historyDir(path), name), fmt.Sprintf("%s-%s-%v", kindHistory, key, pending)); err != nil {
 			return trashed, err
-		}
-		if t != "" {
-			trashed = append(trashed, t)
 		}
 		if err := d.removeHistory(path, name); err != nil { // the folders it left empty
 			return trashed, err
