@@ -1,0 +1,3 @@
+module github.com/agentmem/agentmem/embedapi
+
+go 1.26.5
