@@ -388,14 +388,17 @@ func TestContextCancel(t *testing.T) {
 		arrived <- struct{}{}
 		<-r.Context().Done()
 	})
-	p, _ := NewOpenAI(t.Context(), "m", &OpenAIOptions{BaseURL: f.srv.URL})
-	ctx, cancel := context.WithCancel(t.Context())
-	go func() { <-arrived; cancel() }()
-	if _, err := p.Embed(ctx, []string{"x"}); err != context.Canceled {
-		t.Errorf("err = %v, want context.Canceled itself", err)
-	}
-	if len(f.requests()) != 1 {
-		t.Errorf("%d requests after cancel, want 1", len(f.requests()))
+	for _, noRetry := range []bool{false, true} {
+		p, _ := NewOpenAI(t.Context(), "m", &OpenAIOptions{BaseURL: f.srv.URL, NoRetry: noRetry})
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() { <-arrived; cancel() }()
+		before := len(f.requests())
+		if _, err := p.Embed(ctx, []string{"x"}); err != context.Canceled {
+			t.Errorf("NoRetry %v: err = %v, want context.Canceled itself", noRetry, err)
+		}
+		if n := len(f.requests()) - before; n != 1 {
+			t.Errorf("%d requests after cancel, want 1", n)
+		}
 	}
 	// Cancelled while waiting to retry (the real sleep).
 	f2 := newFake(t, func(w http.ResponseWriter, r *http.Request, n int, body map[string]any) {
@@ -403,8 +406,8 @@ func TestContextCancel(t *testing.T) {
 		writeJSON(w, 429, map[string]any{})
 		arrived <- struct{}{}
 	})
-	p, _ = NewOpenAI(t.Context(), "m", &OpenAIOptions{BaseURL: f2.srv.URL})
-	ctx, cancel = context.WithCancel(t.Context())
+	p, _ := NewOpenAI(t.Context(), "m", &OpenAIOptions{BaseURL: f2.srv.URL})
+	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-arrived; cancel() }()
 	if _, err := p.Embed(ctx, []string{"x"}); err != context.Canceled {
 		t.Errorf("cancelled during backoff: %v, want context.Canceled", err)
