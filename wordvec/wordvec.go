@@ -31,8 +31,12 @@ type Options struct {
 	Weighting Weighting
 }
 
-// ErrInvalidOptions is returned by New for options it does not know.
-var ErrInvalidOptions = errors.New("wordvec: invalid options")
+var (
+	// ErrInvalidOptions is returned by New for options it does not know.
+	ErrInvalidOptions = errors.New("wordvec: invalid options")
+	// ErrNilContext is returned by New and Embed when ctx is nil.
+	ErrNilContext = errors.New("wordvec: pass a context.Context, not nil")
+)
 
 // Embedder turns texts into averaged word vectors. It is safe for concurrent
 // use; the table is shared by all Embedders of a process.
@@ -54,7 +58,7 @@ const (
 // for I/O (there is none); a done ctx fails New with ctx's error.
 func New(ctx context.Context, opts *Options) (*Embedder, error) {
 	if ctx == nil {
-		return nil, errors.New("wordvec: New needs a context, not nil")
+		return nil, ErrNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -103,7 +107,7 @@ func (e *Embedder) Dimensions() int { return dims }
 // error, and no vectors, once it is done.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if ctx == nil {
-		return nil, errors.New("wordvec: Embed needs a context, not nil")
+		return nil, ErrNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
