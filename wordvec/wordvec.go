@@ -54,7 +54,7 @@ const (
 )
 
 // New returns an Embedder over the embedded table, parsing it on first use
-// in the process (tens of milliseconds; see BenchmarkLoad). ctx is not used
+// in the process (milliseconds; see BenchmarkLoad). ctx is not used
 // for I/O (there is none); a done ctx fails New with ctx's error.
 func New(ctx context.Context, opts *Options) (*Embedder, error) {
 	if ctx == nil {
