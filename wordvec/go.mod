@@ -1,0 +1,3 @@
+module github.com/agentmem/agentmem/wordvec
+
+go 1.26.5
