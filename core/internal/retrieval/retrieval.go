@@ -79,68 +79,27 @@ func (r Report) Kinds() []string {
 // Evaluate runs every query of set through search_memory in mode, with
 // default limits, and scores the results.
 func Evaluate(ctx context.Context, set Set, mode store.SearchMode) (Report, error) {
-	s := store.New(memstore.New(), nil)
-	defer s.Close()
-	for ns, files := range set.Users {
-		for name, content := range files {
-			if _, err := s.Write(ctx, store.WriteRequest{Path: ns + "/" + memory.DefaultAgentName + "/" + name, Content: content}); err != nil {
-				return nil, fmt.Errorf("retrieval: write %s/%s: %w", ns, name, err)
-			}
-		}
-	}
-	m, err := memory.New(s, &memory.Options{SearchMode: mode})
+	r, err := NewRunner(ctx, set, mode)
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
 	rep := Report{}
-	add := func(kind string, ranks []int, want, returned int) {
-		sc := rep[kind]
-		if sc == nil {
-			sc = &Scores{}
-			rep[kind] = sc
+	for i := range r.Len() {
+		q, res, err := r.Run(ctx, i)
+		if err != nil {
+			return nil, err
 		}
-		sc.N++
-		sc.Results += float64(returned)
-		if len(ranks) > 0 {
-			first := ranks[0]
-			sc.MRR += 1 / float64(first)
-			for k, p := range map[int]*float64{1: &sc.Recall1, 3: &sc.Recall3, 5: &sc.Recall5} {
-				if first <= k {
-					*p++
+		var ranks []int // 1-based ranks of the evidence files found
+		for i, mt := range res.Matches {
+			for _, w := range q.Want {
+				if mt.File == w {
+					ranks = append(ranks, i+1)
 				}
 			}
 		}
-		if len(ranks) == want && (want == 0 || ranks[len(ranks)-1] <= 5) {
-			sc.All5++
-		}
-	}
-	namespaces := make([]string, 0, len(set.Queries))
-	for ns := range set.Queries {
-		namespaces = append(namespaces, ns)
-	}
-	sort.Strings(namespaces)
-	for _, ns := range namespaces {
-		for _, q := range set.Queries[ns] {
-			args, _ := json.Marshal(map[string]string{"query": q.Q})
-			out, err := m.Call(ctx, memory.Invocation{Namespace: ns}, memory.SearchTool, args)
-			if err != nil {
-				return nil, err
-			}
-			res, ok := out.(*memory.SearchResult)
-			if !ok {
-				return nil, fmt.Errorf("retrieval: query %q: %+v", q.Q, out)
-			}
-			var ranks []int // 1-based ranks of the evidence files found
-			for i, mt := range res.Matches {
-				for _, w := range q.Want {
-					if mt.File == w {
-						ranks = append(ranks, i+1)
-					}
-				}
-			}
-			add("all", ranks, len(q.Want), len(res.Matches))
-			add(q.Kind, ranks, len(q.Want), len(res.Matches))
-		}
+		rep.add("all", ranks, len(q.Want), len(res.Matches))
+		rep.add(q.Kind, ranks, len(q.Want), len(res.Matches))
 	}
 	for _, sc := range rep {
 		n := float64(sc.N)
@@ -148,6 +107,96 @@ func Evaluate(ctx context.Context, set Set, mode store.SearchMode) (Report, erro
 	}
 	return rep, nil
 }
+
+// add counts one query: ranks are the sorted ranks of the evidence files
+// found, of want; returned is how many files came back.
+func (rep Report) add(kind string, ranks []int, want, returned int) {
+	sc := rep[kind]
+	if sc == nil {
+		sc = &Scores{}
+		rep[kind] = sc
+	}
+	sc.N++
+	sc.Results += float64(returned)
+	if len(ranks) > 0 {
+		first := ranks[0]
+		sc.MRR += 1 / float64(first)
+		for k, p := range map[int]*float64{1: &sc.Recall1, 3: &sc.Recall3, 5: &sc.Recall5} {
+			if first <= k {
+				*p++
+			}
+		}
+	}
+	if len(ranks) == want && (want == 0 || ranks[len(ranks)-1] <= 5) {
+		sc.All5++
+	}
+}
+
+// Runner holds a set's files in a fresh in-memory store and runs its
+// queries as search_memory calls.
+type Runner struct {
+	s       *store.Store
+	m       *memory.Memory
+	ns      []string // namespace of each query
+	queries []Query
+}
+
+// NewRunner writes set's files to a fresh in-memory store and returns a
+// Runner searching them in mode with default limits.
+func NewRunner(ctx context.Context, set Set, mode store.SearchMode) (*Runner, error) {
+	s := store.New(memstore.New(), nil)
+	for ns, files := range set.Users {
+		for name, content := range files {
+			if _, err := s.Write(ctx, store.WriteRequest{Path: ns + "/" + memory.DefaultAgentName + "/" + name, Content: content}); err != nil {
+				_ = s.Close()
+				return nil, fmt.Errorf("retrieval: write %s/%s: %w", ns, name, err)
+			}
+		}
+	}
+	m, err := memory.New(s, &memory.Options{SearchMode: mode})
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	r := &Runner{s: s, m: m}
+	namespaces := make([]string, 0, len(set.Queries))
+	for ns := range set.Queries {
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	for _, ns := range namespaces {
+		for _, q := range set.Queries[ns] {
+			r.ns = append(r.ns, ns)
+			r.queries = append(r.queries, q)
+		}
+	}
+	return r, nil
+}
+
+// Len is the number of queries.
+func (r *Runner) Len() int { return len(r.queries) }
+
+// Run runs query i (modulo Len) and returns it with its result.
+func (r *Runner) Run(ctx context.Context, i int) (Query, *memory.SearchResult, error) {
+	i %= len(r.queries)
+	q := r.queries[i]
+	args, err := json.Marshal(map[string]string{"query": q.Q})
+	if err != nil {
+		return q, nil, err
+	}
+	out, err := r.m.Call(ctx, memory.Invocation{Namespace: r.ns[i]}, memory.SearchTool, args)
+	if err != nil {
+		return q, nil, err
+	}
+	res, ok := out.(*memory.SearchResult)
+	if !ok {
+		return q, nil, fmt.Errorf("retrieval: query %q: %+v", q.Q, out)
+	}
+	return q, res, nil
+}
+
+// Close closes the store.
+func (r *Runner) Close() error { return r.s.Close() }
 
 // DevSetEnv names the variable that, when set, is the path of dev.json.
 const DevSetEnv = "AGENTMEM_RETRIEVAL_DEV"
