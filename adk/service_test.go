@@ -120,7 +120,14 @@ func TestMemoryService(t *testing.T) {
 	if len(mems) != 2 {
 		t.Fatalf("load_memory returned %v", res)
 	}
-	first, _ := mems[0].(map[string]any)
+	// Both events mention Hanoi; BM25 ranks the shorter answer first, so
+	// find the user's message by its id.
+	var first map[string]any
+	for _, m := range mems {
+		if mm, _ := m.(map[string]any); mm["ID"] == "s1-2" {
+			first = mm
+		}
+	}
 	if first["Author"] != "user" || first["ID"] != "s1-2" || !strings.HasPrefix(first["Timestamp"].(string), "2026-11-30T09:00:02") ||
 		!strings.Contains(toJSON(t, first["Content"]), "I moved to Hanoi") {
 		t.Fatalf("first memory %v", first)

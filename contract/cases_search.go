@@ -1,6 +1,8 @@
 package contract
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"sync"
 
@@ -48,11 +50,35 @@ func seedTenants(t *testing.T, s *store.Store) {
 	}
 }
 
-var searchCases = []Case{
+// searchCases are the literal-scoring cases (the reference notebook's
+// exact scores, order and snippets), the bounds in both modes, the BM25
+// cases and the native scope read.
+var searchCases = slices.Concat(literalSearchCases, bothSearchModes(boundSearchCases), bm25SearchCases, scopeReadCases)
+
+// modeCase is a case that runs once per search mode.
+type modeCase struct {
+	name string
+	run  func(t *testing.T, e *Env, m store.SearchMode)
+}
+
+// bothSearchModes turns each mode case into two cases, <name>_literal and
+// <name>_bm25.
+func bothSearchModes(cs []modeCase) []Case {
+	var out []Case
+	for _, c := range cs {
+		for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25} {
+			out = append(out, Case{c.name + "_" + string(m), func(t *testing.T, e *Env) { c.run(t, e, m) }})
+		}
+	}
+	return out
+}
+
+// literalSearchCases pin the reference notebook's literal scoring.
+var literalSearchCases = []Case{
 	{"search_scoped", func(t *testing.T, e *Env) {
 		seedTenants(t, e.Store)
 		const p = "tenant-a/main/"
-		res := search(t, e.Store, store.SearchRequest{Prefix: p, Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
+		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: p, Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
 		eqSlice(t, "paths", matchPaths(res), []string{p + "alpha.md", p + "beta.md"})
 		eq(t, "scanned", res.Scanned, 3)
 		eq(t, "truncated", res.Truncated, false)
@@ -62,34 +88,100 @@ var searchCases = []Case{
 			t.Fatalf("budget used %d > 80", n)
 		}
 	}},
-	{"search_max_files", func(t *testing.T, e *Env) {
+	{"search_snippet_windows", func(t *testing.T, e *Env) {
+		create(t, e.Store, "a", "012345alpha-tail")
+		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 3, MaxFileChars: 100})
+		if len(res.Matches) != 1 || res.Matches[0].Snippet != ".." {
+			t.Fatalf("max_chars 3: %+v", res.Matches)
+		}
+		res = search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 12, MaxFileChars: 100})
+		if len(res.Matches) != 1 || res.Matches[0].Snippet != "...alpha..." {
+			t.Fatalf("max_chars 12: %+v", res.Matches)
+		}
+		res = search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+		eq(t, "whole", res.Matches[0].Snippet, "012345alpha-tail")
+	}},
+	{"search_namespace_blind", func(t *testing.T, e *Env) {
+		ns := strings.Repeat("n", 180)
+		prefix := ns + "/main/"
+		create(t, e.Store, prefix+"note.md", "some TARGET text")
+		create(t, e.Store, prefix+"main.md", "unrelated")
+		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: prefix, Query: ns + " main/", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		eq(t, "namespace never scores", len(res.Matches), 0)
+		res = search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: prefix, Query: "main", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		eqSlice(t, "name scores only its own part", matchPaths(res), []string{prefix + "main.md"})
+		eq(t, "score", res.Matches[0].Score, 2.0)
+	}},
+	{"search_ranking_tie_break", func(t *testing.T, e *Env) {
+		for p, c := range map[string]string{"s/b.md": "x", "s/a.md": "x", "s/c.md": "x x", "s/xx.md": "none"} {
+			create(t, e.Store, p, c)
+		}
+		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: "s/", Query: "X", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
+		// xx.md: name "xx.md" has 2 hits → score 4; c: 2; a, b: 1 each.
+		eqSlice(t, "order", matchPaths(res), []string{"s/xx.md", "s/c.md", "s/a.md", "s/b.md"})
+	}},
+	{"search_terms_non_overlapping", func(t *testing.T, e *Env) {
+		create(t, e.Store, "q/a.md", "aaaa Alpha ALPHA")
+		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: "q/", Query: "aa alpha", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
+		// "aa" occurs twice without overlap in "aaaa …"; "alpha" twice.
+		eq(t, "score", res.Matches[0].Score, 4.0)
+	}},
+}
+
+// boundSearchCases hold in every mode.
+var boundSearchCases = []modeCase{
+	{"search_shared_budget", func(t *testing.T, e *Env, m store.SearchMode) {
+		// Eight long matches share the budget: none takes it all.
+		for i := range 8 {
+			create(t, e.Store, "g/"+string(rune('a'+i))+".md", strings.Repeat("filler words ", 100)+"needle "+strings.Repeat("more filler ", 100))
+		}
+		create(t, e.Store, "g/short.md", "needle")
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "g/", Query: "needle", Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 10000})
+		eq(t, "matches", len(res.Matches), 9)
+		for _, mt := range res.Matches {
+			if mt.Path == "g/short.md" {
+				eq(t, "short file whole", mt.Snippet, "needle")
+			}
+			if !strings.Contains(mt.Snippet, "needle") || (mt.Path != "g/short.md" && utf8.RuneCountInString(mt.Snippet) < 400) {
+				t.Fatalf("snippet of %s: %d runes %q", mt.Path, utf8.RuneCountInString(mt.Snippet), mt.Snippet)
+			}
+		}
+		if n := budgetUsed("g/", res); n > 4000 || n < 3900 {
+			t.Fatalf("budget used %d, want 3900..4000", n)
+		}
+		// A budget too small to share returns fewer matches, each useful.
+		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "g/", Query: "needle", Limit: 10, MaxFiles: 100, MaxChars: 120, MaxFileChars: 10000})
+		eq(t, "matches in 120", len(res.Matches), 2)
+		eq(t, "truncated", res.Truncated, true)
+	}},
+	{"search_max_files", func(t *testing.T, e *Env, m store.SearchMode) {
 		seedTenants(t, e.Store)
-		res := search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 1, MaxChars: 80, MaxFileChars: 100})
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 1, MaxChars: 80, MaxFileChars: 100})
 		eq(t, "scanned", res.Scanned, 1)
 		eq(t, "truncated", res.Truncated, true)
 		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md"})
 	}},
-	{"search_char_budget", func(t *testing.T, e *Env) {
+	{"search_char_budget", func(t *testing.T, e *Env, m store.SearchMode) {
 		seedTenants(t, e.Store)
-		res := search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 1, MaxFileChars: 100})
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 1, MaxFileChars: 100})
 		eq(t, "matches", len(res.Matches), 0)
 		eq(t, "truncated", res.Truncated, true)
-		res = search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 14, MaxFileChars: 100})
+		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 14, MaxFileChars: 100})
 		eqSlice(t, "fits one", matchPaths(res), []string{"tenant-a/main/alpha.md"})
 		eq(t, "truncated", res.Truncated, true)
 		if n := budgetUsed("tenant-a/main/", res); n > 14 {
 			t.Fatalf("budget used %d > 14", n)
 		}
 	}},
-	{"search_limit", func(t *testing.T, e *Env) {
+	{"search_limit", func(t *testing.T, e *Env, m store.SearchMode) {
 		seedTenants(t, e.Store)
-		res := search(t, e.Store, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 1, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 1, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
 		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md"})
 		eq(t, "truncated", res.Truncated, true)
 	}},
-	{"search_empty_query", func(t *testing.T, e *Env) {
+	{"search_empty_query", func(t *testing.T, e *Env, m store.SearchMode) {
 		seedTenants(t, e.Store)
-		base := store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
+		base := store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
 		for name, mod := range map[string]func(*store.SearchRequest){
 			"empty query": func(r *store.SearchRequest) { r.Query = "" },
 			"blank query": func(r *store.SearchRequest) { r.Query = " \t\n\u3000\x1c" },
@@ -102,66 +194,28 @@ var searchCases = []Case{
 			}
 		}
 	}},
-	{"search_snippet_windows", func(t *testing.T, e *Env) {
-		create(t, e.Store, "a", "012345alpha-tail")
-		res := search(t, e.Store, store.SearchRequest{Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 3, MaxFileChars: 100})
-		if len(res.Matches) != 1 || res.Matches[0].Snippet != ".." {
-			t.Fatalf("max_chars 3: %+v", res.Matches)
-		}
-		res = search(t, e.Store, store.SearchRequest{Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 12, MaxFileChars: 100})
-		if len(res.Matches) != 1 || res.Matches[0].Snippet != "...alpha..." {
-			t.Fatalf("max_chars 12: %+v", res.Matches)
-		}
-		res = search(t, e.Store, store.SearchRequest{Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
-		eq(t, "whole", res.Matches[0].Snippet, "012345alpha-tail")
-	}},
-	{"search_per_file_bound", func(t *testing.T, e *Env) {
+	{"search_per_file_bound", func(t *testing.T, e *Env, m store.SearchMode) {
 		prefix := strings.Repeat("n", 180) + "/main/"
 		create(t, e.Store, prefix+"note.md", "some TARGET text")
-		res := search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 6})
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 6})
 		eq(t, "no match beyond max_file_chars", len(res.Matches), 0)
 		eq(t, "cut file flags truncation", res.Truncated, true)
-		res = search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 100})
+		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 100})
 		eqSlice(t, "match", matchPaths(res), []string{prefix + "note.md"})
 		eq(t, "not truncated", res.Truncated, false)
 	}},
-	{"search_namespace_blind", func(t *testing.T, e *Env) {
-		ns := strings.Repeat("n", 180)
-		prefix := ns + "/main/"
-		create(t, e.Store, prefix+"note.md", "some TARGET text")
-		create(t, e.Store, prefix+"main.md", "unrelated")
-		res := search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: ns + " main/", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
-		eq(t, "namespace never scores", len(res.Matches), 0)
-		res = search(t, e.Store, store.SearchRequest{Prefix: prefix, Query: "main", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
-		eqSlice(t, "name scores only its own part", matchPaths(res), []string{prefix + "main.md"})
-		eq(t, "score", res.Matches[0].Score, 2.0)
-	}},
-	{"search_only_direct_files", func(t *testing.T, e *Env) {
+	{"search_only_direct_files", func(t *testing.T, e *Env, m store.SearchMode) {
 		create(t, e.Store, "t/main/top.md", "needle")
 		create(t, e.Store, "t/main/sub/deep.md", "needle needle")
 		create(t, e.Store, "t/mainly.md", "needle")
-		res := search(t, e.Store, store.SearchRequest{Prefix: "t/main/", Query: "needle", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "t/main/", Query: "needle", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
 		eqSlice(t, "direct only", matchPaths(res), []string{"t/main/top.md"})
 		eq(t, "scanned", res.Scanned, 1)
 		eq(t, "truncated", res.Truncated, false)
 	}},
-	{"search_ranking_tie_break", func(t *testing.T, e *Env) {
-		for p, c := range map[string]string{"s/b.md": "x", "s/a.md": "x", "s/c.md": "x x", "s/xx.md": "none"} {
-			create(t, e.Store, p, c)
-		}
-		res := search(t, e.Store, store.SearchRequest{Prefix: "s/", Query: "X", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
-		// xx.md: name "xx.md" has 2 hits → score 4; c: 2; a, b: 1 each.
-		eqSlice(t, "order", matchPaths(res), []string{"s/xx.md", "s/c.md", "s/a.md", "s/b.md"})
-	}},
-	{"search_terms_non_overlapping", func(t *testing.T, e *Env) {
-		create(t, e.Store, "q/a.md", "aaaa Alpha ALPHA")
-		res := search(t, e.Store, store.SearchRequest{Prefix: "q/", Query: "aa alpha", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
-		// "aa" occurs twice without overlap in "aaaa …"; "alpha" twice.
-		eq(t, "score", res.Matches[0].Score, 4.0)
-	}},
-	{"search_unicode_budget", func(t *testing.T, e *Env) {
+	{"search_unicode_budget", func(t *testing.T, e *Env, m store.SearchMode) {
 		create(t, e.Store, "u/a.md", strings.Repeat("日本語 ", 20)+"針 "+strings.Repeat("😀", 40))
-		res := search(t, e.Store, store.SearchRequest{Prefix: "u/", Query: "針", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 1000})
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "u/", Query: "針", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 1000})
 		if len(res.Matches) != 1 {
 			t.Fatalf("matches = %+v", res.Matches)
 		}
@@ -172,7 +226,7 @@ var searchCases = []Case{
 			t.Fatalf("snippet %q", res.Matches[0].Snippet)
 		}
 	}},
-	{"search_many_files", func(t *testing.T, e *Env) {
+	{"search_many_files", func(t *testing.T, e *Env, m store.SearchMode) {
 		for i := 0; i < 60; i++ {
 			c := "filler"
 			if i%3 == 0 {
@@ -180,15 +234,15 @@ var searchCases = []Case{
 			}
 			create(t, e.Store, "m/"+string(rune('a'+i/26))+string(rune('a'+i%26))+".md", c)
 		}
-		res := search(t, e.Store, store.SearchRequest{Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 100})
+		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 100})
 		eq(t, "matches", len(res.Matches), 20)
 		eq(t, "scanned", res.Scanned, 60)
 		eq(t, "truncated", res.Truncated, false)
-		res = search(t, e.Store, store.SearchRequest{Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 30, MaxChars: 10000, MaxFileChars: 100})
+		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 30, MaxChars: 10000, MaxFileChars: 100})
 		eq(t, "matches in first 30", len(res.Matches), 10)
 		eq(t, "truncated", res.Truncated, true)
 	}},
-	{"search_batched_reads", func(t *testing.T, e *Env) {
+	{"search_batched_reads", func(t *testing.T, e *Env, m store.SearchMode) {
 		// Search through the driver's batched read alone (no native scope
 		// read), so BatchGetter is proven on every backend that has it.
 		if !driver.CapabilitiesOf(e.Driver).BatchGet {
@@ -203,7 +257,7 @@ var searchCases = []Case{
 		i.caps = driver.Capabilities{BatchGet: true}
 		c := NewCounter(i)
 		s := store.New(shared(c), e.Options())
-		res := search(t, s, store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
+		res := search(t, s, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
 		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md", "tenant-a/main/beta.md"})
 		eq(t, "scanned", res.Scanned, 2)
 		eq(t, "batched reads", c.Counts()["GetFiles"], 1)
@@ -213,7 +267,7 @@ var searchCases = []Case{
 			t.Fatalf("GetFiles = %d rows, %v", len(rows), err)
 		}
 	}},
-	{"search_lookahead_never_scored", func(t *testing.T, e *Env) {
+	{"search_lookahead_never_scored", func(t *testing.T, e *Env, m store.SearchMode) {
 		// One file more than MaxFiles only says "truncated": it is never
 		// read, so it never matches, even when a scanned file vanishes.
 		for p, c := range map[string]string{"s/a.md": "x", "s/b.md": "x", "s/needle.md": "zzz"} {
@@ -233,14 +287,16 @@ var searchCases = []Case{
 			return nil
 		}
 		s := store.New(shared(i), e.Options())
-		res := search(t, s, store.SearchRequest{Prefix: "s/", Query: "needle x", Limit: 10, MaxFiles: 2, MaxChars: 1000, MaxFileChars: 100})
+		res := search(t, s, store.SearchRequest{Mode: m, Prefix: "s/", Query: "needle x", Limit: 10, MaxFiles: 2, MaxChars: 1000, MaxFileChars: 100})
 		for _, m := range res.Matches {
 			if m.Path == "s/needle.md" {
 				t.Fatalf("the lookahead file was scored: %+v", res)
 			}
 		}
 		eq(t, "truncated", res.Truncated, true)
-	}},
+	}}}
+
+var scopeReadCases = []Case{
 	{"scope_read_counts_runes", func(t *testing.T, e *Env) {
 		// A native scope read bounds each file in characters, never bytes,
 		// and never splits one; NUL is text like any other character.
@@ -283,6 +339,89 @@ var searchCases = []Case{
 				want = []string{"z/nul.md"}
 			}
 			eqSlice(t, "ReadScope paths", paths, want)
+		}
+	}},
+}
+
+// bm25SearchCases pin the default ranking: stems, the name field, IDF from
+// the scope alone, passages, and the shared budget.
+var bm25SearchCases = []Case{
+	{"search_bm25_stems_and_names", func(t *testing.T, e *Env) {
+		const p = "u/main/"
+		for name, c := range map[string]string{
+			"food.md":    "- Pescatarian; eats fish twice a week.\n",
+			"travel.md":  "- Prefers trains to planes.\n",
+			"commute.md": "- Cycles to the office when it is dry.\n",
+		} {
+			create(t, e.Store, p+name, c)
+		}
+		r := store.SearchRequest{Prefix: p, Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000}
+		for q, want := range map[string][]string{
+			"cycling":           {p + "commute.md"},
+			"FOOD":              {p + "food.md"},
+			"train travelling":  {p + "travel.md"},
+			"Fish, planes!":     {p + "travel.md", p + "food.md"}, // the shorter file first
+			"office food trips": {p + "food.md", p + "commute.md"},
+		} {
+			r.Query = q
+			eqSlice(t, q, matchPaths(search(t, e.Store, r)), want)
+		}
+		// N = 3, df = 1: idf = ln(1 + 2.5/1.5); commute.md has 8 terms and
+		// the average is 6: tf = 1/(0.25 + 0.75·8/6) = 0.8, so the score is
+		// idf · 0.8 · 2.2 / (0.8 + 1.2) = 0.8631 (4 decimals).
+		r.Query = "cycling"
+		eq(t, "score", search(t, e.Store, r).Matches[0].Score, 0.8631)
+		r.Mode = store.SearchBM25
+		eq(t, "explicit bm25 score", search(t, e.Store, r).Matches[0].Score, 0.8631)
+	}},
+	{"search_bm25_idf_from_scope_only", func(t *testing.T, e *Env) {
+		const p = "a/main/"
+		create(t, e.Store, p+"x.md", "the the the the the weather")
+		create(t, e.Store, p+"y.md", "the fish")
+		create(t, e.Store, p+"z.md", "the end")
+		r := store.SearchRequest{Prefix: p, Query: "the fish", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000}
+		before := search(t, e.Store, r)
+		eqSlice(t, "rare terms outweigh common ones", matchPaths(before)[:1], []string{p + "y.md"})
+		// Other tenants, and deeper folders, change no statistic.
+		for i := range 12 {
+			create(t, e.Store, "b/main/"+string(rune('a'+i))+".md", "fish fish")
+			create(t, e.Store, p+"deep/"+string(rune('a'+i))+".md", "fish")
+		}
+		after := search(t, e.Store, r)
+		eqSlice(t, "paths", matchPaths(after), matchPaths(before))
+		for i := range after.Matches {
+			eq(t, "score "+after.Matches[i].Path, after.Matches[i].Score, before.Matches[i].Score)
+		}
+		r.Query = "a main"
+		eq(t, "the scope never scores", len(search(t, e.Store, r).Matches), 0)
+	}},
+	{"search_bm25_passage", func(t *testing.T, e *Env) {
+		text := "Early on we talked about the weather. " + strings.Repeat("Nothing of note here. ", 40) +
+			"The boiler was serviced in October by Carlos. " + strings.Repeat("More small talk. ", 40) + "The end, boiler."
+		create(t, e.Store, "p/log.md", text)
+		res := search(t, e.Store, store.SearchRequest{Prefix: "p/", Query: "who serviced the boiler", Limit: 5, MaxFiles: 5, MaxChars: 80, MaxFileChars: 10000})
+		if len(res.Matches) != 1 || !strings.Contains(res.Matches[0].Snippet, "boiler was serviced") {
+			t.Fatalf("snippet is not the best passage: %+v", res.Matches)
+		}
+		eq(t, "budget", budgetUsed("p/", res), 80)
+	}},
+	{"search_bm25_unicode", func(t *testing.T, e *Env) {
+		create(t, e.Store, "w/a.md", "Café in São Paulo; 東京タワー")
+		create(t, e.Store, "w/b.md", "nothing")
+		for _, q := range []string{"CAFE", "sao", "東京", "タワー"} {
+			res := search(t, e.Store, store.SearchRequest{Prefix: "w/", Query: q, Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+			eqSlice(t, q, matchPaths(res), []string{"w/a.md"})
+		}
+		// A query without words is scored literally.
+		res := search(t, e.Store, store.SearchRequest{Prefix: "w/", Query: ";", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+		eqSlice(t, "punctuation", matchPaths(res), []string{"w/a.md"})
+		eq(t, "literal score", res.Matches[0].Score, 1.0)
+	}},
+	{"search_mode_invalid", func(t *testing.T, e *Env) {
+		create(t, e.Store, "v/a.md", "x")
+		_, err := e.Store.Search(ctx(t), store.SearchRequest{Prefix: "v/", Query: "x", Mode: "vector", Limit: 1, MaxFiles: 1, MaxChars: 10, MaxFileChars: 10})
+		if !errors.Is(err, store.ErrInvalidSearchMode) {
+			t.Fatalf("mode vector: %v", err)
 		}
 	}},
 }

@@ -85,6 +85,10 @@ type Options struct {
 	NamespaceFunc func(ctx context.Context) (string, error)
 	// Limits bound reads, injection and search.
 	Limits Limits
+	// SearchMode is how search_memory ranks files: "" or
+	// [store.SearchBM25] (the default), or [store.SearchLiteral], the
+	// reference notebook's term counts.
+	SearchMode store.SearchMode
 	// Guidance overrides the usage guidance put in the instructions: nil
 	// means the default guidance (about 200 tokens); a pointer to "" means no guidance (and no
 	// instructions at all).
@@ -138,12 +142,14 @@ type Memory struct {
 	logger   *slog.Logger
 	backend  string
 	names    toolNames
+	mode     store.SearchMode
 }
 
 // New returns a Memory over s. It fails when an option is invalid: a
 // negative limit, an agent name that is not one path segment, an invalid
 // fixed namespace, both forms of namespace or metadata set, an unknown
-// error mode, invalid fixed metadata, or an invalid tool prefix.
+// error mode, invalid fixed metadata, an invalid tool prefix, or an unknown
+// search mode (store.ErrInvalidSearchMode).
 func New(s *store.Store, opts *Options) (*Memory, error) {
 	if s == nil {
 		return nil, errors.New("memory: nil store")
@@ -198,6 +204,10 @@ func New(s *store.Store, opts *Options) (*Memory, error) {
 		return nil, errors.New("memory: ToolPrefix must be 1-32 characters of [A-Za-z0-9_-] starting with a letter")
 	}
 	m.names = newToolNames(o.ToolPrefix)
+	if !o.SearchMode.Valid() {
+		return nil, fmt.Errorf("memory: SearchMode %q: %w", o.SearchMode, store.ErrInvalidSearchMode)
+	}
+	m.mode = o.SearchMode
 	if o.Guidance == nil {
 		m.guidance = defaultGuidance(m.names)
 	} else {

@@ -65,9 +65,11 @@ type SearchResult struct {
 type SearchMatch struct {
 	// File is the scope-relative file name.
 	File string `json:"file"`
-	// Snippet is a window of the file around the first hit.
+	// Snippet is a window of the file around its best passage (the first
+	// hit in literal mode).
 	Snippet string `json:"snippet"`
-	// Score is content hits plus twice the name hits.
+	// Score is the store's score (see store.Match): BM25, or content hits
+	// plus twice the name hits in literal mode.
 	Score float64 `json:"score"`
 }
 
@@ -462,7 +464,7 @@ func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (an
 	l := m.limits
 	prefix := sc.path + "/"
 	r, err := m.s.Search(ctx, store.SearchRequest{
-		Prefix: prefix, Query: q, Limit: l.MaxSearchResults, MaxFiles: l.MaxSearchFiles,
+		Prefix: prefix, Query: q, Mode: m.mode, Limit: l.MaxSearchResults, MaxFiles: l.MaxSearchFiles,
 		MaxChars: l.MaxSearchResultChars, MaxFileChars: l.MaxMemorySize,
 	})
 	if err != nil {

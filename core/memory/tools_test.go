@@ -336,7 +336,8 @@ func TestIdempotentTools(t *testing.T) {
 
 // Reference test 25: search tool.
 func TestSearchTool(t *testing.T) {
-	m, s := newMem(t, nil)
+	// The reference notebook scores literally.
+	m, s := newMem(t, &Options{SearchMode: store.SearchLiteral})
 	put(t, s, "tenant-a/main/alpha.md", "alpha alpha")
 	put(t, s, "tenant-a/main/beta.md", "alpha")
 	put(t, s, "tenant-a/main/nested/deep.md", "alpha alpha alpha")
@@ -352,7 +353,7 @@ func TestSearchTool(t *testing.T) {
 		}
 	}
 	// The hidden scope does not use the char budget.
-	m14 := mustNew(t, s, &Options{Limits: Limits{MaxSearchResultChars: 14}})
+	m14 := mustNew(t, s, &Options{SearchMode: store.SearchLiteral, Limits: Limits{MaxSearchResultChars: 14}})
 	put(t, s, "a-rather-long-tenant-name/main/topic.md", "needle")
 	r = call(t, m14, inv("a-rather-long-tenant-name"), "search_memory", map[string]any{"query": "needle"}).(*SearchResult)
 	if len(r.Matches) != 1 || r.Matches[0].File+r.Matches[0].Snippet != "topic.mdneedle" {

@@ -56,16 +56,25 @@ func ExampleStore_Search() {
 		"kamal/main/old/log.md": "flights flights flights (nested: not in the scope)\n",
 	})
 	res, _ := s.Search(ctx, store.SearchRequest{
-		Prefix: "kamal/main/", Query: "flights", Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
+		Prefix: "kamal/main/", Query: "early flight", Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
 	})
 	for _, m := range res.Matches {
-		fmt.Printf("%s %.0f %q\n", m.Path, m.Score, m.Snippet)
+		fmt.Printf("%s %.2f %q\n", m.Path, m.Score, m.Snippet)
 	}
 	fmt.Println("scanned", res.Scanned)
+	// The reference notebook's literal scoring counts substrings.
+	res, _ = s.Search(ctx, store.SearchRequest{
+		Prefix: "kamal/main/", Query: "flights", Mode: store.SearchLiteral, Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
+	})
+	for _, m := range res.Matches {
+		fmt.Printf("%s %.0f\n", m.Path, m.Score)
+	}
 	// Output:
-	// kamal/main/MEMORY.md 1 "- lives in Hanoi\n- hates early flights\n"
-	// kamal/main/travel.md 1 "Prefers aisle seats. No flights before 10am.\n"
+	// kamal/main/MEMORY.md 0.90 "- lives in Hanoi\n- hates early flights\n"
+	// kamal/main/travel.md 0.18 "Prefers aisle seats. No flights before 10am.\n"
 	// scanned 2
+	// kamal/main/MEMORY.md 1
+	// kamal/main/travel.md 1
 }
 
 func ExampleStore_ListPaths() {

@@ -26,20 +26,22 @@ type candidate struct {
 	content string
 }
 
-// Search runs a bounded lexical search over the files directly under
-// r.Prefix. Each query term (lower-cased) scores its non-overlapping hits in
-// the content plus twice its hits in the scope-relative name; matches sort
-// by score, then path; the names and snippets of all matches together fit
-// in r.MaxChars runes.
+// Search runs a bounded search over the files directly under r.Prefix
+// and returns the best matches first (by score, then path); the names and
+// snippets of all matches together fit in r.MaxChars runes, shared among
+// them. r.Mode picks the ranking: BM25 by default, or the reference
+// notebook's literal term counts ([SearchLiteral]); see [SearchMode].
 //
 // r.Prefix is a plain string prefix, as for ListPaths, narrowed to one
 // folder: the files searched are those whose path starts with r.Prefix and
 // has no "/" after it ("notes/p05" searches notes/p05.md and notes/p05x.md,
 // not notes/p05/a.md).
 //
-// An empty query returns an empty result. It fails with ErrInvalidPath for
-// a bad prefix and ErrInvalidBound when Limit, MaxFiles, MaxChars or
-// MaxFileChars is not positive.
+// An empty query returns an empty result. In BM25 mode a query with no
+// word at all (only punctuation, say) is scored literally instead. It
+// fails with ErrInvalidPath for a bad prefix, ErrInvalidBound when Limit,
+// MaxFiles, MaxChars or MaxFileChars is not positive and
+// ErrInvalidSearchMode for an unknown Mode.
 func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpSearch})
 	defer func() { o.done(err, false, len(res.Matches)) }()
@@ -57,6 +59,9 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 			return SearchResult{}, fmt.Errorf("%w: %s must be positive, got %d", ErrInvalidBound, b.name, b.n)
 		}
 	}
+	if !r.Mode.Valid() {
+		return SearchResult{}, fmt.Errorf("%w, got %q", ErrInvalidSearchMode, r.Mode)
+	}
 	terms := Fields(strings.ToLower(r.Query))
 	if len(terms) == 0 {
 		return SearchResult{Matches: []Match{}}, nil
@@ -65,7 +70,7 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 	if err != nil {
 		return SearchResult{}, err
 	}
-	res = lexical(r.Prefix, terms, cands, r.Limit, r.MaxFiles, r.MaxChars)
+	res = rank(r, terms, cands)
 	res.Truncated = res.Truncated || truncated
 	return res, nil
 }
@@ -156,22 +161,47 @@ func (s *Store) getFiles(ctx context.Context, paths []string) (map[string]*drive
 	return out, nil
 }
 
-// lexical scores candidates (sorted by path, contents already bounded)
-// exactly as the reference does. terms must be lower-cased.
-func lexical(prefix string, terms []string, cands []candidate, limit, maxFiles, maxChars int) SearchResult {
+// hit is one scored file, with how to cut its snippet.
+type hit struct {
+	c       candidate
+	rel     string // scope-relative name
+	score   float64
+	snippet func(width int) string
+}
+
+// rank scores cands (sorted by path, contents already bounded, at most
+// r.MaxFiles of them) in r's mode and shapes the best into matches.
+func rank(r SearchRequest, terms []string, cands []candidate) SearchResult {
 	res := SearchResult{Matches: []Match{}}
-	type scored struct {
-		c     candidate
-		rel   string
-		score float64
+	if len(cands) > r.MaxFiles {
+		cands, res.Truncated = cands[:r.MaxFiles], true
 	}
-	var hits []scored
-	for i, c := range cands {
-		if res.Scanned == maxFiles {
-			res.Truncated = res.Truncated || i < len(cands)
-			break
+	res.Scanned = len(cands)
+	var hits []hit
+	if r.Mode != SearchLiteral {
+		hits = bm25(r.Prefix, r.Query, cands)
+	}
+	if hits == nil { // literal mode, or a query without words
+		hits = lexical(r.Prefix, terms, cands)
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
 		}
-		res.Scanned++
+		return strings.Compare(a.c.path, b.c.path)
+	})
+	var cut bool
+	res.Matches, cut = shape(hits, r.Limit, r.MaxChars)
+	res.Truncated = res.Truncated || cut
+	return res
+}
+
+// lexical scores candidates exactly as the reference does: each term's
+// non-overlapping hits in the content plus twice those in the name. terms
+// must be lower-cased. Only positive scores are returned.
+func lexical(prefix string, terms []string, cands []candidate) []hit {
+	hits := []hit{}
+	for _, c := range cands {
 		rel := strings.TrimPrefix(c.path, prefix)
 		lrel, text := strings.ToLower(rel), strings.ToLower(c.content)
 		score := 0
@@ -179,33 +209,82 @@ func lexical(prefix string, terms []string, cands []candidate, limit, maxFiles, 
 			score += strings.Count(text, t) + 2*strings.Count(lrel, t)
 		}
 		if score > 0 {
-			hits = append(hits, scored{c, rel, float64(score)})
+			content := c.content
+			hits = append(hits, hit{c, rel, float64(score), func(w int) string { return snippet(content, terms, w) }})
 		}
 	}
-	slices.SortStableFunc(hits, func(a, b scored) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
+	return hits
+}
+
+// minShare is the snippet length, in runes, that each match is given at
+// least when the budget is shared; a budget too small for that returns
+// fewer matches rather than all of them with useless snippets.
+const minShare = 50
+
+// shape turns ranked hits into at most limit matches whose names and
+// snippets fit in maxChars runes together, and reports whether anything
+// was left out. The budget is shared by water-filling: each match needs
+// its name plus its whole content; the ones that need less than an equal
+// share get what they need, the others split the rest equally. When that
+// leaves some match less than its name plus minShare (or its need), fewer
+// matches share it; a single match takes the whole budget, as in the
+// reference.
+func shape(hits []hit, limit, maxChars int) ([]Match, bool) {
+	n := min(limit, len(hits))
+	names := make([]int, n)
+	needs := make([]int, n)
+	for i, h := range hits[:n] {
+		names[i] = utf8.RuneCountInString(h.rel)
+		needs[i] = names[i] + utf8.RuneCountInString(h.c.content)
+	}
+	var alloc []int
+	for k := n; k >= 1; k-- {
+		alloc = waterfill(needs[:k], maxChars)
+		ok := true
+		for i := range k {
+			if alloc[i] < min(needs[i], names[i]+minShare) {
+				ok = false
+				break
+			}
 		}
-		return strings.Compare(a.c.path, b.c.path)
-	})
-	remaining := maxChars
-	for _, h := range hits {
-		if len(res.Matches) == limit {
+		if ok || k == 1 {
 			break
 		}
-		available := remaining - utf8.RuneCountInString(h.rel)
+	}
+	out := []Match{}
+	truncated := false
+	for i, a := range alloc {
+		available := a - names[i]
 		if available <= 0 {
-			res.Truncated = true
+			truncated = true
 			break
 		}
-		snip := snippet(h.c.content, terms, available)
-		res.Matches = append(res.Matches, Match{Path: h.c.path, Snippet: snip, Score: h.score})
-		remaining -= utf8.RuneCountInString(h.rel) + utf8.RuneCountInString(snip)
+		out = append(out, Match{Path: hits[i].c.path, Snippet: hits[i].snippet(available), Score: hits[i].score})
 	}
-	if len(res.Matches) < len(hits) {
-		res.Truncated = true
+	return out, truncated || len(out) < len(hits)
+}
+
+// waterfill splits total among needs (in rank order): the smallest needs
+// are met in full while they are below an equal share of what is left; the
+// rest split what remains equally, the better ranked taking the remainder.
+func waterfill(needs []int, total int) []int {
+	alloc := make([]int, len(needs))
+	order := make([]int, len(needs))
+	for i := range order {
+		order[i] = i
 	}
-	return res
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(needs[a], needs[b]) })
+	left := total
+	for j, i := range order {
+		alloc[i] = min(needs[i], left/(len(order)-j))
+		left -= alloc[i]
+	}
+	for i := range alloc {
+		d := min(left, needs[i]-alloc[i])
+		alloc[i] += d
+		left -= d
+	}
+	return alloc
 }
 
 // snippet returns a window of at most width runes of content around the
@@ -214,7 +293,6 @@ func snippet(content string, terms []string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	runes := []rune(content)
 	lower := strings.ToLower(content)
 	center := -1
 	for _, t := range terms {
@@ -226,10 +304,17 @@ func snippet(content string, terms []string, width int) string {
 		}
 	}
 	center = max(center, 0)
-	start := max(0, center-width/3)
+	return window([]rune(content), center-width/3, width)
+}
+
+// window returns at most width runes of runes starting at start (pulled
+// back when the window would pass the end), with "..." replacing the
+// first and last three runes where the text is cut.
+func window(runes []rune, start, width int) string {
+	start = max(0, start)
 	end := min(len(runes), start+width)
 	start = max(0, end-width)
-	s := []rune(string(runes[start:end]))
+	s := slices.Clone(runes[start:end])
 	dots := func(at int) {
 		if len(s) >= 3 {
 			copy(s[at:at+3], []rune("..."))

@@ -70,7 +70,29 @@ type DeleteRequest struct {
 	Metadata map[string]string
 }
 
-// SearchRequest is one bounded lexical search.
+// SearchMode selects how [Store.Search] ranks files. The zero value is
+// [SearchBM25]; more modes may be added (a hybrid one, with an embedder).
+type SearchMode string
+
+// The search modes.
+const (
+	// SearchBM25 (the default, also meant by "") ranks by Okapi BM25 over
+	// stemmed, Unicode-aware terms, with the scope-relative file name as a
+	// second field. Document frequencies and the average length come from
+	// the files scanned by the same search, so a score depends only on the
+	// scope (never on other tenants) and is the same on every backend.
+	SearchBM25 SearchMode = "bm25"
+	// SearchLiteral is the reference notebook's scoring: for each
+	// whitespace-separated, lower-cased query term, its non-overlapping
+	// occurrences in the content plus twice those in the scope-relative
+	// name, with the snippet around the first occurrence.
+	SearchLiteral SearchMode = "literal"
+)
+
+// Valid reports whether m names a mode ("" included).
+func (m SearchMode) Valid() bool { return m == "" || m == SearchBM25 || m == SearchLiteral }
+
+// SearchRequest is one bounded search.
 type SearchRequest struct {
 	// Prefix selects the scope; only files that start with it and have no
 	// further "/" are searched. Usually a folder ending in "/"; a partial
@@ -78,14 +100,19 @@ type SearchRequest struct {
 	// "p05". It is trusted (resolved by the application) and never
 	// contributes to scores.
 	Prefix string
-	// Query is split on whitespace into case-insensitive terms.
+	// Query is what to look for. [SearchLiteral] splits it on whitespace
+	// into case-insensitive terms; [SearchBM25] takes its words, stemmed.
 	Query string
+	// Mode selects the ranking; "" means [SearchBM25].
+	Mode SearchMode
 	// Limit bounds the number of matches (> 0).
 	Limit int
 	// MaxFiles bounds the number of files scored (> 0).
 	MaxFiles int
 	// MaxChars bounds the sum, over matches, of the scope-relative name
-	// length plus the snippet length, in runes (> 0).
+	// length plus the snippet length, in runes (> 0). The matches share it:
+	// a short file's snippet takes only what it needs and the longer ones
+	// split the rest, so one snippet never takes the budget of the others.
 	MaxChars int
 	// MaxFileChars bounds how much of each file is read and scored (> 0).
 	MaxFileChars int
@@ -95,9 +122,13 @@ type SearchRequest struct {
 type Match struct {
 	// Path is the full store path.
 	Path string
-	// Snippet is a window of the content around the first hit.
+	// Snippet is a window of the content: around the passage with the most
+	// query terms ([SearchBM25]) or the first hit ([SearchLiteral]), with
+	// "..." marking the cut ends.
 	Snippet string
-	// Score is content hits plus twice the scope-relative name hits.
+	// Score is the BM25 score, rounded to 4 decimals ([SearchBM25]), or
+	// content hits plus twice the scope-relative name hits
+	// ([SearchLiteral]). Higher is better; only positive scores match.
 	Score float64
 }
 

@@ -1,0 +1,270 @@
+// Package retrieval measures search quality through the path the model
+// uses: each set's files are written to an in-memory store and each query
+// runs as a search_memory tool call with default limits, once per search
+// mode. It reports recall@k and MRR per query kind, and, for sets whose
+// questions have several evidence files (conversations, one file per
+// session), whether all of them are in the first k.
+//
+// Two sets: the development notes (shared/retrieval/dev.json, beside the
+// repository; see [FindDevSet]) and a synthetic conversation set generated
+// here ([Conversations]), deterministic, so a figure moves only when the
+// ranking does.
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// Query is one question and the files that hold its answer.
+type Query struct {
+	// Q is the query text, as a model would pass it to search_memory.
+	Q string
+	// Want are the scope-relative names of the evidence files.
+	Want []string
+	// Kind groups queries in the report (exact, paraphrase, …).
+	Kind string
+}
+
+// Set is one user's files and the queries over them.
+type Set struct {
+	// Name labels the set in reports.
+	Name string
+	// Users maps a namespace to its files (scope-relative name → content).
+	Users map[string]map[string]string
+	// Queries maps a namespace to its queries.
+	Queries map[string][]Query
+}
+
+// Scores are the figures of one mode over one group of queries.
+type Scores struct {
+	// N is the number of queries.
+	N int
+	// Recall1, Recall3 and Recall5 are the share of queries with an
+	// evidence file in the first 1, 3 and 5 results.
+	Recall1, Recall3, Recall5 float64
+	// All5 is the share of queries with every evidence file in the first 5.
+	All5 float64
+	// MRR is the mean reciprocal rank of the first evidence file (0 when
+	// absent).
+	MRR float64
+	// Results is the mean number of files returned.
+	Results float64
+}
+
+// Report holds the scores of one mode, overall ("all") and per kind.
+type Report map[string]*Scores
+
+// Kinds returns the report's kinds sorted, "all" first.
+func (r Report) Kinds() []string {
+	var out []string
+	for k := range r {
+		if k != "all" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return append([]string{"all"}, out...)
+}
+
+// Evaluate runs every query of set through search_memory in mode, with
+// default limits, and scores the results.
+func Evaluate(ctx context.Context, set Set, mode store.SearchMode) (Report, error) {
+	r, err := NewRunner(ctx, set, mode)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rep := Report{}
+	for i := range r.Len() {
+		q, res, err := r.Run(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		var ranks []int // 1-based ranks of the evidence files found
+		for i, mt := range res.Matches {
+			for _, w := range q.Want {
+				if mt.File == w {
+					ranks = append(ranks, i+1)
+				}
+			}
+		}
+		rep.add("all", ranks, len(q.Want), len(res.Matches))
+		rep.add(q.Kind, ranks, len(q.Want), len(res.Matches))
+	}
+	for _, sc := range rep {
+		n := float64(sc.N)
+		sc.Recall1, sc.Recall3, sc.Recall5, sc.All5, sc.MRR, sc.Results = sc.Recall1/n, sc.Recall3/n, sc.Recall5/n, sc.All5/n, sc.MRR/n, sc.Results/n
+	}
+	return rep, nil
+}
+
+// add counts one query: ranks are the sorted ranks of the evidence files
+// found, of want; returned is how many files came back.
+func (rep Report) add(kind string, ranks []int, want, returned int) {
+	sc := rep[kind]
+	if sc == nil {
+		sc = &Scores{}
+		rep[kind] = sc
+	}
+	sc.N++
+	sc.Results += float64(returned)
+	if len(ranks) > 0 {
+		first := ranks[0]
+		sc.MRR += 1 / float64(first)
+		for k, p := range map[int]*float64{1: &sc.Recall1, 3: &sc.Recall3, 5: &sc.Recall5} {
+			if first <= k {
+				*p++
+			}
+		}
+	}
+	if len(ranks) == want && (want == 0 || ranks[len(ranks)-1] <= 5) {
+		sc.All5++
+	}
+}
+
+// Runner holds a set's files in a fresh in-memory store and runs its
+// queries as search_memory calls.
+type Runner struct {
+	s       *store.Store
+	m       *memory.Memory
+	ns      []string // namespace of each query
+	queries []Query
+}
+
+// NewRunner writes set's files to a fresh in-memory store and returns a
+// Runner searching them in mode with default limits.
+func NewRunner(ctx context.Context, set Set, mode store.SearchMode) (*Runner, error) {
+	s := store.New(memstore.New(), nil)
+	for ns, files := range set.Users {
+		for name, content := range files {
+			if _, err := s.Write(ctx, store.WriteRequest{Path: ns + "/" + memory.DefaultAgentName + "/" + name, Content: content}); err != nil {
+				_ = s.Close()
+				return nil, fmt.Errorf("retrieval: write %s/%s: %w", ns, name, err)
+			}
+		}
+	}
+	m, err := memory.New(s, &memory.Options{SearchMode: mode})
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	r := &Runner{s: s, m: m}
+	namespaces := make([]string, 0, len(set.Queries))
+	for ns := range set.Queries {
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	for _, ns := range namespaces {
+		for _, q := range set.Queries[ns] {
+			r.ns = append(r.ns, ns)
+			r.queries = append(r.queries, q)
+		}
+	}
+	return r, nil
+}
+
+// Len is the number of queries.
+func (r *Runner) Len() int { return len(r.queries) }
+
+// Run runs query i (modulo Len) and returns it with its result.
+func (r *Runner) Run(ctx context.Context, i int) (Query, *memory.SearchResult, error) {
+	i %= len(r.queries)
+	q := r.queries[i]
+	args, err := json.Marshal(map[string]string{"query": q.Q})
+	if err != nil {
+		return q, nil, err
+	}
+	out, err := r.m.Call(ctx, memory.Invocation{Namespace: r.ns[i]}, memory.SearchTool, args)
+	if err != nil {
+		return q, nil, err
+	}
+	res, ok := out.(*memory.SearchResult)
+	if !ok {
+		return q, nil, fmt.Errorf("retrieval: query %q: %+v", q.Q, out)
+	}
+	return q, res, nil
+}
+
+// Close closes the store.
+func (r *Runner) Close() error { return r.s.Close() }
+
+// DevSetEnv names the variable that, when set, is the path of dev.json.
+const DevSetEnv = "AGENTMEM_RETRIEVAL_DEV"
+
+// ErrNoDevSet reports that dev.json was not found.
+var ErrNoDevSet = errors.New("retrieval: shared/retrieval/dev.json not found: set " + DevSetEnv +
+	" to its path, or put the shared/ folder beside the repository")
+
+// FindDevSet returns the path of dev.json: $AGENTMEM_RETRIEVAL_DEV, else
+// shared/retrieval/dev.json in the parent of the repository root (the
+// folder holding go.work above dir) or in a folder above it.
+func FindDevSet(dir string) (string, error) {
+	if p := os.Getenv(DevSetEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w (%s=%s: %v)", ErrNoDevSet, DevSetEnv, p, err)
+		}
+		return p, nil
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	root := ""
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w (no go.work above %s)", ErrNoDevSet, dir)
+		}
+	}
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "retrieval", "dev.json")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w (looked above %s)", ErrNoDevSet, root)
+		}
+	}
+}
+
+// LoadDevSet reads dev.json: one user's files and queries, each with one
+// wanted file.
+func LoadDevSet(path string) (Set, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Set{}, err
+	}
+	var raw struct {
+		Namespace string            `json:"namespace"`
+		Files     map[string]string `json:"files"`
+		Queries   []struct {
+			Q    string `json:"q"`
+			Want string `json:"want"`
+			Kind string `json:"kind"`
+		} `json:"queries"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Set{}, fmt.Errorf("retrieval: %s: %w", path, err)
+	}
+	if raw.Namespace == "" || len(raw.Files) == 0 || len(raw.Queries) == 0 {
+		return Set{}, fmt.Errorf("retrieval: %s: want namespace, files and queries", path)
+	}
+	set := Set{Name: "dev", Users: map[string]map[string]string{raw.Namespace: raw.Files}, Queries: map[string][]Query{}}
+	for _, q := range raw.Queries {
+		set.Queries[raw.Namespace] = append(set.Queries[raw.Namespace], Query{Q: q.Q, Want: []string{q.Want}, Kind: q.Kind})
+	}
+	return set, nil
+}

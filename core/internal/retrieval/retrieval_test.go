@@ -1,0 +1,150 @@
+package retrieval
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// The committed conversation set: 40 users, seed 28.
+const convUsers, convSeed = 40, 28
+
+func TestConversationSet(t *testing.T) {
+	a, b := Conversations(convUsers, convSeed), Conversations(convUsers, convSeed)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the generator is not deterministic")
+	}
+	queries := 0
+	for ns, files := range a.Users {
+		if len(files) < 10 {
+			t.Fatalf("%s: %d sessions", ns, len(files))
+		}
+		for name, c := range files {
+			if n := utf8.RuneCountInString(c); n < 2000 || n > 6000 {
+				t.Fatalf("%s/%s: %d characters", ns, name, n)
+			}
+		}
+		for _, q := range a.Queries[ns] {
+			queries++
+			if len(q.Want) == 0 {
+				t.Fatalf("%s: %q has no evidence", ns, q.Q)
+			}
+			for _, w := range q.Want {
+				if files[w] == "" {
+					t.Fatalf("%s: %q wants missing %s", ns, q.Q, w)
+				}
+			}
+		}
+	}
+	if queries != 6*convUsers {
+		t.Fatalf("%d queries", queries)
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	set := Set{
+		Users: map[string]map[string]string{"u": {"a.md": "apples and pears", "b.md": "pears only", "c.md": "nothing"}},
+		Queries: map[string][]Query{"u": {
+			{Q: "apples", Want: []string{"a.md"}, Kind: "x"},
+			{Q: "pears", Want: []string{"a.md", "b.md"}, Kind: "y"},
+			{Q: "plums", Want: []string{"c.md"}, Kind: "y"},
+		}},
+	}
+	rep, err := Evaluate(t.Context(), set, store.SearchBM25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pears: b.md (shorter) first, then a.md.
+	want := Scores{N: 3, Recall1: 2.0 / 3, Recall3: 2.0 / 3, Recall5: 2.0 / 3, All5: 2.0 / 3, MRR: 2.0 / 3, Results: 1}
+	if got := *rep["all"]; got != want {
+		t.Fatalf("all = %+v, want %+v", got, want)
+	}
+	if rep["x"].N != 1 || rep["y"].N != 2 || !reflect.DeepEqual(rep.Kinds(), []string{"all", "x", "y"}) {
+		t.Fatalf("kinds = %v", rep.Kinds())
+	}
+}
+
+func TestConversationsBM25BeatsLiteral(t *testing.T) {
+	set := Conversations(10, convSeed)
+	lit, err := Evaluate(t.Context(), set, store.SearchLiteral)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, err := Evaluate(t.Context(), set, store.SearchBM25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bm["all"].Recall5 <= lit["all"].Recall5 {
+		t.Fatalf("session recall@5: bm25 %.3f, literal %.3f", bm["all"].Recall5, lit["all"].Recall5)
+	}
+}
+
+func TestFindDevSetFailsClearly(t *testing.T) {
+	t.Setenv(DevSetEnv, t.TempDir()+"/missing.json")
+	if _, err := FindDevSet("."); err == nil || !strings.Contains(err.Error(), DevSetEnv) {
+		t.Fatalf("FindDevSet = %v", err)
+	}
+}
+
+var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
+
+// BenchmarkRetrieval reports search quality through search_memory with
+// default limits: on dev.json (recall@1, recall@3, MRR per mode and query
+// kind) and on the conversation set (session recall@5 and every evidence
+// session in the first 5), evaluated once per mode; ns/op is one
+// search_memory call, round-robin over the set's queries. It fails when
+// dev.json cannot be found.
+func BenchmarkRetrieval(b *testing.B) {
+	path, err := FindDevSet(".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dev, err := LoadDevSet(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conv := Conversations(convUsers, convSeed)
+	for _, set := range []Set{dev, conv} {
+		for _, m := range modes {
+			rep, err := Evaluate(b.Context(), set, m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := NewRunner(b.Context(), set, m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/%s", set.Name, m), func(b *testing.B) {
+				for _, k := range rep.Kinds() {
+					if b.N > 1 {
+						break // logged on the first run
+					}
+					sc := rep[k]
+					label := fmt.Sprintf("%s %s/%s n=%d", set.Name, m, k, sc.N)
+					if set.Name == "dev" {
+						b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
+					} else {
+						b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)
+					}
+				}
+				all := rep["all"]
+				b.ReportMetric(all.Recall1, "recall@1")
+				b.ReportMetric(all.Recall3, "recall@3")
+				b.ReportMetric(all.Recall5, "recall@5")
+				b.ReportMetric(all.All5, "all@5")
+				b.ReportMetric(all.MRR, "MRR")
+				b.ResetTimer()
+				for i := range b.N {
+					if _, _, err := r.Run(b.Context(), i); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			_ = r.Close()
+		}
+	}
+}

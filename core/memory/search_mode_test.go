@@ -1,0 +1,68 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+func TestSearchModes(t *testing.T) {
+	_, s := newMem(t, nil)
+	put(t, s, "ana/main/food.md", "- Pescatarian; eats fish twice a week.\n")
+	put(t, s, "ana/main/commute.md", "- Cycles to the office when it is dry.\n")
+	put(t, s, "ana/main/travel.md", "- Prefers trains; the food on planes is bad.\n")
+	for _, c := range []struct {
+		mode  store.SearchMode
+		query string
+		want  []string
+	}{
+		{"", "cycling", []string{"commute.md"}},
+		{store.SearchBM25, "food", []string{"food.md", "travel.md"}},
+		{store.SearchLiteral, "cycling", nil},
+		{store.SearchLiteral, "food", []string{"food.md", "travel.md"}},
+	} {
+		m := mustNew(t, s, &Options{SearchMode: c.mode})
+		r := call(t, m, inv("ana"), "search_memory", map[string]any{"query": c.query}).(*SearchResult)
+		var got []string
+		for _, mt := range r.Matches {
+			got = append(got, mt.File)
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") || r.Scanned != 3 {
+			t.Errorf("%q %q: %v (scanned %d), want %v", c.mode, c.query, got, r.Scanned, c.want)
+		}
+	}
+	if _, err := New(s, &Options{SearchMode: "vector"}); !errors.Is(err, store.ErrInvalidSearchMode) {
+		t.Fatalf("New with mode vector: %v", err)
+	}
+}
+
+func TestSearchSharesTheBudget(t *testing.T) {
+	// Twelve long sessions match: with default limits, ten come back (not
+	// the one or two whose first snippet took the whole budget), each with
+	// its share of the characters, in both modes.
+	_, s := newMem(t, nil)
+	for i := range 12 {
+		body := strings.Repeat(fmt.Sprintf("We talked about the weather on day %d. ", i), 60)
+		put(t, s, fmt.Sprintf("ana/main/session-%02d.md", i), body+"Then the marathon came up. "+body)
+	}
+	for _, mode := range []store.SearchMode{store.SearchBM25, store.SearchLiteral} {
+		m := mustNew(t, s, &Options{SearchMode: mode})
+		r := call(t, m, inv("ana"), "search_memory", map[string]any{"query": "marathon"}).(*SearchResult)
+		if len(r.Matches) != DefaultMaxSearchResults || !r.Truncated {
+			t.Fatalf("%s: %d matches, truncated %v", mode, len(r.Matches), r.Truncated)
+		}
+		total := 0
+		for _, mt := range r.Matches {
+			total += runes(mt.File) + runes(mt.Snippet)
+			if !strings.Contains(mt.Snippet, "marathon") || runes(mt.Snippet) < 300 {
+				t.Fatalf("%s: snippet of %s: %q", mode, mt.File, mt.Snippet)
+			}
+		}
+		if total > DefaultMaxSearchResultChars {
+			t.Fatalf("%s: %d chars", mode, total)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"math"
+	"path"
+	"strings"
+
+	"github.com/agentmem/agentmem/core/internal/lexis"
+)
+
+// BM25 parameters: the usual k1 and b, and the weight of the name field
+// (BM25F): a term in a file's name counts as much as nameWeight
+// occurrences in a body of average length.
+const (
+	bm25K1     = 1.2
+	bm25B      = 0.75
+	nameWeight = 2.0
+)
+
+// occurrence is one query term found in a body, in runes.
+type occurrence struct{ term, start, end int }
+
+// doc is one candidate's statistics for the query terms.
+type doc struct {
+	bodyLen, nameLen int
+	bodyTF, nameTF   []int
+	occ              []occurrence
+}
+
+// bm25 scores cands by BM25F over two fields, the body and the
+// scope-relative name without its extension ("food.md" → "food"), with
+// document frequencies and average lengths from cands alone. It returns nil
+// when the query has no terms (the caller then scores literally) and the
+// files with a positive score otherwise.
+func bm25(prefix, query string, cands []candidate) []hit {
+	sc := lexis.NewScanner()
+	q := sc.Terms(query)
+	if len(q) == 0 {
+		return nil
+	}
+	index := make(map[string]int, len(q))
+	for i, t := range q {
+		index[t] = i
+	}
+	docs := make([]doc, len(cands))
+	df := make([]int, len(q))
+	var sumBody, sumName float64
+	for i, c := range cands {
+		d := &docs[i]
+		d.bodyTF, d.nameTF = make([]int, len(q)), make([]int, len(q))
+		sc.Each(c.content, func(t string, start, end int) {
+			d.bodyLen++
+			if j, ok := index[t]; ok {
+				d.bodyTF[j]++
+				d.occ = append(d.occ, occurrence{j, start, end})
+			}
+		})
+		sc.Each(nameField(strings.TrimPrefix(c.path, prefix)), func(t string, _, _ int) {
+			d.nameLen++
+			if j, ok := index[t]; ok {
+				d.nameTF[j]++
+			}
+		})
+		for j := range q {
+			if d.bodyTF[j]+d.nameTF[j] > 0 {
+				df[j]++
+			}
+		}
+		sumBody += float64(d.bodyLen)
+		sumName += float64(d.nameLen)
+	}
+	n := float64(len(cands))
+	avgBody, avgName := max(sumBody/n, 1), max(sumName/n, 1)
+	idf := make([]float64, len(q))
+	for j := range q {
+		idf[j] = math.Log(1 + (n-float64(df[j])+0.5)/(float64(df[j])+0.5))
+	}
+	hits := []hit{}
+	for i, c := range cands {
+		d := &docs[i]
+		normBody := 1 - bm25B + bm25B*float64(d.bodyLen)/avgBody
+		normName := 1 - bm25B + bm25B*float64(d.nameLen)/avgName
+		score := 0.0
+		for j := range q {
+			tf := float64(d.bodyTF[j])/normBody + nameWeight*float64(d.nameTF[j])/normName
+			if tf > 0 {
+				score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1)
+			}
+		}
+		if score <= 0 {
+			continue
+		}
+		content, occ := c.content, d.occ
+		hits = append(hits, hit{
+			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4,
+			snippet: func(w int) string { return passage(content, occ, idf, w) },
+		})
+	}
+	return hits
+}
+
+// nameField is the part of a file name that describes it: the name
+// without its extension.
+func nameField(rel string) string {
+	if ext := path.Ext(rel); ext != rel {
+		return strings.TrimSuffix(rel, ext)
+	}
+	return rel
+}
+
+// passage returns a window of width runes of content around the passage
+// that holds the most query-term weight: the sum of the IDF of each
+// distinct term in it, plus a tenth of that for each repeated occurrence.
+// Without occurrences (a match by name only) it is the file's start.
+func passage(content string, occ []occurrence, idf []float64, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	runes := []rune(content)
+	if len(runes) <= width || len(occ) == 0 {
+		return window(runes, 0, width)
+	}
+	count := make([]int, len(idf))
+	best, bestI, bestJ := -1.0, 0, 0
+	weight, j := 0.0, 0
+	for i := range occ {
+		// Extend the window [i, j) while it fits in width.
+		for j < len(occ) && occ[j].end-occ[i].start <= width {
+			t := occ[j].term
+			if count[t] == 0 {
+				weight += idf[t]
+			} else {
+				weight += idf[t] / 10
+			}
+			count[t]++
+			j++
+		}
+		if j > i && weight > best {
+			best, bestI, bestJ = weight, i, j
+		}
+		if j > i {
+			t := occ[i].term
+			count[t]--
+			if count[t] == 0 {
+				weight -= idf[t]
+			} else {
+				weight -= idf[t] / 10
+			}
+		} else {
+			j = i + 1 // a single occurrence wider than the window
+		}
+	}
+	first, last := occ[bestI].start, occ[max(bestJ-1, bestI)].end
+	lead := max(0, width-(last-first)) / 3
+	return window(runes, first-lead, width)
+}
