@@ -31,7 +31,17 @@
 // [AuthenticatedUser], the default, for HTTP), and the notebook lives
 // under memory.EscapeNamespace(id), so any id is safe and no id reaches
 // another user's files. File names in tool arguments and resource URIs
-// follow the notebook's rule (one segment of [A-Za-z0-9._-], no "..").
+// follow the notebook's rule (one segment of [A-Za-z0-9._-], no ".."; the
+// ".md" extension in any case; a name that differs from an existing file's
+// only in letter case is refused, naming that file).
+//
+// Every write and delete records who made it, in the file's metadata (and
+// the store's history): [memory.UpdatedByKey] is the user id (the API
+// key's user, the OAuth token's user claim, [FixedUser]'s id over stdio)
+// and [memory.ClientKey] the client's name from its initialize request
+// (clientInfo.name), each without control characters and cut to
+// [MaxWhoChars]; they override the same keys of the notebook's own
+// memory.Options.WriteMetadata.
 //
 // # Exactly once
 //
@@ -56,28 +66,37 @@
 //
 // # Resources
 //
-// resources/list returns the caller's own files ("memory:///MEMORY.md",
-// "memory:///travel.md", at most [Options.MaxResources]) and
-// [SnapshotURI], the injected block; resources/read reads them (bounded as
-// read_memory is). resources/subscribe is supported: a write or delete
-// made through this server notifies the subscribers of that user's file
-// and snapshot (notifications/resources/updated), and nobody else's.
-// Changes made by other processes (another server, a background job, a
-// person editing a file) are noticed by polling while someone is
-// subscribed: every [Options.PollInterval] (default 3 s), per user; a change
-// undone within one interval goes unseen.
-// notifications/resources/list_changed is not sent (the list is per user).
+// Every resource URI is "memory:///" and a name. resources/list returns
+// the caller's own files ("memory:///MEMORY.md", "memory:///travel.md", at
+// most [Options.MaxResources]) and [SnapshotURI] ("memory:///snapshot"),
+// the injected block; resources/read reads them (bounded as read_memory
+// is). [DeprecatedSnapshotURI] ("memory://snapshot", the former form)
+// still answers reads and subscriptions for one release, unlisted.
+// resources/subscribe is supported: a write or delete made through this
+// server notifies the subscribers of that user's file and snapshot
+// (notifications/resources/updated), and nobody else's. Changes made by
+// other processes (another server, a background job, a person editing a
+// file) are noticed by polling while someone is subscribed: every
+// [Options.PollInterval] (default 3 s), per user; a change undone within
+// one interval goes unseen. notifications/resources/list_changed is not
+// sent (the list is per user).
 //
 // # HTTP
 //
-// [Server.Handler] serves the streamable HTTP transport behind bearer
-// tokens: API keys from a [KeyFile] (hashed, reloaded on change, compared
-// in constant time), OAuth 2.1 JWT access tokens verified against the
-// issuer's JWKS ([NewOAuthVerifier]; the protected resource metadata of
-// RFC 9728 is served beside), both, or any auth.TokenVerifier that sets
-// TokenInfo.UserID. A missing or unknown token gets 401, a body over
-// [HTTPOptions.MaxBodyBytes] 413, and a session id presented with another
-// user's token 403. [Server.Shutdown] finishes the calls in flight.
+// [Server.Handler] serves the streamable HTTP transport at one path
+// ([HTTPOptions.Path]; by default the root, and with OAuth the audience's
+// path too) and answers 404 elsewhere; [Server.Mount] registers the same
+// on an http.ServeMux of your own, beside health checks or a console. Both
+// put MCP behind bearer tokens: API keys from a [KeyFile] (hashed,
+// reloaded on change, compared in constant time), OAuth 2.1 JWT access
+// tokens verified against the issuer's JWKS ([NewOAuthVerifier]; the
+// protected resource metadata of RFC 9728 is served beside), both, or any
+// auth.TokenVerifier that sets TokenInfo.UserID. A missing or unknown
+// token gets 401 with an RFC 6750 challenge (WWW-Authenticate: Bearer
+// realm="agentmem", and error="invalid_token" when a token was sent), a
+// body over [HTTPOptions.MaxBodyBytes] 413, and a session id presented
+// with another user's token 403. [Server.Shutdown] finishes the calls in
+// flight.
 //
 // # Telemetry
 //

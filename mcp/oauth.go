@@ -420,6 +420,12 @@ func (v *OAuthVerifier) MetadataURL() string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: metadataPath(u.Path)}).String()
 }
 
+// resourcePath is the path of the audience URL, "/" when it has none.
+func (v *OAuthVerifier) resourcePath() string {
+	u, _ := url.Parse(v.o.Audience) // checked by NewOAuthVerifier
+	return cmpOr(u.Path, "/")
+}
+
 func metadataPath(resourcePath string) string {
 	return ProtectedResourceMetadataPath + strings.TrimSuffix(resourcePath, "/")
 }

@@ -242,7 +242,11 @@ func TestHTTPOAuthBindsTheTokensUser(t *testing.T) {
 		"unknown key":    token(t, is.Unpublished, "RS256", is.Claims("ana", aud)),
 	} {
 		resp := rawPost(t, aud, tok, init)
-		want := `Bearer resource_metadata="` + hs.URL + `/.well-known/oauth-protected-resource/mcp"`
+		// RFC 6750 §3: no error code for a request without credentials.
+		want := `Bearer realm="agentmem", error="invalid_token", resource_metadata="` + hs.URL + `/.well-known/oauth-protected-resource/mcp"`
+		if tok == "" {
+			want = `Bearer realm="agentmem", resource_metadata="` + hs.URL + `/.well-known/oauth-protected-resource/mcp"`
+		}
 		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
 			t.Errorf("%s: status %d, WWW-Authenticate %q; want 401, %q", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
 		}
@@ -289,7 +293,8 @@ func TestHTTPOAuthUserClaimAndScopes(t *testing.T) {
 	}
 	claims["scope"] = "openid"
 	resp := rawPost(t, aud, token(t, is.Token, "RS256", claims), []byte(`{}`))
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="memory"`) {
+	if want := `Bearer realm="agentmem", error="insufficient_scope", resource_metadata="`; resp.StatusCode != http.StatusForbidden ||
+		!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), want) || !strings.HasSuffix(resp.Header.Get("WWW-Authenticate"), `, scope="memory"`) {
 		t.Fatalf("token without the scope: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 	resp, err = http.Get(hs.URL + agentmemmcp.ProtectedResourceMetadataPath)
@@ -350,7 +355,7 @@ func TestHTTPOAuthAudiencePathIsLiteral(t *testing.T) {
 			t.Cleanup(hs.Close)
 			for path, want := range map[string]int{
 				agentmemmcp.ProtectedResourceMetadataPath + suffix:   http.StatusOK,
-				agentmemmcp.ProtectedResourceMetadataPath + "/other": http.StatusUnauthorized,
+				agentmemmcp.ProtectedResourceMetadataPath + "/other": http.StatusNotFound, // no MCP there either
 			} {
 				resp, err := http.Get(hs.URL + path)
 				if err != nil {

@@ -14,18 +14,25 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/memory"
 )
 
-// URIs of the resources the server offers. A file's URI is FileURIPrefix
-// plus its name ("memory:///MEMORY.md"); it is relative to the caller's
+// URIs of the resources the server offers, all of one form: "memory:///"
+// and a name. A file's URI is FileURIPrefix plus its name
+// ("memory:///MEMORY.md"); the injected block is SnapshotURI, a name no
+// file has (files end in ".md"). They are relative to the caller's
 // namespace, so two users reading the same URI read their own files.
 const (
-	SnapshotURI   = "memory://snapshot"
+	SnapshotURI   = "memory:///snapshot"
 	FileURIPrefix = "memory:///"
+	// DeprecatedSnapshotURI is the snapshot's URI before this form: it
+	// still answers resources/read and resources/subscribe, and is not
+	// listed. It goes in the next release; use SnapshotURI.
+	DeprecatedSnapshotURI = "memory://snapshot"
 	// FileURITemplate is the RFC 6570 template of the file resources.
 	FileURITemplate = FileURIPrefix + "{file}"
 )
@@ -182,6 +189,11 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 		Description: "The <memory> block injected beside the user's prompts: the end of MEMORY.md and the list of other memory files.",
 		MIMEType:    "text/markdown",
 	}, s.readSnapshot)
+	s.sdk.AddResource(&mcpsdk.Resource{
+		URI: DeprecatedSnapshotURI, Name: "memory-snapshot-deprecated", Title: "Memory block (deprecated URI)",
+		Description: "The memory block under its former URI; read " + SnapshotURI + " instead.",
+		MIMEType:    "text/markdown",
+	}, s.readSnapshot)
 	s.sdk.AddResourceTemplate(&mcpsdk.ResourceTemplate{
 		URITemplate: FileURITemplate, Name: "memory-file", Title: "Memory file",
 		Description: "One memory file of the current user, such as " + FileURIPrefix + memory.MainFile + ".",
@@ -240,6 +252,7 @@ func (s *Server) Connect(ctx context.Context, t mcpsdk.Transport, opts *mcpsdk.S
 
 // caller is the resolved notebook of one request.
 type caller struct {
+	user  string // the user id, as Options.Namespace answered it
 	ns    string // escaped namespace, for memory.Invocation
 	path  string // scope path, <ns>/<agent name>
 	scope string // hash of path, tags notifications
@@ -269,7 +282,7 @@ func (s *Server) resolve(ctx context.Context, req mcpsdk.Request) (caller, error
 		return caller{}, ErrOwnNamespace
 	}
 	sum := sha256.Sum256([]byte(path))
-	return caller{ns: ns, path: path, scope: hex.EncodeToString(sum[:16])}, nil
+	return caller{user: id, ns: ns, path: path, scope: hex.EncodeToString(sum[:16])}, nil
 }
 
 // ErrOwnNamespace reports a memory built with a namespace of its own
@@ -307,7 +320,11 @@ func (s *Server) callTool(name string, specs []memory.ToolSpec) mcpsdk.ToolHandl
 		if te != nil {
 			return toolResult(te, true)
 		}
-		res, err := s.mem.Call(ctx, memory.Invocation{Namespace: c.ns, RunID: run, ToolCallID: call}, name, req.Params.Arguments)
+		inv := memory.Invocation{Namespace: c.ns, RunID: run, ToolCallID: call}
+		if mutates {
+			inv.Metadata = who(c, req)
+		}
+		res, err := s.mem.Call(ctx, inv, name, req.Params.Arguments)
 		if err != nil {
 			return toolResult(&memory.ToolError{Message: s.fail(ctx, err).Error()}, true)
 		}
@@ -317,6 +334,45 @@ func (s *Server) callTool(name string, specs []memory.ToolSpec) mcpsdk.ToolHandl
 		_, isErr := res.(*memory.ToolError)
 		return toolResult(res, isErr)
 	}
+}
+
+// MaxWhoChars bounds each of the user id and the client name a write
+// records ([memory.UpdatedByKey], [memory.ClientKey]), in characters; a
+// longer one is cut.
+const MaxWhoChars = 256
+
+// who is the metadata of a write or delete of c: the user that made it
+// and, when the client named itself in its initialize request
+// (clientInfo.name), the client; without control characters (the store
+// refuses NUL) and each cut to MaxWhoChars.
+func who(c caller, req *mcpsdk.CallToolRequest) map[string]string {
+	md := map[string]string{memory.UpdatedByKey: clean(c.user)}
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			if name := clean(p.ClientInfo.Name); name != "" {
+				md[memory.ClientKey] = name
+			}
+		}
+	}
+	return md
+}
+
+// clean drops the control characters of s and cuts it to MaxWhoChars.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	n := 0
+	for i := range s {
+		if n == MaxWhoChars {
+			return s[:i]
+		}
+		n++
+	}
+	return s
 }
 
 // toolResult encodes a notebook result as structured content (an object:
@@ -356,7 +412,7 @@ func (s *Server) changed(ctx context.Context, scope string, res any) {
 	default:
 		return
 	}
-	for _, uri := range []string{FileURIPrefix + file, SnapshotURI} {
+	for _, uri := range []string{FileURIPrefix + file, SnapshotURI, DeprecatedSnapshotURI} {
 		if !s.subscribed(scope, uri) {
 			continue
 		}
@@ -455,7 +511,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcpsdk.SubscribeRequest) er
 	if err != nil {
 		return s.fail(ctx, err)
 	}
-	if req.Params.URI != SnapshotURI {
+	if !isSnapshot(req.Params.URI) {
 		if _, ok := fileName(req.Params.URI); !ok {
 			return mcpsdk.ResourceNotFoundError(req.Params.URI)
 		}
@@ -563,8 +619,11 @@ func (s *Server) readSnapshot(ctx context.Context, req *mcpsdk.ReadResourceReque
 	if err != nil {
 		return nil, err
 	}
-	return textResource(SnapshotURI, block), nil
+	return textResource(req.Params.URI, block), nil
 }
+
+// isSnapshot reports whether uri names the snapshot (under either URI).
+func isSnapshot(uri string) bool { return uri == SnapshotURI || uri == DeprecatedSnapshotURI }
 
 func textResource(uri, text string) *mcpsdk.ReadResourceResult {
 	res := &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}

@@ -31,6 +31,7 @@ type serveFlags struct {
 	transport       string
 	user            string
 	listen          string
+	path            string
 	keys            string
 	oauth           agentmemmcp.OAuthOptions
 	oauthScopes     []string
@@ -58,10 +59,18 @@ On SIGINT or SIGTERM it refuses new requests, lets the call in flight finish and
 answer (at most --shutdown-timeout), and exits 0.
 
 --transport http serves MCP's streamable HTTP transport on --listen (default
-` + DefaultListen + `). Every request needs "Authorization: Bearer <key>"; the key
+` + DefaultListen + `), at the URL path --path only (default "/", and with OAuth
+the audience's path too; 404 elsewhere). Beside it, without authentication,
+GET /healthz answers 200 while the process serves (it asks the store nothing)
+and GET /readyz 200 when the store answers one bounded read within 5s, else
+503: point liveness and readiness probes at them. Every MCP request needs
+"Authorization: Bearer <key>" (a 401 carries WWW-Authenticate: Bearer
+realm="agentmem"); the key
 file --keys (or OAuth, below: serve never runs without authentication) maps hashed
 keys to users, one line "sha256:<hex> <user>" each; "agentmem serve keygen"
-makes a key and its line. A user only ever sees its own files. The file is
+makes a key and its line. A user only ever sees its own files, and each write
+records who made it (metadata updated_by = the user, client = the MCP client's
+name; over stdio updated_by is --user), which agentmem log shows. The file is
 re-read when it changes, so keys are added and revoked without a restart.
 Bodies over --max-body bytes get 413.
 
@@ -90,6 +99,7 @@ to expose it beyond this machine.`,
 	fl.StringVar(&f.transport, "transport", "stdio", "`stdio` (one user, --user) or http (--keys, --oauth-issuer)")
 	fl.StringVar(&f.user, "user", "", "stdio: the user `ID` whose notebook is served (required)")
 	fl.StringVar(&f.listen, "listen", DefaultListen, "http: the `host:port` to listen on")
+	fl.StringVar(&f.path, "path", "", "http: the URL `path` MCP is served at (default /, and with OAuth the audience's path too)")
 	fl.StringVar(&f.keys, "keys", "", "http: the API key `FILE` (lines \"sha256:<hex> <user>\")")
 	fl.StringVar(&f.oauth.Issuer, "oauth-issuer", "", "http: accept JWT access tokens of this OAuth issuer `URL` (with --oauth-audience)")
 	fl.StringVar(&f.oauth.Audience, "oauth-audience", "", "http: this server's canonical `URL`, the tokens' required aud (such as https://memory.example.com/mcp)")
@@ -105,7 +115,7 @@ to expose it beyond this machine.`,
 }
 
 // httpFlags are the flags of serve that only --transport http uses.
-var httpFlags = []string{"keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-user-claim", "oauth-scope", "listen", "max-body", "session-timeout"}
+var httpFlags = []string{"keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-user-claim", "oauth-scope", "listen", "path", "max-body", "session-timeout"}
 
 // serve checks the flags, opens the store and serves until the client
 // leaves (stdio) or a signal arrives.
@@ -136,6 +146,10 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		if f.maxBody <= 0 {
 			return usagef("serve: --max-body must be positive")
 		}
+		if f.path != "" && (!strings.HasPrefix(f.path, "/") || f.path == healthzPath || f.path == readyzPath ||
+			strings.HasPrefix(f.path, "/.well-known/") || strings.ContainsAny(f.path, "?#")) {
+			return usagef("serve: --path %q: give a URL path starting with /, such as /mcp, other than %s, %s and /.well-known/…", f.path, healthzPath, readyzPath)
+		}
 	default:
 		return usagef("serve: --transport %q: want stdio or http", f.transport)
 	}
@@ -145,7 +159,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.transport == "stdio" {
 		for _, name := range httpFlags {
 			if cmd.Flags().Changed(name) {
-				return usagef("serve: --%s: --keys and --oauth-* are for --transport http, as are --listen, --max-body and --session-timeout; stdio serves --user", name)
+				return usagef("serve: --%s: --keys and --oauth-* are for --transport http, as are --listen, --path, --max-body and --session-timeout; stdio serves --user", name)
 			}
 		}
 	}
@@ -180,7 +194,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		if f.transport == "stdio" {
 			return a.serveStdio(ctx, srv, f)
 		}
-		return a.serveHTTP(ctx, srv, &auth, f)
+		return a.serveHTTP(ctx, srv, s, &auth, f)
 	})
 }
 
@@ -227,9 +241,9 @@ func (a *app) serveStdio(ctx context.Context, srv *agentmemmcp.Server, f *serveF
 // gracefully: no new connections, calls in flight finish (bounded by
 // f.shutdownTimeout), then every session is closed (ending the clients'
 // notification streams) and the server returns.
-func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, auth *agentmemmcp.HTTPOptions, f *serveFlags) error {
-	auth.MaxBodyBytes, auth.SessionTimeout = f.maxBody, f.sessionTimeout
-	h, err := srv.Handler(auth)
+func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, s *store.Store, auth *agentmemmcp.HTTPOptions, f *serveFlags) error {
+	auth.MaxBodyBytes, auth.SessionTimeout, auth.Path = f.maxBody, f.sessionTimeout, f.path
+	h, err := a.httpHandler(srv, s, auth)
 	if err != nil {
 		return err
 	}
@@ -253,7 +267,12 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, auth *agen
 	if f.oauth.Issuer != "" {
 		by = append(by, "OAuth tokens of "+f.oauth.Issuer+" for "+f.oauth.Audience)
 	}
-	fmt.Fprintf(a.stderr, "agentmem: serving MCP on http://%s/ (%s)\n", ln.Addr(), strings.Join(by, "; "))
+	at := f.path
+	if at == "" {
+		at = agentmemmcp.DefaultPath
+	}
+	fmt.Fprintf(a.stderr, "agentmem: serving MCP on http://%s%s (%s); health at %s, readiness at %s\n",
+		ln.Addr(), at, strings.Join(by, "; "), healthzPath, readyzPath)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -270,6 +289,54 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, auth *agen
 	}
 	<-served // http.ErrServerClosed
 	return nil
+}
+
+// The paths of the probes serve answers beside MCP, without authentication.
+const (
+	healthzPath = "/healthz"
+	readyzPath  = "/readyz"
+)
+
+// readyTimeout bounds the store read of one /readyz.
+const readyTimeout = 5 * time.Second
+
+// readyProbe is the path /readyz reads: one segment, so never a notebook
+// file (those are <namespace>/<agent>/<file>); absent is ready.
+const readyProbe = "agentmem-readyz"
+
+// httpHandler is what serve --transport http answers: one mux with MCP
+// at its path (srv.Mount) and beside it GET /healthz (200 while the
+// process serves; no authentication, no store call) and GET /readyz (200
+// when the store answers a bounded point read within readyTimeout, else
+// 503). Any other module served on the listener (a console, an API)
+// mounts on this mux too.
+func (a *app) httpHandler(srv *agentmemmcp.Server, s *store.Store, auth *agentmemmcp.HTTPOptions) (http.Handler, error) {
+	mux := http.NewServeMux()
+	if err := srv.Mount(mux, auth); err != nil {
+		return nil, err
+	}
+	mux.HandleFunc("GET "+healthzPath, func(w http.ResponseWriter, _ *http.Request) {
+		probeReply(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET "+readyzPath, func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if _, err := s.Read(ctx, readyProbe, 1); err != nil && !errors.Is(err, store.ErrNotFound) {
+			fmt.Fprintf(a.stderr, "agentmem: serve: %s: the store did not answer: %v\n", readyzPath, err)
+			probeReply(w, http.StatusServiceUnavailable, "the store did not answer")
+			return
+		}
+		probeReply(w, http.StatusOK, "ready")
+	})
+	return mux, nil
+}
+
+// probeReply answers a probe with a short uncached text.
+func probeReply(w http.ResponseWriter, code int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, text+"\n")
 }
 
 // nopWriteCloser is an io.WriteCloser whose Close does nothing: the

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -90,7 +92,7 @@ func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
 	defer signal()
 	served := make(chan error, 1)
 	go func() {
-		served <- a.serveHTTP(ctx, srv, &agentmemmcp.HTTPOptions{Keys: keys},
+		served <- a.serveHTTP(ctx, srv, mem.Store(), &agentmemmcp.HTTPOptions{Keys: keys},
 			&serveFlags{listen: "127.0.0.1:0", keys: keyPath, maxBody: agentmemmcp.DefaultMaxBodyBytes, shutdownTimeout: 30 * time.Second})
 	}()
 	addr := regexp.MustCompile(`serving MCP on (http://[0-9.:]+/)`)
@@ -267,5 +269,161 @@ func TestServeNotifiesChangesFromOtherProcesses(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no notification of the CLI's append")
+	}
+}
+
+// probeDriver counts the driver calls and fails them when told to.
+type probeDriver struct {
+	driver.Driver
+	calls atomic.Int64
+	fail  atomic.Bool
+}
+
+func (d *probeDriver) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	d.calls.Add(1)
+	if d.fail.Load() {
+		return nil, errors.New("connection refused")
+	}
+	return d.Driver.GetFile(ctx, path)
+}
+
+func (d *probeDriver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
+	d.calls.Add(1)
+	return d.Driver.ListFiles(ctx, p)
+}
+
+// TestServeHealthAndReadiness: beside MCP at its path, GET /healthz
+// answers without authentication or a store call, GET /readyz with one
+// bounded read (503 when the store fails), and any other path is 404.
+func TestServeHealthAndReadiness(t *testing.T) {
+	d := &probeDriver{Driver: memstore.New()}
+	s := store.New(d, nil)
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentmemmcp.NewServer(mem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keyPath, []byte(agentmemmcp.HashKey("key-ana")+" ana\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := agentmemmcp.OpenKeyFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	a := &app{stdin: strings.NewReader(""), stdout: &syncBuffer{}, stderr: &stderr}
+	h, err := a.httpHandler(srv, s, &agentmemmcp.HTTPOptions{Keys: keys, Path: "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != http.StatusOK || body != "ok\n" || d.calls.Load() != 0 {
+		t.Fatalf("/healthz: %d %q after %d store calls; want 200 without any", code, body, d.calls.Load())
+	}
+	if code, body := get("/readyz"); code != http.StatusOK || body != "ready\n" || d.calls.Load() != 1 {
+		t.Fatalf("/readyz: %d %q after %d store calls; want 200 after one", code, body, d.calls.Load())
+	}
+	d.fail.Store(true)
+	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(stderr.String(), "/readyz: the store did not answer: connection refused") {
+		t.Fatalf("/readyz on a failing store: %d, logs %q", code, stderr.String())
+	}
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz on a failing store: %d, want 200 (the process serves)", code)
+	}
+	d.fail.Store(false)
+	for _, path := range []string{"/", "/x", "/mcp/"} {
+		if code, _ := get(path); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, code)
+		}
+	}
+	if code, _ := get("/mcp"); code != http.StatusUnauthorized {
+		t.Errorf("GET /mcp without a key: %d, want 401", code)
+	}
+	tr := &mcpsdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport("key-ana")}, MaxRetries: -1}
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "probe-test", Version: "v0"}, nil).Connect(t.Context(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory",
+		Arguments: map[string]any{"content": "- at /mcp", "file": nil, "old_text": nil}}); err != nil || res.IsError {
+		t.Fatalf("write at /mcp: %v, %v", res, err)
+	}
+	f, err := s.Read(t.Context(), "ana/main/MEMORY.md", 100)
+	if err != nil || f.Metadata[memory.UpdatedByKey] != "ana" || f.Metadata[memory.ClientKey] != "probe-test" {
+		t.Fatalf("HTTP write: %+v, %v; want updated_by ana, client probe-test", f, err)
+	}
+}
+
+// TestServeStdioRecordsWho: a write through serve --transport stdio
+// records the --user and the client's name.
+func TestServeStdioRecordsWho(t *testing.T) {
+	s := store.New(memstore.New(), nil)
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := agentmemmcp.NewServer(mem, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("ana")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	a := &app{stdin: toServer, stdout: fromServer, stderr: &syncBuffer{}}
+	served := make(chan error, 1)
+	go func() { served <- a.serveStdio(t.Context(), srv, &serveFlags{shutdownTimeout: 30 * time.Second}) }()
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "claude-desktop", Version: "v0"}, nil).Connect(t.Context(),
+		&mcpsdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory",
+		Arguments: map[string]any{"content": "- over stdio", "file": nil, "old_text": nil}}); err != nil || res.IsError {
+		t.Fatalf("write: %v, %v", res, err)
+	}
+	cs.Close()
+	fromClient.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	f, err := s.Read(t.Context(), "ana/main/MEMORY.md", 100)
+	if err != nil || f.Metadata[memory.UpdatedByKey] != "ana" || f.Metadata[memory.ClientKey] != "claude-desktop" {
+		t.Fatalf("stdio write: %+v, %v; want updated_by ana, client claude-desktop", f, err)
+	}
+}
+
+// TestServePathFlag: --path must be a URL path other than the probes'.
+func TestServePathFlag(t *testing.T) {
+	keyPath := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keyPath, []byte(agentmemmcp.HashKey("k")+" ana\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"mcp", "/healthz", "/readyz", "/.well-known/x", "/a?b"} {
+		var out, errOut syncBuffer
+		cli := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, timeout: 30 * time.Second}
+		code := cli.run(t.Context(), []string{"--store", "mem:", "serve", "--transport", "http", "--keys", keyPath, "--path", path})
+		if code != exitUsage || !strings.Contains(errOut.String(), "--path") {
+			t.Errorf("--path %q: exit %d, %q; want %d naming --path", path, code, errOut.String(), exitUsage)
+		}
+	}
+	var errOut syncBuffer
+	cli := &app{stdin: strings.NewReader(""), stdout: &syncBuffer{}, stderr: &errOut, timeout: 30 * time.Second}
+	if code := cli.run(t.Context(), []string{"--store", "mem:", "serve", "--user", "ana", "--path", "/mcp"}); code != exitUsage {
+		t.Errorf("stdio with --path: exit %d, %q; want %d", code, errOut.String(), exitUsage)
 	}
 }

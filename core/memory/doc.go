@@ -17,6 +17,17 @@
 // [Invocation.Namespace]); it is never a tool argument, so the model cannot
 // reach another namespace.
 //
+// # File names
+//
+// A file argument is one name of [A-Za-z0-9._-], with ".md" added when it
+// has none; an extension ".md" in any case is ".md", and any case of
+// MEMORY.md is [MainFile], so "MEMORY.MD" never becomes a second notebook.
+// Otherwise names are case-sensitive, and a name that differs from an
+// existing file's only in letter case is refused, with a tool error naming
+// the existing file: write_memory does not create it, and read_memory and
+// delete_memory say which file exists. An exact name always wins (two
+// variants made outside the notebook stay reachable).
+//
 // # Errors
 //
 // Mistakes the model can fix (a bad file name, an ambiguous old_text, a
@@ -54,7 +65,11 @@
 // On a store with an atomic mutation, a write or delete costs the file read
 // it needs plus one atomic request, whose receipt check answers a replay
 // (no receipt lookup comes first); a create costs the same where the
-// driver checks file/folder collisions itself. A snapshot is one round
+// driver checks file/folder collisions itself. A tool that finds no file
+// at its name (a create, a read or delete of an absent file; never for
+// MEMORY.md) lists the scope's names that begin as it does, up to its
+// first letter in either case (two listings of at most
+// [Limits.MaxSearchFiles] paths), to find a case variant. A snapshot is one round
 // trip ([store.Store.ReadAndList]). Over the nine primitives a receipt
 // lookup comes first, so a replay costs one request.
 //

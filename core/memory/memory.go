@@ -328,7 +328,27 @@ type Invocation struct {
 	// ToolCallID is the model's tool-call id, stable across replays; write
 	// and delete need it.
 	ToolCallID string
+	// Metadata is recorded with this call's write or delete, over the
+	// notebook's own ([Options.WriteMetadata] or WriteMetadataFunc): a key
+	// in both takes this value. Set who made the call, such as
+	// [UpdatedByKey] (the authenticated user) and [ClientKey] (the client
+	// program). The store's metadata rules apply to the merged map: one
+	// they refuse fails the call with store.ErrInvalidMetadata and writes
+	// nothing. A replay stores nothing, so it keeps the original's.
+	Metadata map[string]string
 }
+
+// Metadata keys the notebook's callers set to record who made a change
+// ([Invocation.Metadata], [Options.WriteMetadata]); `agentmem log` shows
+// them.
+const (
+	// UpdatedByKey names the user (or job) that made the change, such as
+	// the authenticated user of an MCP request.
+	UpdatedByKey = "updated_by"
+	// ClientKey names the client program that made the change, such as the
+	// MCP client's name from its initialize request.
+	ClientKey = "client"
+)
 
 // scope is a resolved notebook location.
 type scope struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -81,12 +82,18 @@ const TruncatedMarker = "\n\n[Truncated: this file is longer than the memory siz
 var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`)
 
 // normalizeName turns the model's file argument into a file name: trimmed,
-// ".md" appended when missing, 1-80 characters of [A-Za-z0-9._-] starting
-// with a letter or digit, no "..".
+// ".md" appended when missing (an extension ".md" in any case is written
+// ".md"), any case of MEMORY.md written MainFile, then 1-80 characters of
+// [A-Za-z0-9._-] starting with a letter or digit, no "..".
 func normalizeName(raw string) (string, *ToolError) {
 	name := strings.TrimFunc(raw, isSpace)
-	if name != "" && !strings.HasSuffix(name, ".md") {
+	if n := len(name) - len(".md"); n >= 0 && strings.EqualFold(name[n:], ".md") {
+		name = name[:n] + ".md"
+	} else if name != "" {
 		name += ".md"
+	}
+	if strings.EqualFold(name, MainFile) {
+		name = MainFile
 	}
 	if !validName(name) {
 		return "", toolErr(fmt.Sprintf("%q is not a valid memory filename: use a short name of letters, "+
@@ -186,7 +193,7 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 		return nil, err
 	}
 	ctx, sp := m.startSpan(ctx, "memory.write", sc)
-	res, outcome, err := m.doWrite(ctx, sp, path, name, *content, oldText, op)
+	res, outcome, err := m.doWrite(ctx, sp, sc, inv, name, *content, oldText, op)
 	sp.end(outcome, res, err)
 	if err != nil {
 		return nil, err
@@ -194,7 +201,8 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 	return res, nil
 }
 
-func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content string, oldText *string, op *store.Operation) (any, string, error) {
+func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation, name, content string, oldText *string, op *store.Operation) (any, string, error) {
+	path := sc.file(name)
 	// A replay returns the original result, built from the operation's
 	// receipt (never from a read, which may postdate the original).
 	replayed := func(prev store.Mutation) (any, string, error) {
@@ -223,11 +231,12 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 	} else if prev != nil {
 		return replayed(*prev)
 	}
-	meta, err := m.writeMetadata(ctx)
+	meta, err := m.writeMetadata(ctx, inv)
 	if err != nil {
 		return nil, "", err
 	}
 	limit := m.limits.MaxMemorySize
+	looked := false // for a case variant of name
 	for attempt := 1; ; attempt++ {
 		cur, err := m.readFile(ctx, path, limit)
 		if err != nil {
@@ -237,6 +246,18 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 		if cur != nil && cur.Truncated {
 			return refuse(fmt.Sprintf("Memory file %q is larger than %d characters, so only partial content "+
 				"could be read; nothing was written. It must be shortened in the backing store first.", name, limit))
+		}
+		if cur == nil && !looked {
+			looked = true
+			other, err := m.caseVariant(ctx, sc, name)
+			if err != nil {
+				res, err := mutationError(name, err)
+				return res, "", err
+			}
+			if other != "" {
+				return refuse(variantMsg(name, other, fmt.Sprintf("nothing was written: write to %q, or choose "+
+					"a name of its own", other)))
+			}
 		}
 		var next, status string
 		if oldText == nil {
@@ -291,11 +312,23 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, path, name, content stri
 	}
 }
 
-func (m *Memory) writeMetadata(ctx context.Context) (map[string]string, error) {
+// writeMetadata is the metadata of one write or delete: the notebook's,
+// then the invocation's keys over it.
+func (m *Memory) writeMetadata(ctx context.Context, inv Invocation) (map[string]string, error) {
+	meta := m.meta
 	if m.metaFunc != nil {
-		return m.metaFunc(ctx)
+		var err error
+		if meta, err = m.metaFunc(ctx); err != nil {
+			return nil, err
+		}
 	}
-	return m.meta, nil
+	if len(inv.Metadata) == 0 {
+		return meta, nil
+	}
+	out := make(map[string]string, len(meta)+len(inv.Metadata))
+	maps.Copy(out, meta)
+	maps.Copy(out, inv.Metadata)
+	return out, nil
 }
 
 // countNonOverlapping counts non-overlapping occurrences of sub, left to
@@ -323,7 +356,14 @@ func (m *Memory) read(ctx context.Context, inv Invocation, file string) (any, er
 	case err != nil:
 		res, err = mutationError(name, err)
 	case f == nil:
-		res = toolErr(fmt.Sprintf("There is no memory file %q. Use %s to find files.", name, m.names.search))
+		var other string
+		if other, err = m.caseVariant(ctx, sc, name); err != nil {
+			res, err = mutationError(name, err)
+		} else if other != "" {
+			res = toolErr(variantMsg(name, other, fmt.Sprintf("call %s(%q) to read it", m.names.read, other)))
+		} else {
+			res = toolErr(fmt.Sprintf("There is no memory file %q. Use %s to find files.", name, m.names.search))
+		}
 	default:
 		sp.set("memory.chars", runes(f.Content))
 		content := f.Content
@@ -358,7 +398,7 @@ func (m *Memory) delete(ctx context.Context, inv Invocation, file string) (any, 
 		return nil, err
 	}
 	ctx, sp := m.startSpan(ctx, "memory.delete", sc)
-	res, outcome, err := m.doDelete(ctx, sp, path, name, op)
+	res, outcome, err := m.doDelete(ctx, sp, sc, inv, name, op)
 	sp.end(outcome, res, err)
 	if err != nil {
 		return nil, err
@@ -366,7 +406,8 @@ func (m *Memory) delete(ctx context.Context, inv Invocation, file string) (any, 
 	return res, nil
 }
 
-func (m *Memory) doDelete(ctx context.Context, sp *span, path, name string, op *store.Operation) (any, string, error) {
+func (m *Memory) doDelete(ctx context.Context, sp *span, sc scope, inv Invocation, name string, op *store.Operation) (any, string, error) {
+	path := sc.file(name)
 	result := func(mu store.Mutation) (any, string, error) {
 		status := "not_found"
 		if mu.Existed {
@@ -384,15 +425,35 @@ func (m *Memory) doDelete(ctx context.Context, sp *span, path, name string, op *
 	} else if prev != nil {
 		return result(*prev)
 	}
-	meta, err := m.writeMetadata(ctx)
+	meta, err := m.writeMetadata(ctx, inv)
 	if err != nil {
 		return nil, "", err
 	}
+	looked := false // for a case variant of name
 	for attempt := 1; ; attempt++ {
 		cur, err := m.readFile(ctx, path, 1)
 		if err != nil {
 			res, err := mutationError(name, err)
 			return res, "", err
+		}
+		if cur == nil && !looked {
+			looked = true
+			other, err := m.caseVariant(ctx, sc, name)
+			if err != nil {
+				res, err := mutationError(name, err)
+				return res, "", err
+			}
+			if other != "" {
+				// Unless the original call landed (deleting name) after
+				// the receipt check and before the read.
+				if prev, err := m.s.GetOperation(ctx, *op); err != nil {
+					return nil, "", err
+				} else if prev != nil {
+					return result(*prev)
+				}
+				return toolErr(variantMsg(name, other, fmt.Sprintf("nothing was deleted: call %s(%q) to delete it",
+					m.names.delete, other))), "", nil
+			}
 		}
 		expected := ""
 		if cur != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -198,5 +199,42 @@ func TestRedact(t *testing.T) {
 	}
 	if got := Redact(context.Canceled); !errors.Is(got, context.Canceled) {
 		t.Fatal("context error lost")
+	}
+}
+
+// An invocation's metadata is recorded with its write and its delete, over
+// the notebook's own: a key in both takes the invocation's value.
+func TestInvocationMetadata(t *testing.T) {
+	s := store.New(memstore.New(), &store.Options{History: &store.HistoryOptions{}})
+	t.Cleanup(func() { _ = s.Close() })
+	m := mustNew(t, s, &Options{WriteMetadata: map[string]string{UpdatedByKey: "agent", "app": "demo"}})
+	in := inv("kamal")
+	in.Metadata = map[string]string{UpdatedByKey: "kamal@example.com", ClientKey: "claude-code"}
+	call(t, m, in, "write_memory", map[string]any{"content": "x", "file": "notes"})
+	f, err := s.Read(t.Context(), "kamal/main/notes.md", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{UpdatedByKey: "kamal@example.com", ClientKey: "claude-code", "app": "demo"}
+	if !maps.Equal(f.Metadata, want) {
+		t.Fatalf("metadata %v, want %v", f.Metadata, want)
+	}
+	in = inv("kamal")
+	in.Metadata = map[string]string{UpdatedByKey: "ana"}
+	call(t, m, in, "delete_memory", map[string]any{"file": "notes"})
+	page, err := s.History(t.Context(), store.HistoryRequest{Path: "kamal/main/notes.md", Limit: 1})
+	if err != nil || len(page.Entries) != 1 || !page.Entries[0].Deleted || page.Entries[0].Metadata[UpdatedByKey] != "ana" {
+		t.Fatalf("delete's history %+v, %v: want updated_by ana", page, err)
+	}
+	// The notebook's own metadata is not changed by a call's.
+	call(t, m, inv("kamal"), "write_memory", map[string]any{"content": "y"})
+	if f, _ := s.Read(t.Context(), "kamal/main/MEMORY.md", 100); f.Metadata[UpdatedByKey] != "agent" || f.Metadata[ClientKey] != "" {
+		t.Fatalf("later write's metadata %v", f.Metadata)
+	}
+	// Metadata the store refuses fails the call and writes nothing.
+	in = inv("kamal")
+	in.Metadata = map[string]string{"bad\x00key": "v"}
+	if _, err := m.Call(t.Context(), in, "write_memory", mustJSON(t, map[string]any{"content": "z", "file": "bad"})); !errors.Is(err, store.ErrInvalidMetadata) {
+		t.Fatalf("invalid invocation metadata: %v, want ErrInvalidMetadata", err)
 	}
 }
