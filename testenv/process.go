@@ -26,6 +26,12 @@ const readyTimeout = 120 * time.Second
 // the test's working directory).
 const CacheEnv = "AGENTMEM_EMULATORS_CACHE"
 
+// DeprecatedCacheEnv is the name scripts/emulators.sh read in v0.1.0;
+// it is still read when [CacheEnv] is unset, for one release.
+//
+// Deprecated: set [CacheEnv].
+const DeprecatedCacheEnv = "AGENTMEM_EMULATOR_CACHE"
+
 // Artifacts of the process path, as scripts/emulators.sh installs them.
 const (
 	firestoreJar   = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
@@ -206,6 +212,9 @@ func javaBin() (string, error) {
 // cacheDir is where scripts/emulators.sh installs the emulators.
 func cacheDir() (string, error) {
 	if d := os.Getenv(CacheEnv); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv(DeprecatedCacheEnv); d != "" {
 		return d, nil
 	}
 	wd, err := os.Getwd()
