@@ -150,13 +150,21 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 	if err != nil {
 		return nil, err
 	}
-	// The socket path must be short: a directory under /tmp.
 	dir, err := os.MkdirTemp("", "agentmem-pg.")
 	if err != nil {
 		return nil, err
 	}
 	env.onStop(func(context.Context) error { return os.RemoveAll(dir) })
 	if err := chownForPostgres(dir, cred); err != nil {
+		return nil, err
+	}
+	// The socket's path must fit a sockaddr_un (107 bytes), whatever TMPDIR is.
+	sockets, err := os.MkdirTemp(socketParent(len("/.s.PGSQL.65535")), "am-pg.")
+	if err != nil {
+		return nil, err
+	}
+	env.onStop(func(context.Context) error { return os.RemoveAll(sockets) })
+	if err := chownForPostgres(sockets, cred); err != nil {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
@@ -168,7 +176,7 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 		return nil, fmt.Errorf("%w: initdb: %v\n%s", ErrNotReady, err, tail(out))
 	}
 	p, err := spawn(ctx, env, "postgres", cred, nil, filepath.Join(bin, "postgres"), "-D", data,
-		"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(port), "-k", sockets,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	if err != nil {
 		return nil, err
@@ -178,6 +186,21 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 	return endpoint(Postgres, "", url), p.waitReady(ctx, func() bool {
 		return exec.CommandContext(ctx, isready, "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "postgres").Run() == nil
 	})
+}
+
+// maxSocketPath is the longest unix socket path Linux takes (sun_path
+// holds 108 bytes with the terminating NUL; macOS 104).
+const maxSocketPath = 103
+
+// socketParent returns the directory to make a socket's directory in:
+// os.TempDir(), or /tmp when a directory made there (a prefix and ten
+// random digits) and a name of nameLen bytes would not fit in
+// maxSocketPath.
+func socketParent(nameLen int) string {
+	if d := os.TempDir(); len(d)+len("/am-pg.1234567890")+nameLen <= maxSocketPath {
+		return d
+	}
+	return "/tmp"
 }
 
 // pgBin finds the PostgreSQL server binaries: AGENTMEM_PG_BIN, else
