@@ -42,7 +42,9 @@ cleanup() {
       kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
       log "stopped dockerd (pid $pid)"
     fi
-    # vfs layers are plain directories; mounts under the data root are gone with the daemon.
+    # vfs layers are plain directories; mounts under the data root are gone with the daemon,
+    # except the bind mount of the data root itself that a dockerd failing at start leaves.
+    if mountpoint -q "$DATA" 2>/dev/null; then umount "$DATA" 2>/dev/null || umount -l "$DATA" 2>/dev/null || true; fi
     rm -rf "$DATA"
     # The bridge dockerd created (it leaves it behind when it exits).
     if ((!had_bridge)) && ip link show docker0 >/dev/null 2>&1; then ip link delete docker0 2>/dev/null || true; fi
