@@ -158,7 +158,7 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 	if err := chownForPostgres(dir, cred); err != nil {
 		return nil, err
 	}
-	// The socket's path must fit a sockaddr_un (107 bytes), whatever TMPDIR is.
+	// The socket's path must fit a sockaddr_un (maxSocketPath), whatever TMPDIR is.
 	sockets, err := os.MkdirTemp(socketParent(len("/.s.PGSQL.65535")), "am-pg.")
 	if err != nil {
 		return nil, err
@@ -188,8 +188,9 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 	})
 }
 
-// maxSocketPath is the longest unix socket path Linux takes (sun_path
-// holds 108 bytes with the terminating NUL; macOS 104).
+// maxSocketPath is the longest unix socket path every platform takes:
+// sun_path holds 104 bytes with the terminating NUL on macOS (108 on
+// Linux, where PostgreSQL refuses a path over 107).
 const maxSocketPath = 103
 
 // socketParent returns the directory to make a socket's directory in:
