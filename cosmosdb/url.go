@@ -38,7 +38,7 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if v := u.Query().Get("insecure"); v != "" {
 		insecure, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, store.URLError(u, "insecure must be 1 or 0")
+			return nil, store.URLError(u, "set insecure=1 for an emulator's http endpoint, or insecure=0 (the default) for https; it takes 1, 0, true or false")
 		}
 		if insecure {
 			scheme = "http"

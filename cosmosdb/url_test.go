@@ -60,6 +60,11 @@ func TestOpenURLErrors(t *testing.T) {
 			t.Errorf("Open(%q) = %v, want store.ErrInvalidURL without the secret", u, err)
 		}
 	}
+	// The message says what to write (the redacted URL drops the query).
+	if _, err := store.Open(t.Context(), "cosmosdb://acct.documents.azure.com/db/c?insecure=maybe", nil); err == nil ||
+		!strings.Contains(err.Error(), "set insecure=1 for an emulator's http endpoint, or insecure=0") {
+		t.Errorf("insecure=maybe: %v, want it to say what insecure takes", err)
+	}
 	t.Setenv(cosmosdb.KeyEnv, "s3cret not base64")
 	if _, err := store.Open(t.Context(), "cosmosdb://acct.documents.azure.com/db/c", nil); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("bad key: %v, want an error without the key", err)

@@ -27,6 +27,14 @@
 // (Options.PartitionDepth) and create_table=false
 // (Options.DisableCreateTable).
 //
+// The client store.Open builds checks the CRC32 of every response that
+// carries an X-Amz-Crc32 header, as the SDK does, and skips a response
+// without one, where the SDK compares the body with 0 and logs "failed to
+// close HTTP response body, this may affect connection reuse: response did
+// not match expected checksum, 0, N". DynamoDB Local sends no such header
+// on its errors (every HTTP 400); the module README has the measurements. A
+// client passed to [New] is used as it is.
+//
 // # Layout
 //
 // Key schema pk (HASH) + sk (RANGE), both strings. A file's sort key is its

@@ -49,7 +49,7 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if err != nil {
 		return nil, errorf("load the AWS configuration (environment, shared config files): %w", err)
 	}
-	var client []func(*awsdynamodb.Options)
+	client := []func(*awsdynamodb.Options){checkPresentCRC32}
 	if e := q.Get("endpoint"); e != "" {
 		if p, err := url.Parse(e); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return nil, store.URLError(u, "endpoint must be an http:// or https:// URL such as http://localhost:8000")

@@ -30,8 +30,9 @@ type Options struct {
 	CacheSize int
 }
 
-// Driver stores agentmem files and receipts in one Firestore collection.
-// It is safe for concurrent use. The zero value is not usable; call New.
+// Driver stores agentmem files, operation receipts and file history
+// entries (driver.Historian) in one Firestore collection. It is safe for
+// concurrent use. The zero value is not usable; call New.
 type Driver struct {
 	client       *firestore.Client
 	coll         *firestore.CollectionRef

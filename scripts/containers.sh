@@ -5,9 +5,11 @@
 #   scripts/containers.sh [go test args...]   (default: the four backend packages)
 #
 # Where no Docker daemon answers and this runs as root, it installs Debian's
-# docker.io if missing and starts a private dockerd (vfs storage, its own
-# socket, data root and pid file under .cache/docker-run), then builds the
-# images (scripts/emulators.sh images). On exit it removes every container
+# docker.io if missing and starts a private dockerd (vfs storage; its data
+# root under .cache/docker-data; its socket, exec root with containerd's
+# sockets, pid file and log in a private directory under /tmp, since a unix
+# socket's path holds at most 107 bytes and a clone's path can be long),
+# then builds the images (scripts/emulators.sh images). On exit it removes every container
 # labelled agentmem.testenv; a daemon it started is stopped by its PID and
 # its data root (images included) deleted, so nothing is left behind. With a
 # daemon that was already running, the images are kept as a cache (remove
@@ -15,7 +17,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-RUN="$ROOT/.cache/docker-run"
+DATA="$ROOT/.cache/docker-data" # a private dockerd's data root (images, layers): no sockets
+RUN=""                         # its sockets, exec root, pid file and log: mktemp -d /tmp/am-XXXXXX
 log() { printf '[containers] %s\n' "$*" >&2; }
 die() { printf '[containers] ERROR: %s\n' "$*" >&2; exit 1; }
 now() { local t="${EPOCHREALTIME:-$(date +%s.%N)}"; printf '%s' "${t/,/.}"; }
@@ -31,7 +34,7 @@ cleanup() {
     log "removing leftover containers: $(echo $ids)"
     docker rm -f $ids >/dev/null 2>&1 || true
   fi
-  if ((started)) && [[ -f "$RUN/dockerd.pid" ]]; then
+  if ((started)) && [[ -n "$RUN" && -f "$RUN/dockerd.pid" ]]; then
     local pid; pid="$(cat "$RUN/dockerd.pid")"
     if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
       kill -TERM "$pid" 2>/dev/null || true
@@ -39,11 +42,14 @@ cleanup() {
       kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
       log "stopped dockerd (pid $pid)"
     fi
-    # vfs layers are plain directories; mounts under the data root are gone with the daemon.
-    rm -rf "$RUN"
+    # vfs layers are plain directories; mounts under the data root are gone with the daemon,
+    # except the bind mount of the data root itself that a dockerd failing at start leaves.
+    if mountpoint -q "$DATA" 2>/dev/null; then umount "$DATA" 2>/dev/null || umount -l "$DATA" 2>/dev/null || true; fi
+    rm -rf "$DATA"
     # The bridge dockerd created (it leaves it behind when it exits).
     if ((!had_bridge)) && ip link show docker0 >/dev/null 2>&1; then ip link delete docker0 2>/dev/null || true; fi
   fi
+  if [[ -n "$RUN" ]]; then rm -rf "$RUN"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -58,10 +64,12 @@ if ! docker info >/dev/null 2>&1; then
       die "apt-get install docker.io failed"
   fi
   ip link show docker0 >/dev/null 2>&1 || had_bridge=0
-  mkdir -p "$RUN/data" "$RUN/exec"
+  # 0700, short: /tmp/am-XXXXXX/exec/containerd/containerd-debug.sock is 50 bytes.
+  RUN="$(mktemp -d /tmp/am-XXXXXX)" || die "mktemp -d /tmp/am-XXXXXX failed"
+  mkdir -p "$DATA" "$RUN/exec"
   export DOCKER_HOST="unix://$RUN/docker.sock"
   started=1
-  setsid dockerd --storage-driver=vfs --data-root "$RUN/data" --exec-root "$RUN/exec" \
+  setsid dockerd --storage-driver=vfs --data-root "$DATA" --exec-root "$RUN/exec" \
     --pidfile "$RUN/dockerd.pid" -H "$DOCKER_HOST" </dev/null >"$RUN/dockerd.log" 2>&1 &
   for _ in $(seq 150); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
   docker info >/dev/null 2>&1 || { tail -n 20 "$RUN/dockerd.log" >&2; die "dockerd did not answer"; }

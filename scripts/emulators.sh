@@ -17,7 +17,10 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${AGENTMEM_EMULATOR_CACHE:-$ROOT/.cache/emulators}" # AGENTMEM_EMULATOR_CACHE: a private install dir
+# AGENTMEM_EMULATORS_CACHE: a private install dir, where testenv looks too.
+# AGENTMEM_EMULATOR_CACHE (v0.1.0's name) is deprecated, still read when the
+# new one is unset, for one release.
+CACHE="${AGENTMEM_EMULATORS_CACHE:-${AGENTMEM_EMULATOR_CACHE:-$ROOT/.cache/emulators}}"
 
 ALL_BACKENDS=(postgres dynamodb firestore cosmos)
 
@@ -38,6 +41,8 @@ log() { printf '[emulators] %s\n' "$*" >&2; }
 die() { printf '[emulators] ERROR: %s\n' "$*" >&2; exit 1; }
 now() { local t="${EPOCHREALTIME:-$(date +%s.%N)}"; printf '%s' "${t/,/.}"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+
+[[ -n "${AGENTMEM_EMULATORS_CACHE:-}" || -z "${AGENTMEM_EMULATOR_CACHE:-}" ]] || log "AGENTMEM_EMULATOR_CACHE is deprecated: set AGENTMEM_EMULATORS_CACHE (the tests read that one)"
 
 usage() {
   cat >&2 <<EOF

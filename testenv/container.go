@@ -111,7 +111,8 @@ func (containerStarter) start(ctx context.Context, env *Env, e Emulator) (map[st
 	case DynamoDB:
 		port = "8000/tcp"
 		// The official image has the same entrypoint (java) and working
-		// directory layout.
+		// directory layout. Like the process, it answers errors without
+		// X-Amz-Crc32 (see processStarter.start).
 		c, err = testcontainers.Run(ctx, img, append(common,
 			testcontainers.WithExposedPorts(port),
 			testcontainers.WithCmd("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.library.path=./DynamoDBLocal_lib",

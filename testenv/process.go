@@ -26,6 +26,12 @@ const readyTimeout = 120 * time.Second
 // the test's working directory).
 const CacheEnv = "AGENTMEM_EMULATORS_CACHE"
 
+// DeprecatedCacheEnv is the name scripts/emulators.sh read in v0.1.0;
+// it is still read when [CacheEnv] is unset, for one release.
+//
+// Deprecated: set [CacheEnv].
+const DeprecatedCacheEnv = "AGENTMEM_EMULATOR_CACHE"
+
 // Artifacts of the process path, as scripts/emulators.sh installs them.
 const (
 	firestoreJar   = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
@@ -58,6 +64,14 @@ func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[stri
 	case Postgres:
 		return startPostgres(ctx, env, port)
 	case DynamoDB:
+		// DynamoDB Local answers its errors (HTTP 400) without the
+		// X-Amz-Crc32 header the service sends; its successes carry a correct
+		// one. The SDK's check took the missing header for 0 and logged
+		// "failed to close HTTP response body ... did not match expected
+		// checksum, 0, N" for each; the dynamodb package's store.Open client
+		// checks only headers that are present (dynamodb/checksum.go,
+		// TestResponseChecksums). Test clients of its own leave the SDK's
+		// check on: its log is silent without a configured logger.
 		cache, err := cacheDir()
 		if err != nil {
 			return nil, err
@@ -136,13 +150,21 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 	if err != nil {
 		return nil, err
 	}
-	// The socket path must be short: a directory under /tmp.
 	dir, err := os.MkdirTemp("", "agentmem-pg.")
 	if err != nil {
 		return nil, err
 	}
 	env.onStop(func(context.Context) error { return os.RemoveAll(dir) })
 	if err := chownForPostgres(dir, cred); err != nil {
+		return nil, err
+	}
+	// The socket's path must fit a sockaddr_un (maxSocketPath), whatever TMPDIR is.
+	sockets, err := os.MkdirTemp(socketParent(len("/.s.PGSQL.65535")), "am-pg.")
+	if err != nil {
+		return nil, err
+	}
+	env.onStop(func(context.Context) error { return os.RemoveAll(sockets) })
+	if err := chownForPostgres(sockets, cred); err != nil {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
@@ -154,7 +176,7 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 		return nil, fmt.Errorf("%w: initdb: %v\n%s", ErrNotReady, err, tail(out))
 	}
 	p, err := spawn(ctx, env, "postgres", cred, nil, filepath.Join(bin, "postgres"), "-D", data,
-		"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(port), "-k", sockets,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	if err != nil {
 		return nil, err
@@ -164,6 +186,22 @@ func startPostgres(ctx context.Context, env *Env, port int) (map[string]string, 
 	return endpoint(Postgres, "", url), p.waitReady(ctx, func() bool {
 		return exec.CommandContext(ctx, isready, "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "postgres").Run() == nil
 	})
+}
+
+// maxSocketPath is the longest unix socket path every platform takes:
+// sun_path holds 104 bytes with the terminating NUL on macOS (108 on
+// Linux, where PostgreSQL refuses a path over 107).
+const maxSocketPath = 103
+
+// socketParent returns the directory to make a socket's directory in:
+// os.TempDir(), or /tmp when a directory made there (a prefix and ten
+// random digits) and a name of nameLen bytes would not fit in
+// maxSocketPath.
+func socketParent(nameLen int) string {
+	if d := os.TempDir(); len(d)+len("/am-pg.1234567890")+nameLen <= maxSocketPath {
+		return d
+	}
+	return "/tmp"
 }
 
 // pgBin finds the PostgreSQL server binaries: AGENTMEM_PG_BIN, else
@@ -198,6 +236,9 @@ func javaBin() (string, error) {
 // cacheDir is where scripts/emulators.sh installs the emulators.
 func cacheDir() (string, error) {
 	if d := os.Getenv(CacheEnv); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv(DeprecatedCacheEnv); d != "" {
 		return d, nil
 	}
 	wd, err := os.Getwd()

@@ -215,3 +215,30 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// TestProcessPostgresLongTMPDIR starts PostgreSQL as a process with a
+// TMPDIR too long for a unix socket path (sun_path holds 107 bytes): its
+// socket directory must not be under TMPDIR then.
+func TestProcessPostgresLongTMPDIR(t *testing.T) {
+	clearEnv(t)
+	t.Setenv(ModeEnv, "processes")
+	long := filepath.Join(t.TempDir(), strings.Repeat("a-long-clone-path-", 6))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The postgres user (as root) walks down to its directories.
+	for d := long; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", long)
+	env, err := Start(t.Context(), Postgres)
+	defer env.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
