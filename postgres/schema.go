@@ -373,7 +373,7 @@ func newStatements(table string) statements {
 		pruneTombBatch: `WITH d AS (DELETE FROM ` + t + ` WHERE path IN (SELECT path FROM ` + t + `
 			WHERE tombstone AND expires_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED)
 			AND tombstone AND expires_at < $1::timestamptz RETURNING 1) SELECT count(*) FROM d`,
-		pruneReceipts: `DELETE FROM ` + r + ` WHERE created_at < $1::timestamptz`,
+		pruneReceipts: `DELETE FROM ` + r + ` WHERE completed AND created_at < $1::timestamptz`,
 		snapshot:      fmt.Sprintf(snapshot, `AND path < $5::text`),
 		snapshotAll:   fmt.Sprintf(snapshot, ``),
 		append: `SELECT ` + receiptCols + ` FROM ` + a + `($1::text, $2::text, $3::bytea, $4::text, $5::int, $6::text::jsonb,

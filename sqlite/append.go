@@ -18,9 +18,9 @@ var _ driver.Appender = (*Driver)(nil)
 // completed receipt. The transaction holds SQLite's write lock from its
 // first statement, so nothing can change the file between the read and
 // the write: an append never conflicts, never retries, and holds the
-// writer slot for those four statements only (five with history, one
-// more when the file carries an operation, whose receipt it reads to report
-// it Unsettled while pending).
+// writer slot for those four statements only (five with history). The read
+// of the file also tells whether the operation that wrote it has its
+// receipt pending (Unsettled then, nothing written).
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	var res driver.AppendResult
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -34,7 +34,8 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 				return errKnownReceipt // nothing to commit
 			}
 		}
-		cur, err := scanFile(tx.QueryRowContext(ctx, d.sql.getFile, p.Path))
+		var unsettled bool
+		cur, err := scanFile(tx.QueryRowContext(ctx, d.sql.appendFile, p.Path), &unsettled)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			res.Missing = true
@@ -45,16 +46,10 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 			res.Missing = true
 			return errKnownReceipt
 		}
-		if cur.OperationID != "" {
-			// The file may be the only evidence that its operation landed.
-			r, err := d.getReceipt(ctx, tx, cur.OperationID)
-			if err != nil {
-				return err
-			}
-			if r != nil && !r.Completed && r.Version == cur.Version {
-				res.Unsettled = cur.Version
-				return errKnownReceipt
-			}
+		if unsettled {
+			// The file is the only evidence that its operation landed.
+			res.Unsettled = cur.Version
+			return errKnownReceipt
 		}
 		next := driver.AppendedContent(cur.Content, p.Entry)
 		if utf8.RuneCountInString(next) > p.MaxChars {
