@@ -17,7 +17,9 @@ var _ driver.Appender = (*Driver)(nil)
 // receipt, locks the file's row, checks the bound, writes the appended
 // content and inserts p.History (with the version replaced and the new
 // content) in one implicit transaction. Concurrent appends queue on the
-// row lock for the length of that statement; none conflicts.
+// row lock for the length of that statement; none conflicts. A row
+// written by an operation whose receipt is pending is refused
+// (CodeUnsettled), so that the store completes that receipt first.
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	meta, err := metadataArg(p.Metadata)
 	if err != nil {
@@ -47,6 +49,8 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	switch {
 	case errors.As(err, &pe) && pe.Code == CodeMissing:
 		return driver.AppendResult{Missing: true}, nil
+	case errors.As(err, &pe) && pe.Code == CodeUnsettled && pe.Detail != "":
+		return driver.AppendResult{Unsettled: pe.Detail}, nil
 	case errors.As(err, &pe) && pe.Code == CodeTooLarge:
 		return driver.AppendResult{}, fmt.Errorf("postgres: %w: %w", driver.ErrTooLarge, err)
 	case err != nil:

@@ -67,5 +67,6 @@
 // functions insert the entry in their own call, so history on costs no
 // round trip) and [driver.Pruner] (expired receipts, tombstones and
 // history entries, [DefaultPruneBatch] rows per statement).
-// [Driver.PruneReceipts] removes receipts by age.
+// [Driver.PruneReceipts] (deprecated) removes completed receipts by age,
+// never a pending one.
 package postgres

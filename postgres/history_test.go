@@ -327,7 +327,7 @@ func TestSchemaUpgradeFrom3(t *testing.T) {
 	}
 	var overloads int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_proc WHERE proname IN ($1, $2)`, table+"_mutate", table+"_append").Scan(&overloads); err != nil || overloads != 2 {
-		t.Fatalf("%d functions after the upgrade (%v), want the 2 of schema 4", overloads, err)
+		t.Fatalf("%d functions after the upgrade (%v), want the 2 of the current schema", overloads, err)
 	}
 	s := store.New(d, &store.Options{History: &store.HistoryOptions{}})
 	m, err := s.Write(ctx, store.WriteRequest{Path: "a/b.md", Content: "x\n"})

@@ -17,8 +17,10 @@ import (
 // new overload instead: the DDL must then drop the old signature, and the
 // check looks the function up by its whole signature, so an old overload
 // an older process recreates never hides the current one.) Schema 4 adds
-// the history table and the history arguments of both functions.
-const schemaVersion = "agentmem schema 4"
+// the history table and the history arguments of both functions; schema 5
+// makes the append function refuse a row whose operation's receipt is
+// pending (CodeUnsettled).
+const schemaVersion = "agentmem schema 5"
 
 // mutateArgs is the mutation function's signature.
 const mutateArgs = `p_kind text, p_path text, p_content text, p_content_bytes bytea, p_metadata jsonb, p_expected text, p_version text,
@@ -203,9 +205,15 @@ BEGIN
 			END IF;
 		END LOOP;
 	END IF;
-	SELECT version, content, content_bytes INTO cur FROM {T} WHERE path = p_path AND NOT tombstone FOR UPDATE;
+	SELECT version, content, content_bytes, operation_id INTO cur FROM {T} WHERE path = p_path AND NOT tombstone FOR UPDATE;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'agentmem: % does not exist', p_path USING ERRCODE = 'ZM404';
+	END IF;
+	IF cur.operation_id <> '' AND EXISTS (SELECT FROM {R} WHERE id = cur.operation_id AND version = cur.version AND NOT completed) THEN
+		-- The row may be the only evidence that its operation landed: the
+		-- store completes that receipt first (the version in DETAIL).
+		RAISE EXCEPTION 'agentmem: % was written by an operation whose receipt is pending', p_path
+			USING ERRCODE = 'ZM428', DETAIL = cur.version;
 	END IF;
 	kept := rtrim(cur.content, p_space);
 	next := CASE WHEN kept = '' THEN p_entry ELSE kept || E'\n' || p_entry END;
@@ -243,6 +251,11 @@ const CodePrecondition = "ZM412"
 // CodeMissing is the SQLSTATE the append function raises when there is no
 // file to append to (the store then creates it).
 const CodeMissing = "ZM404"
+
+// CodeUnsettled is the SQLSTATE the append function raises when the file
+// was written by an operation whose receipt is still pending; its DETAIL is
+// the file's version, which the store settles before it appends again.
+const CodeUnsettled = "ZM428"
 
 // CodeTooLarge is the SQLSTATE the append function raises when the file
 // would grow over the bound it is given.
@@ -360,7 +373,7 @@ func newStatements(table string) statements {
 		pruneTombBatch: `WITH d AS (DELETE FROM ` + t + ` WHERE path IN (SELECT path FROM ` + t + `
 			WHERE tombstone AND expires_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED)
 			AND tombstone AND expires_at < $1::timestamptz RETURNING 1) SELECT count(*) FROM d`,
-		pruneReceipts: `DELETE FROM ` + r + ` WHERE created_at < $1::timestamptz`,
+		pruneReceipts: `DELETE FROM ` + r + ` WHERE completed AND created_at < $1::timestamptz`,
 		snapshot:      fmt.Sprintf(snapshot, `AND path < $5::text`),
 		snapshotAll:   fmt.Sprintf(snapshot, ``),
 		append: `SELECT ` + receiptCols + ` FROM ` + a + `($1::text, $2::text, $3::bytea, $4::text, $5::int, $6::text::jsonb,

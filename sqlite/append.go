@@ -18,7 +18,9 @@ var _ driver.Appender = (*Driver)(nil)
 // completed receipt. The transaction holds SQLite's write lock from its
 // first statement, so nothing can change the file between the read and
 // the write: an append never conflicts, never retries, and holds the
-// writer slot for those four statements only (five with history).
+// writer slot for those four statements only (five with history). The read
+// of the file also tells whether the operation that wrote it has its
+// receipt pending (Unsettled then, nothing written).
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	var res driver.AppendResult
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -32,7 +34,8 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 				return errKnownReceipt // nothing to commit
 			}
 		}
-		cur, err := scanFile(tx.QueryRowContext(ctx, d.sql.getFile, p.Path))
+		var unsettled bool
+		cur, err := scanFile(tx.QueryRowContext(ctx, d.sql.appendFile, p.Path), &unsettled)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			res.Missing = true
@@ -41,6 +44,11 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 			return fail(ctx, err)
 		case cur.Tombstone:
 			res.Missing = true
+			return errKnownReceipt
+		}
+		if unsettled {
+			// The file is the only evidence that its operation landed.
+			res.Unsettled = cur.Version
 			return errKnownReceipt
 		}
 		next := driver.AppendedContent(cur.Content, p.Entry)

@@ -513,11 +513,17 @@ func (d *Driver) pruneBatchTx(ctx context.Context, conn *sql.Conn, q string, now
 	return n, fail(ctx, tx.Commit())
 }
 
-// PruneReceipts deletes the receipts created more than olderThan ago
-// (pending or completed; by the local clock) and returns how many it
-// removed. A replay of a pruned operation applies it anew, so keep
-// olderThan well above the longest retry window of your agents. It fails
-// when olderThan is not positive.
+// PruneReceipts deletes the completed receipts created more than
+// olderThan ago (by the local clock) and returns how many it removed. A
+// pending receipt is never deleted: it is the only record of an attempt
+// that may still land, and a replay settles it (the store's PruneExpired
+// removes it once its retention has passed). A replay of a pruned
+// operation applies it anew, so keep olderThan well above the longest
+// retry window of your agents. It fails when olderThan is not positive.
+//
+// Deprecated: set store.Options.ReceiptRetention and call
+// store.Store.PruneExpired, which prunes through driver.Pruner on every
+// backend.
 func (d *Driver) PruneReceipts(ctx context.Context, olderThan time.Duration) (int, error) {
 	if olderThan <= 0 {
 		return 0, errors.New("sqlite: PruneReceipts needs a positive age")

@@ -58,23 +58,23 @@ func quote(name string) string { return `"` + name + `"` }
 
 // statements holds every SQL text of one table, built once.
 type statements struct {
-	schema                                 string
-	getFile, listFiles, listAll            string
-	createFile, replaceFile, deleteFile    string
-	getReceipt, insertReceipt              string
-	completeReceipt, completedReceipt      string
-	dropReceipt, receiptExists, fileExists string
-	getFiles, readScope, readAll           string
-	pruneReceipts, pruneTombstones         string
-	receiptsBefore                         string
-	collision, snapshot, snapshotAll       string
-	precheck                               string
-	putHistory, getHistory                 string
-	completeHistory, dropHistory           string
-	historyExists                          string
-	listHistory, listHistoryAll            string
-	deleteHistory, deleteHistoryAll        string
-	pruneHistory                           string
+	schema                                  string
+	getFile, appendFile, listFiles, listAll string
+	createFile, replaceFile, deleteFile     string
+	getReceipt, insertReceipt               string
+	completeReceipt, completedReceipt       string
+	dropReceipt, receiptExists, fileExists  string
+	getFiles, readScope, readAll            string
+	pruneReceipts, pruneTombstones          string
+	receiptsBefore                          string
+	collision, snapshot, snapshotAll        string
+	precheck                                string
+	putHistory, getHistory                  string
+	completeHistory, dropHistory            string
+	historyExists                           string
+	listHistory, listHistoryAll             string
+	deleteHistory, deleteHistoryAll         string
+	pruneHistory                            string
 }
 
 const fileCols = `path, content, version, coalesce(operation_id, ''), metadata, tombstone, expires_at`
@@ -101,7 +101,11 @@ func newStatements(table string) statements {
 	return statements{
 		schema: strings.NewReplacer("{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"), "{HI}", quote(table+"_hist_exp"),
 			"{T}", t, "{R}", r, "{H}", h).Replace(ddl),
-		getFile:   `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = ?`,
+		getFile: `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = ?`,
+		// The file, after whether the operation that wrote it has its
+		// receipt pending for this very row (Append refuses it then).
+		appendFile: `SELECT EXISTS (SELECT 1 FROM ` + r + ` WHERE id = f.operation_id AND version = f.version AND NOT completed), ` +
+			fileCols + ` FROM ` + t + ` f WHERE path = ?`,
 		listFiles: fmt.Sprintf(list, `AND path < ?4`),
 		listAll:   fmt.Sprintf(list, ``),
 		createFile: `INSERT INTO ` + t + ` (path, content, version, operation_id, metadata, tombstone, expires_at)
@@ -128,7 +132,7 @@ func newStatements(table string) statements {
 		readAll:          fmt.Sprintf(scope, ``),
 		pruneReceipts:    `DELETE FROM ` + r + ` WHERE id IN (SELECT id FROM ` + r + ` WHERE expires_at < ?1 LIMIT ?2)`,
 		pruneTombstones:  `DELETE FROM ` + t + ` WHERE path IN (SELECT path FROM ` + t + ` WHERE tombstone AND expires_at < ?1 LIMIT ?2)`,
-		receiptsBefore:   `DELETE FROM ` + r + ` WHERE created_at < ?`,
+		receiptsBefore:   `DELETE FROM ` + r + ` WHERE completed AND created_at < ?`,
 		// A file among the ancestors ?1 (a JSON array), or one below the
 		// path: in the range [?2, ?3) = [path + "/", path + "0").
 		collision: `SELECT path FROM ` + t + ` WHERE path IN (SELECT value FROM json_each(?1)) AND NOT tombstone

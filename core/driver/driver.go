@@ -333,6 +333,13 @@ type AppendResult struct {
 	// Missing reports that no file (or only a tombstone) was at the path.
 	// Nothing was written then: the store creates the file itself.
 	Missing bool
+	// Unsettled is the version of the file at the path when the operation
+	// that wrote it still has a pending receipt for it: the file's
+	// OperationID names a receipt that is not Completed and whose Version
+	// is the file's. Nothing was written then: the file is the only
+	// evidence that the operation landed, so the store completes that
+	// receipt and appends again.
+	Unsettled string
 }
 
 // Appender is the optional append that cannot conflict: the receipt check,
@@ -343,7 +350,10 @@ type AppendResult struct {
 //
 // Append checks, in order: an existing receipt (returned in Existing,
 // nothing written, nil error); a missing file (Missing, nothing written);
-// then computes the new content — the current content with the trailing
+// a file whose operation's receipt is pending (Unsettled, nothing
+// written: the lookup of the receipt its OperationID names, in the same
+// atomic step, costs nothing when the file carries no OperationID); then
+// computes the new content — the current content with the trailing
 // characters of [AppendSpace] removed, then "\n" and p.Entry, or p.Entry
 // alone when nothing is left — and refuses it with [ErrTooLarge] (nothing
 // written) when it is longer than p.MaxChars runes. Otherwise it replaces
@@ -352,7 +362,8 @@ type AppendResult struct {
 //
 // An Appender need not be a [Mutator]: a receipt it finds pending (left by
 // the primitive path) is returned in Existing like any other, and the store
-// settles it.
+// settles it; so is the pending receipt of the file it would replace
+// (Unsettled), before anything overwrites the file that proves it landed.
 //
 // Fallback: without Appender the store reads the file and writes it back with a compare-and-swap, again
 // after a backoff that grows with consecutive conflicts (see store's

@@ -11,7 +11,8 @@ import (
 var _ driver.Appender = (*Driver)(nil)
 
 // Append implements driver.Appender under the exclusive lock, so
-// concurrent appenders queue instead of conflicting. A receipt and a file
+// concurrent appenders queue instead of conflicting. A file written by a
+// tracked change has its receipt read first (Unsettled when pending). A receipt and a file
 // are two files on disk, so it keeps the primitive path's evidence: the
 // receipt is written pending (its version the new file's) before the file
 // and completed after it; a crash in between leaves a pending receipt that
@@ -39,6 +40,16 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	}
 	if cur == nil || cur.Tombstone {
 		return driver.AppendResult{Missing: true}, nil
+	}
+	if cur.OperationID != "" {
+		// The file may be the only evidence that its operation landed.
+		r, err := d.receipt(cur.OperationID)
+		if err != nil {
+			return driver.AppendResult{}, err
+		}
+		if r != nil && !r.Completed && r.Version == cur.Version {
+			return driver.AppendResult{Unsettled: cur.Version}, nil
+		}
 	}
 	next := driver.AppendedContent(cur.Content, p.Entry)
 	if utf8.RuneCountInString(next) > p.MaxChars {

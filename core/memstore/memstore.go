@@ -402,6 +402,9 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	if !ok || cur.Tombstone {
 		return driver.AppendResult{Missing: true}, nil
 	}
+	if r, ok := d.receipts[cur.OperationID]; ok && cur.OperationID != "" && !r.Completed && r.Version == cur.Version {
+		return driver.AppendResult{Unsettled: cur.Version}, nil
+	}
 	next := driver.AppendedContent(cur.Content, p.Entry)
 	if utf8.RuneCountInString(next) > p.MaxChars {
 		return driver.AppendResult{}, fmt.Errorf("memstore: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)

@@ -209,6 +209,17 @@ func (a appendCall) native(ctx context.Context) (m Mutation, missing bool, err e
 			return Mutation{}, false, err
 		case res.Missing:
 			return Mutation{}, true, nil
+		case res.Unsettled != "":
+			// The file was written by an operation whose receipt is still
+			// pending (its attempt died before completing it): complete it
+			// while the file can prove that it landed, then append.
+			if err := s.settleRow(ctx, a.r.Path, res.Unsettled); err != nil {
+				return Mutation{}, false, err
+			}
+			if round < maxReserveRounds {
+				continue
+			}
+			return Mutation{}, false, fmt.Errorf("%w: %q keeps being written by operations left pending", ErrConflict, a.r.Path)
 		case res.Existing == nil:
 			return Mutation{Version: p.Version, Existed: true}, false, nil
 		}

@@ -606,8 +606,17 @@ func (s *Store) createOver(ctx context.Context, f driver.File) error {
 // version v (on the primitive path) is recorded as completed before the row
 // is overwritten, since the row is the only evidence that it landed.
 func (s *Store) settleVersion(ctx context.Context, path, v string) error {
+	if versionOperation(v) == "" || s.isCompleted(v) {
+		return nil
+	}
+	return s.settleRow(ctx, path, v)
+}
+
+// settleRow is settleVersion without the shortcut of the versions known
+// settled: the caller was told the receipt is pending.
+func (s *Store) settleRow(ctx context.Context, path, v string) error {
 	id := versionOperation(v)
-	if id == "" || isFence(v) || s.isCompleted(v) {
+	if id == "" {
 		return nil
 	}
 	r, err := s.d.GetReceipt(ctx, id)

@@ -380,7 +380,8 @@ func validateOperation(op *Operation) error {
 	if op == nil {
 		return nil
 	}
-	for name, v := range map[string]string{"id": op.ID, "fingerprint": op.Fingerprint} {
+	for _, f := range [...]struct{ name, v string }{{"id", op.ID}, {"fingerprint", op.Fingerprint}} {
+		name, v := f.name, f.v
 		if v == "" || utf8.RuneCountInString(v) > MaxOperationIDChars || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
 			return fmt.Errorf("%w: %s must be 1-%d chars of valid UTF-8 without NUL", ErrInvalidOperation, name, MaxOperationIDChars)
 		}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -52,6 +53,18 @@ func TestConflictMessage(t *testing.T) {
 			if err == nil || err.Error() != want || !errors.Is(err, store.ErrConflict) || !errors.Is(err, driver.ErrPrecondition) {
 				t.Errorf("%s, operation %v: conflict = %v, want %q matching ErrConflict and driver.ErrPrecondition", name, o != nil, err, want)
 			}
+		}
+	}
+}
+
+// TestOperationErrorDeterministic: an operation with more than one problem
+// is refused naming the same one on every call (the id first).
+func TestOperationErrorDeterministic(t *testing.T) {
+	s := store.New(memstore.New(), nil)
+	for range 32 {
+		_, err := s.Write(t.Context(), store.WriteRequest{Path: "a.md", Content: "x", Operation: &store.Operation{}})
+		if !errors.Is(err, store.ErrInvalidOperation) || !strings.Contains(err.Error(), ": id must be") {
+			t.Fatalf("write with an empty id and fingerprint: %v, want the id named", err)
 		}
 	}
 }

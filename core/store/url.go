@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -280,13 +281,15 @@ func URLError(u *url.URL, format string, args ...any) error {
 
 // CheckQuery fails with [ErrInvalidURL] when u's query has a parameter
 // not in known, or one given twice, so that a misspelt option is never
-// ignored silently. It never repeats a parameter's value.
+// ignored silently; of several, it names the first in sorted order. It
+// never repeats a parameter's value.
 func CheckQuery(u *url.URL, known ...string) error {
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return URLError(u, "the query does not parse")
 	}
-	for k, v := range q {
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		v := q[k]
 		if !slices.Contains(known, k) {
 			hint := "it takes no parameters"
 			if len(known) > 0 {

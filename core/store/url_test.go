@@ -255,3 +255,18 @@ func (histDriver) ListFiles(context.Context, driver.ListParams) ([]driver.Entry,
 	return nil, nil
 }
 func (histDriver) Close() error { return nil }
+
+// TestCheckQueryDeterministic: of several unknown or repeated parameters,
+// the error names the first in sorted order, on every call.
+func TestCheckQueryDeterministic(t *testing.T) {
+	u, err := url.Parse("mem://x?zeta=1&beta=2&alpha=3&alpha=4&gamma=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 32 {
+		err := store.CheckQuery(u, "alpha")
+		if !errors.Is(err, store.ErrInvalidURL) || !strings.Contains(err.Error(), `parameter "alpha" is given 2 times`) {
+			t.Fatalf("CheckQuery = %v, want the repeated alpha named", err)
+		}
+	}
+}
