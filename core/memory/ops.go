@@ -429,31 +429,11 @@ func (m *Memory) doDelete(ctx context.Context, sp *span, sc scope, inv Invocatio
 	if err != nil {
 		return nil, "", err
 	}
-	looked := false // for a case variant of name
 	for attempt := 1; ; attempt++ {
 		cur, err := m.readFile(ctx, path, 1)
 		if err != nil {
 			res, err := mutationError(name, err)
 			return res, "", err
-		}
-		if cur == nil && !looked {
-			looked = true
-			other, err := m.caseVariant(ctx, sc, name)
-			if err != nil {
-				res, err := mutationError(name, err)
-				return res, "", err
-			}
-			if other != "" {
-				// Unless the original call landed (deleting name) after
-				// the receipt check and before the read.
-				if prev, err := m.s.GetOperation(ctx, *op); err != nil {
-					return nil, "", err
-				} else if prev != nil {
-					return result(*prev)
-				}
-				return toolErr(variantMsg(name, other, fmt.Sprintf("nothing was deleted: call %s(%q) to delete it",
-					m.names.delete, other))), "", nil
-			}
 		}
 		expected := ""
 		if cur != nil {
@@ -461,6 +441,19 @@ func (m *Memory) doDelete(ctx context.Context, sp *span, sc scope, inv Invocatio
 		}
 		mu, err := m.s.Delete(ctx, store.DeleteRequest{Path: path, Expected: expected, Operation: op, Metadata: meta})
 		switch {
+		case err == nil && !mu.Existed && !mu.Replayed:
+			// Nothing was there: name a case variant if one exists. Looked
+			// up after the delete, so a replay costs no listing.
+			other, err := m.caseVariant(ctx, sc, name)
+			if err != nil {
+				res, err := mutationError(name, err)
+				return res, "", err
+			}
+			if other != "" {
+				return toolErr(variantMsg(name, other, fmt.Sprintf("nothing was deleted: call %s(%q) to delete it",
+					m.names.delete, other))), "", nil
+			}
+			return result(mu)
 		case err == nil:
 			return result(mu)
 		case !errors.Is(err, store.ErrConflict):
