@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,41 +148,49 @@ func (t *Tool) viewDir(ctx context.Context, tg target, p string) (Result, error)
 	}
 	lines := []string{dirSize + "\t" + p}
 	base := strings.TrimRight(p, "/") // "/memories/proj/" lists /memories/proj/plan.md
-	var walk func(e *entry, rel string, depth int) error
-	walk = func(e *entry, rel string, depth int) error {
-		for _, name := range slices.Sorted(maps.Keys(e.children)) {
-			if strings.HasPrefix(name, ".") {
+	var walk func(e *entry, rel, shown string, depth int) error
+	walk = func(e *entry, rel, shown string, depth int) error {
+		// Listed by memory name, as a file system lists its entries.
+		names := map[string]string{}
+		for seg := range e.children {
+			names[memoryName(seg)] = seg
+		}
+		for _, name := range slices.Sorted(maps.Keys(names)) {
+			if strings.HasPrefix(name, ".") || name == "node_modules" {
 				continue
 			}
-			c, r := e.children[name], name
+			seg := names[name]
+			c, r, sh := e.children[seg], seg, name
 			if rel != "" {
-				r = rel + "/" + name
+				r, sh = rel+"/"+seg, shown+"/"+name
 			}
 			if c.dir {
-				lines = append(lines, dirSize+"\t"+base+"/"+r+"/")
+				lines = append(lines, dirSize+"\t"+base+"/"+sh+"/")
 				if depth < 2 {
-					if err := walk(c, r, depth+1); err != nil {
+					if err := walk(c, r, sh, depth+1); err != nil {
 						return err
 					}
 				}
 			}
 			if c.file {
-				f, err := t.s.Read(ctx, tg.prefix()+r, t.o.MaxFileChars)
+				// Read whole: the size is the whole file's, however long
+				// (the driver reads the whole row whatever the bound).
+				f, err := t.s.Read(ctx, tg.prefix()+r, math.MaxInt)
 				if errors.Is(err, store.ErrNotFound) {
 					continue // deleted since it was listed
 				} else if err != nil {
 					return err
 				}
-				lines = append(lines, formatSize(int64(len(f.Content)))+"\t"+base+"/"+r)
+				lines = append(lines, formatSize(int64(len(f.Content)))+"\t"+base+"/"+sh)
 			}
 		}
 		return nil
 	}
-	if err := walk(root, "", 1); err != nil {
+	if err := walk(root, "", "", 1); err != nil {
 		return storeError(p, err)
 	}
-	return ok(fmt.Sprintf("Here're the files and directories up to 2 levels deep in %s, excluding hidden items:\n", p) +
-		strings.Join(lines, "\n")), nil
+	return ok(fmt.Sprintf("Here're the files and directories up to 2 levels deep in %s, "+
+		"excluding hidden items and node_modules:\n", p) + strings.Join(lines, "\n")), nil
 }
 
 // replayed returns the recorded outcome of op, or nil.
@@ -373,7 +382,7 @@ func (t *Tool) insert(ctx context.Context, l layout, op store.Operation, cmd Com
 	apply := func(content string) edit {
 		lines := splitLines(content)
 		if cmd.InsertLine < 0 || cmd.InsertLine > int64(len(lines)) {
-			r := refused(fmt.Sprintf("Invalid `insert_line` parameter: %d. It should be within the range [0, %d].",
+			r := refused(fmt.Sprintf("Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]",
 				cmd.InsertLine, len(lines)))
 			return edit{refusal: &r}
 		}

@@ -65,3 +65,49 @@ func TestFormatSize(t *testing.T) {
 		t.Errorf("splitLines = %s", got)
 	}
 }
+
+// TestListedSizeIsWholeFile: a file longer than MaxFileChars is listed
+// with its whole size, not the size of the part the tool would read.
+func TestListedSizeIsWholeFile(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := store.New(b.open(t), nil)
+			defer s.Close()
+			tl := newTool(t, s)
+			seedStore(t, tl, "u", map[string]string{
+				"/memories/big.md":   strings.Repeat("a", 1<<20+1<<19), // 1.5 MiB
+				"/memories/wide.md":  strings.Repeat("é", 1<<20),       // 1 Mi characters, 2 MiB
+				"/memories/small.md": "é",
+			})
+			got := exec(t, tl, "u", "", Command{Command: "view", Path: Root}).Text
+			want := "4.0K\t/memories\n1.5M\t/memories/big.md\n2B\t/memories/small.md\n2M\t/memories/wide.md"
+			if !strings.HasSuffix(got, "\n"+want) {
+				t.Fatalf("view:\n%s\nwant the lines\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestDocumentedTexts: where the memory tool's documentation (and the
+// TypeScript SDK's handler) defines a text, the tool returns it.
+func TestDocumentedTexts(t *testing.T) {
+	t.Parallel()
+	tl := newTool(t, store.New(backends[0].open(t), nil))
+	seedStore(t, tl, "u", map[string]string{"/memories/a.md": "one\ntwo\n", "/memories/node_modules/x.md": "x",
+		"/memories/d/node_modules": "a file named node_modules"})
+	for _, c := range []struct {
+		cmd  Command
+		want Result
+	}{
+		{Command{Command: "view", Path: "/memories"}, Result{Text: "Here're the files and directories up to 2 levels deep in /memories, " +
+			"excluding hidden items and node_modules:\n4.0K\t/memories\n8B\t/memories/a.md\n4.0K\t/memories/d/"}},
+		{Command{Command: "insert", Path: "/memories/a.md", InsertLine: 3, InsertText: "x"}, Result{IsError: true,
+			Text: "Invalid `insert_line` parameter: 3. It should be within the range of lines of the file: [0, 2]"}},
+	} {
+		if got := exec(t, tl, "u", "t", c.cmd); got != c.want {
+			t.Errorf("%+v:\n got %+v\nwant %+v", c.cmd, got, c.want)
+		}
+	}
+}

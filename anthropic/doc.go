@@ -4,28 +4,44 @@
 // The model sends view, create, str_replace, insert, delete and rename
 // commands on paths under /memories; a Tool runs each one for the user the
 // application names (the namespace never comes from the model) and
-// returns the text the reference handlers of Anthropic's Python and
-// TypeScript SDKs return, so the model sees what it is used to. The
-// helpers ToolParam, DecodeToolUse, Handle, HandleMessage, ResultBlock and
-// ListingBlock plug it into github.com/anthropics/anthropic-sdk-go/v2.
+// returns the texts the memory tool's documentation defines (the
+// TypeScript SDK's BetaLocalFilesystemMemoryTool returns them too), and
+// where it defines none the texts of the Python SDK's handler, so the
+// model sees what it is used to. The helpers ToolParam, DecodeToolUse,
+// Handle, HandleMessage, ResultBlock and ListingBlock plug it into
+// github.com/anthropics/anthropic-sdk-go/v2.
 //
 // # Layout
 //
 // The model's /memories/<rest> of namespace ns is the store path
-// <EscapeNamespace(ns)>/memories/<rest> (memory.EscapeNamespace: any id,
-// one safe segment). Journals of multi-step commands live beside it, in
-// <ns>/memories-journal/<operation id>, and never show in a view. The
-// store keeps no directories: a directory exists while a file lies below
-// it, and views show every directory as 4.0K.
+// <EscapeNamespace(ns)>/memories/<rest>, each name of <rest> mapped to a
+// store segment (see Paths; StorePath computes it). Journals of
+// multi-step commands live beside it, in <ns>/memories-journal/<operation
+// id>, and never show in a view. The store keeps no directories: a
+// directory exists while a file lies below it, and views show every
+// directory as 4.0K.
 //
 // # Paths
 //
 // A path must be /memories or start with /memories/ ("Path must start with
 // /memories, got: …"); ".." in any spelling (with "/" or "\", percent
 // encoded once or more) and NUL are refused as "Path … would escape
-// /memories directory"; empty and "." segments are skipped; every other
-// name must be a store segment: letters, digits, '.', '-' and '_', at most
-// 200 characters, else "The path … is not a valid memory path: …".
+// /memories directory"; empty and "." segments are skipped. Every other
+// name works, as on a file system: spaces, punctuation, any letter
+// ("/memories/café notes.md"). A name that is a valid store segment
+// ([A-Za-z0-9_.-], at most 200 characters, no "..", not starting with
+// ".agentmem") is stored as it is; any other is encoded, reversibly:
+// "--", then the name with ASCII letters, digits, '_' and '.' kept and
+// every other character written as "-xx", "-uxxxx" or "-Uxxxxxx" (its
+// code point in hex), so "café notes.md" is stored as
+// "--caf-e9-20notes.md". A name that is itself such an encoding (one
+// starting with "--" that decodes and re-encodes to itself) is encoded
+// too, so no two names share a stored name; views decode stored names, so
+// the model sees its own names back, and a file placed in the store by
+// other means is listed under a name that reaches it. A name whose
+// stored form is longer than 200 characters (about 66 accented or 33 CJK
+// characters) is refused: "The path … is not a valid memory path: the
+// name … is too long …"; so is a path that is not valid UTF-8.
 //
 // # Consistency
 //
@@ -54,13 +70,37 @@
 // or backend error, after which a replay of the same tool_use id settles
 // the command.
 //
-// # Differences from the reference handler
+// # Differences from the reference handlers
 //
-// "/memoriesX" is refused (the reference reads it as /memories/X); "..",
-// even one that stays inside /memories, is refused as an escape; names
-// outside the store's alphabet are refused; creating below a file says
-// "The path … is a file, not a directory."; renaming /memories or a
-// directory into itself is refused with its own message; files longer than
-// Options.MaxFileChars and directories with more than Options.MaxListFiles
-// files are refused.
+// Deliberate, for a store that is not a file system or for safety:
+//
+//   - Names: "/memoriesX" is refused (the reference reads it as
+//     /memories/X); "..", even one that stays inside /memories, is
+//     refused as an escape; a name longer than 200 characters once stored
+//     is refused (a file system allows 255 bytes).
+//   - Directories: the store keeps none, so a directory vanishes with its
+//     last file (the reference keeps empty directories), and every
+//     directory is listed as 4.0K.
+//   - Delete: "/memories/" is refused like "/memories" ("Cannot delete the
+//     /memories directory itself"; the reference deletes the whole
+//     directory for "/memories/"); rename of /memories is refused ("Cannot rename the
+//     /memories directory itself"), and so is a rename of a directory
+//     into itself ("Cannot move … into itself").
+//   - Creating below a file says "The path … is a file, not a
+//     directory.".
+//   - Bounds: files longer than Options.MaxFileChars cannot be viewed,
+//     edited or renamed (a directory view still lists them, with their
+//     whole size); a directory view lists at most Options.MaxListFiles
+//     files, and a larger directory cannot be deleted or renamed (each
+//     refused with its own message).
+//   - Where the SDKs differ, the documented text wins (the directory
+//     header "…, excluding hidden items and node_modules:", whose
+//     node_modules entries are skipped, and "…It should be within the
+//     range of lines of the file: [0, N]"); behaviour otherwise follows
+//     the Python SDK: insert counts lines as Python's splitlines does
+//     (the TypeScript SDK counts a final empty line), a non-unique old_str
+//     lists each occurrence's line, and sizes round as Python's "%.1f"
+//     does (1280 bytes is 1.2K; the TypeScript SDK writes 1.3K).
+//   - Errors are returned as their text with IsError set; the TypeScript
+//     SDK's tool runner adds "Error: " before the text of a thrown error.
 package anthropic

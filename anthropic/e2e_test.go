@@ -139,7 +139,7 @@ func TestEndToEnd(t *testing.T) {
 				params.Messages = append(params.Messages, sdk.NewBetaUserMessage(results...))
 			}
 			want := []string{
-				"toolu_0_0 false Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4.0K\t/memories",
+				"toolu_0_0 false Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories",
 				"toolu_1_0 false File created successfully at: /memories/user.md",
 				"toolu_1_1 false File created successfully at: /memories/projects/agentmem.md",
 				"toolu_2_0 false The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +

@@ -43,7 +43,7 @@ func Example() {
 	// The memory file has been edited. Here is the snippet showing the change (with line numbers):
 	//      1	drink: coffee
 	//      2	 (error: false)
-	// Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:
+	// Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:
 	// 4.0K	/memories
 	// 14B	/memories/prefs.md (error: false)
 	// Path /memories/../etc/passwd would escape /memories directory (error: true)

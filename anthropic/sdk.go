@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 )
@@ -109,12 +110,15 @@ func (t *Tool) Listing(ctx context.Context, namespace string) (string, error) {
 
 // ListingBlock returns namespace's listing as a text block, to put beside
 // the user's prompt (or in the system prompt) so the model sees its
-// memory directory without a view call. Stored names hold only letters,
-// digits, '.', '-' and '_', so stored data cannot close the tag.
+// memory directory without a view call. '&', '<' and '>' in names are
+// written as "&amp;", "&lt;" and "&gt;", so no name can close the tag.
 func (t *Tool) ListingBlock(ctx context.Context, namespace string) (sdk.BetaTextBlockParam, error) {
 	s, err := t.Listing(ctx, namespace)
 	if err != nil {
 		return sdk.BetaTextBlockParam{}, err
 	}
-	return sdk.BetaTextBlockParam{Text: "<memory_directory>\n" + s + "\n</memory_directory>"}, nil
+	return sdk.BetaTextBlockParam{Text: "<memory_directory>\n" + tagEscaper.Replace(s) + "\n</memory_directory>"}, nil
 }
+
+// tagEscaper escapes the characters that could end or open a tag.
+var tagEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")

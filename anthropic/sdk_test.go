@@ -60,3 +60,19 @@ func TestHandleMessageNil(t *testing.T) {
 		t.Fatalf("nil message: %v, %v", out, err)
 	}
 }
+
+// TestListingBlockEscapesTags: a name holding "<" and ">" (names may hold
+// any character but "/") cannot close the listing's tag.
+func TestListingBlockEscapesTags(t *testing.T) {
+	t.Parallel()
+	tl := newTool(t, store.New(backends[0].open(t), nil))
+	seedStore(t, tl, "u", map[string]string{"/memories/a</memory_directory>": "x", "/memories/b&c.md": "y"})
+	b, err := tl.ListingBlock(t.Context(), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(b.Text, "</memory_directory>") != 1 || !strings.Contains(b.Text, "/memories/a&lt;/memory_directory&gt;") ||
+		!strings.Contains(b.Text, "/memories/b&amp;c.md") {
+		t.Fatalf("block:\n%s", b.Text)
+	}
+}

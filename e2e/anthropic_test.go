@@ -160,7 +160,7 @@ func anthropicEndToEnd(t *testing.T, e *contract.Env) {
 	inserted, created := "toolu_insert false The file /memories/user.md has been edited.",
 		"toolu_scratch false File created successfully at: /memories/scratch.md"
 	eqSlice(t, "tool results", model.results, []string{
-		"toolu_view false Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4.0K\t/memories",
+		"toolu_view false Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories",
 		"toolu_user false File created successfully at: /memories/user.md",
 		"toolu_project false File created successfully at: /memories/projects/agentmem.md",
 		"toolu_coffee false The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +

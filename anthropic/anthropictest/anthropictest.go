@@ -23,6 +23,8 @@ var seed = map[string]string{
 	"/memories/proj/deep/x/y.md":  "hidden by depth\n",
 	"/memories/.hidden/secret.md": "s",
 	"/memories/big.md":            strings.Repeat("a", 1536),
+	"/memories/café notes.md":     "crème\n",
+	"/memories/node_modules/x.md": "n",
 }
 
 // cmdCase is one command of the table, run on a freshly seeded store.
@@ -32,6 +34,8 @@ type cmdCase struct {
 	want anthropic.Result
 	// after lists model paths whose content must be as given ("" = absent).
 	after map[string]string
+	// opts are the Tool's options (nil = defaults).
+	opts *anthropic.Options
 }
 
 // ok is an accepted command's result.
@@ -43,23 +47,24 @@ func errResult(s string) anthropic.Result { return anthropic.Result{Text: s, IsE
 // cmdCases is every command and error string of the memory tool.
 var cmdCases = []cmdCase{
 	{name: "view_root", cmd: anthropic.Command{Command: "view", Path: "/memories"}, want: ok(
-		"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n" +
+		"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
 			"4.0K\t/memories\n" +
 			"1.5K\t/memories/big.md\n" +
+			"7B\t/memories/café notes.md\n" +
 			"7B\t/memories/dup.md\n" +
 			"17B\t/memories/notes.md\n" +
 			"4.0K\t/memories/proj/\n" +
 			"4.0K\t/memories/proj/deep/\n" +
 			"9B\t/memories/proj/plan.md")},
 	{name: "view_dir", cmd: anthropic.Command{Command: "view", Path: "/memories/proj"}, want: ok(
-		"Here're the files and directories up to 2 levels deep in /memories/proj, excluding hidden items:\n" +
+		"Here're the files and directories up to 2 levels deep in /memories/proj, excluding hidden items and node_modules:\n" +
 			"4.0K\t/memories/proj\n" +
 			"4.0K\t/memories/proj/deep/\n" +
 			"7B\t/memories/proj/deep/more.md\n" +
 			"4.0K\t/memories/proj/deep/x/\n" +
 			"9B\t/memories/proj/plan.md")},
 	{name: "view_dir_slash", cmd: anthropic.Command{Command: "view", Path: "/memories/proj/"}, want: ok(
-		"Here're the files and directories up to 2 levels deep in /memories/proj/, excluding hidden items:\n" +
+		"Here're the files and directories up to 2 levels deep in /memories/proj/, excluding hidden items and node_modules:\n" +
 			"4.0K\t/memories/proj/\n" +
 			"4.0K\t/memories/proj/deep/\n" +
 			"7B\t/memories/proj/deep/more.md\n" +
@@ -81,11 +86,40 @@ var cmdCases = []cmdCase{
 		want: errResult(`Path /memories/..\etc would escape /memories directory`)},
 	{name: "view_encoded_traversal", cmd: anthropic.Command{Command: "view", Path: "/memories/%2e%2e%2fetc"},
 		want: errResult("Path /memories/%2e%2e%2fetc would escape /memories directory")},
-	{name: "view_invalid_segment", cmd: anthropic.Command{Command: "view", Path: "/memories/a b.md"},
-		want: errResult("The path /memories/a b.md is not a valid memory path: use names of letters, digits, '.', '-' and '_' (at most 200 characters each).")},
+	// A file longer than MaxFileChars is listed with its whole size.
+	{name: "view_root_long_file", cmd: anthropic.Command{Command: "view", Path: "/memories"}, opts: &anthropic.Options{MaxFileChars: 1000}, want: ok(
+		"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
+			"4.0K\t/memories\n" +
+			"1.5K\t/memories/big.md\n" +
+			"7B\t/memories/café notes.md\n" +
+			"7B\t/memories/dup.md\n" +
+			"17B\t/memories/notes.md\n" +
+			"4.0K\t/memories/proj/\n" +
+			"4.0K\t/memories/proj/deep/\n" +
+			"9B\t/memories/proj/plan.md")},
+	// Any name a file system takes works: spaces, letters outside ASCII.
+	{name: "view_spaced_name", cmd: anthropic.Command{Command: "view", Path: "/memories/café notes.md"}, want: ok(
+		"Here's the content of /memories/café notes.md with line numbers:\n     1\tcrème\n     2\t")},
+	{name: "view_spaced_missing", cmd: anthropic.Command{Command: "view", Path: "/memories/a b.md"},
+		want: errResult("The path /memories/a b.md does not exist. Please provide a valid path.")},
+	{name: "view_not_utf8", cmd: anthropic.Command{Command: "view", Path: "/memories/\xff.md"},
+		want: errResult("The path /memories/\xff.md is not a valid memory path: it is not valid UTF-8.")},
+	{name: "view_name_too_long", cmd: anthropic.Command{Command: "view", Path: "/memories/" + strings.Repeat("é", 67)},
+		want: errResult("The path /memories/" + strings.Repeat("é", 67) + " is not a valid memory path: the name " +
+			strings.Repeat("é", 67) + " is too long (stored, it takes 203 characters, at most 200 are allowed); use a shorter name.")},
 
 	{name: "create", cmd: anthropic.Command{Command: "create", Path: "/memories/new/n.md", FileText: "hello\n"},
 		want: ok("File created successfully at: /memories/new/n.md"), after: map[string]string{"/memories/new/n.md": "hello\n"}},
+	{name: "create_unicode", cmd: anthropic.Command{Command: "create", Path: "/memories/日本 語/naïve ☕.md", FileText: "é\n"},
+		want: ok("File created successfully at: /memories/日本 語/naïve ☕.md"), after: map[string]string{"/memories/日本 語/naïve ☕.md": "é\n"}},
+	{name: "create_longest_name", cmd: anthropic.Command{Command: "create", Path: "/memories/" + strings.Repeat("é", 66), FileText: "x"},
+		want: ok("File created successfully at: /memories/" + strings.Repeat("é", 66)), after: map[string]string{"/memories/" + strings.Repeat("é", 66): "x"}},
+	// The stored spelling of "café notes.md", written as a name, is another file.
+	{name: "create_encoded_spelling", cmd: anthropic.Command{Command: "create", Path: "/memories/--caf-e9-20notes.md", FileText: "x"},
+		want:  ok("File created successfully at: /memories/--caf-e9-20notes.md"),
+		after: map[string]string{"/memories/--caf-e9-20notes.md": "x", "/memories/café notes.md": "crème\n"}},
+	{name: "create_exists_unicode", cmd: anthropic.Command{Command: "create", Path: "/memories/café notes.md", FileText: "x"},
+		want: errResult("File /memories/café notes.md already exists"), after: map[string]string{"/memories/café notes.md": "crème\n"}},
 	{name: "create_exists", cmd: anthropic.Command{Command: "create", Path: "/memories/notes.md", FileText: "x"},
 		want: errResult("File /memories/notes.md already exists"), after: map[string]string{"/memories/notes.md": seed["/memories/notes.md"]}},
 	{name: "create_over_dir", cmd: anthropic.Command{Command: "create", Path: "/memories/proj", FileText: "x"},
@@ -112,9 +146,11 @@ var cmdCases = []cmdCase{
 	{name: "insert_end", cmd: anthropic.Command{Command: "insert", Path: "/memories/notes.md", InsertLine: 3, InsertText: "last"},
 		want: ok("The file /memories/notes.md has been edited."), after: map[string]string{"/memories/notes.md": "alpha\nbeta\ngamma\nlast\n"}},
 	{name: "insert_bad_line", cmd: anthropic.Command{Command: "insert", Path: "/memories/notes.md", InsertLine: 4, InsertText: "x"},
-		want: errResult("Invalid `insert_line` parameter: 4. It should be within the range [0, 3].")},
+		want: errResult("Invalid `insert_line` parameter: 4. It should be within the range of lines of the file: [0, 3]")},
 	{name: "insert_negative", cmd: anthropic.Command{Command: "insert", Path: "/memories/notes.md", InsertLine: -1, InsertText: "x"},
-		want: errResult("Invalid `insert_line` parameter: -1. It should be within the range [0, 3].")},
+		want: errResult("Invalid `insert_line` parameter: -1. It should be within the range of lines of the file: [0, 3]")},
+	{name: "insert_unicode", cmd: anthropic.Command{Command: "insert", Path: "/memories/café notes.md", InsertLine: 0, InsertText: "thé"},
+		want: ok("The file /memories/café notes.md has been edited."), after: map[string]string{"/memories/café notes.md": "thé\ncrème\n"}},
 
 	{name: "delete_file", cmd: anthropic.Command{Command: "delete", Path: "/memories/notes.md"},
 		want: ok("Successfully deleted /memories/notes.md"), after: map[string]string{"/memories/notes.md": ""}},
@@ -134,6 +170,9 @@ var cmdCases = []cmdCase{
 	{name: "rename_dir", cmd: anthropic.Command{Command: "rename", OldPath: "/memories/proj", NewPath: "/memories/old"},
 		want:  ok("Successfully renamed /memories/proj to /memories/old"),
 		after: map[string]string{"/memories/proj/plan.md": "", "/memories/old/plan.md": "step one\n", "/memories/old/deep/x/y.md": "hidden by depth\n"}},
+	{name: "rename_unicode", cmd: anthropic.Command{Command: "rename", OldPath: "/memories/café notes.md", NewPath: "/memories/archive/vieux café.md"},
+		want:  ok("Successfully renamed /memories/café notes.md to /memories/archive/vieux café.md"),
+		after: map[string]string{"/memories/café notes.md": "", "/memories/archive/vieux café.md": "crème\n"}},
 	{name: "rename_exists", cmd: anthropic.Command{Command: "rename", OldPath: "/memories/notes.md", NewPath: "/memories/dup.md"},
 		want: errResult("The destination /memories/dup.md already exists"), after: map[string]string{"/memories/notes.md": seed["/memories/notes.md"]}},
 	{name: "rename_missing", cmd: anthropic.Command{Command: "rename", OldPath: "/memories/nope.md", NewPath: "/memories/n2.md"},
@@ -161,7 +200,7 @@ func Commands(t *testing.T, open func(t *testing.T) driver.Driver) {
 			t.Parallel()
 			s := store.New(open(t), nil)
 			defer s.Close()
-			tl, err := anthropic.New(s, nil)
+			tl, err := anthropic.New(s, c.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +214,11 @@ func Commands(t *testing.T, open func(t *testing.T) driver.Driver) {
 				t.Fatalf("result\n got %+v\nwant %+v", got, c.want)
 			}
 			for p, want := range c.after {
-				f, err := s.Read(t.Context(), "alice"+p, 1<<20)
+				sp, err := anthropic.StorePath("alice", p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := s.Read(t.Context(), sp, 1<<20)
 				gotC := ""
 				if err == nil && f != nil {
 					gotC = f.Content
