@@ -1,0 +1,340 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// DefaultMaxBodyBytes bounds a request body by default (1 MiB), as MCP's
+// HTTP handler does.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Metadata keys the API stamps on every write and restore it makes. A
+// request cannot set them itself.
+const (
+	// UpdatedByKey holds the principal's user: the key that core/memory's
+	// WriteMetadata examples and agentmem log use for who made a change.
+	UpdatedByKey = "updated_by"
+	// ClientKey holds the principal's client (Principal.Client), when set.
+	ClientKey = "client"
+)
+
+// ErrUnauthenticated is what Options.Authenticate returns (or wraps) for a
+// request without credentials or with unknown ones: the API answers 401
+// with WWW-Authenticate: Bearer realm="agentmem". Any other error from
+// Authenticate is a server failure (500): a key file that cannot be read
+// fails closed, as in MCP's HTTP handler.
+var ErrUnauthenticated = errors.New("console: missing or unknown credentials: send Authorization: Bearer <key>")
+
+// ErrOptions reports invalid Options given to [New].
+var ErrOptions = errors.New("console: invalid options")
+
+// Principal is who a request comes from, as Options.Authenticate resolves
+// it.
+type Principal struct {
+	// User is the authenticated user id (an API key's user, a token's user
+	// claim). A principal that is not Admin reaches only the namespace
+	// memory.EscapeNamespace(User): the notebook MCP's HTTP server gives the
+	// same user. It is recorded with every write under [UpdatedByKey].
+	User string
+	// Admin reaches every namespace and the admin-only operations (listing
+	// namespaces, forgetting one).
+	Admin bool
+	// Client names what sent the request (an API key's label, an OAuth
+	// client id, "console"); recorded with every write under [ClientKey]
+	// when not empty.
+	Client string
+}
+
+// Namespace is the namespace a user principal reaches:
+// memory.EscapeNamespace(User), "" for no user.
+func (p Principal) Namespace() string { return memory.EscapeNamespace(p.User) }
+
+// Options configures [New]. Authenticate is required.
+type Options struct {
+	// Authenticate resolves the principal of every request but the OpenAPI
+	// document's. Return an error wrapping [ErrUnauthenticated] for missing
+	// or unknown credentials (401); any other error answers 500. A
+	// principal with neither a User nor Admin is refused with 401.
+	// agentmem serve fills it from MCP's API keys and OAuth verifier.
+	Authenticate func(*http.Request) (Principal, error)
+	// ResourceMetadataURL, when set, is added to the WWW-Authenticate
+	// header of a 401 as resource_metadata (RFC 9728), as an OAuth
+	// resource server does.
+	ResourceMetadataURL string
+	// Memory configures the notebook whose injected block the snapshot
+	// route returns (agent name, heading, limits, guidance) and whose
+	// limits bound search. Namespace and NamespaceFunc must be unset: the
+	// namespace comes from the URL. nil means memory's defaults.
+	Memory *memory.Options
+	// MaxBodyBytes bounds each request body; a larger one is refused with
+	// 413. Default [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+	// Logger receives an Error record for each request that failed on the
+	// server's side (500), with the operation and the error's kind
+	// (store.ErrorKind). nil means slog.Default.
+	Logger *slog.Logger
+	// LogDetails adds the error text, which may name paths, to the
+	// Logger's records.
+	LogDetails bool
+}
+
+// Handler serves the JSON API of one store under /api/v1/. It is an
+// [http.Handler], safe for concurrent use; mount it at the root of a mux,
+// or under a prefix with http.StripPrefix:
+//
+//	mux.Handle("/console/", http.StripPrefix("/console", h))
+type Handler struct {
+	s          *store.Store
+	mem        *memory.Memory
+	agent      string
+	limits     memory.Limits
+	auth       func(*http.Request) (Principal, error)
+	resMeta    string
+	maxBody    int64
+	log        *slog.Logger
+	logDetails bool
+	mux        *http.ServeMux
+	// observe, when set (by tests), is told the operation and status of
+	// every response.
+	observe func(op string, status int)
+}
+
+// New returns the API handler over s. It does no I/O: every request reads
+// the store under its own context. It fails with [ErrOptions] when s or
+// opts.Authenticate is nil, MaxBodyBytes is negative, or opts.Memory sets
+// a namespace or is refused by memory.New.
+func New(s *store.Store, opts *Options) (*Handler, error) {
+	if s == nil || s.Driver() == nil {
+		return nil, fmt.Errorf("%w: pass a store with a driver to serve", ErrOptions)
+	}
+	if opts == nil || opts.Authenticate == nil {
+		return nil, fmt.Errorf("%w: Authenticate is required (it decides who may reach which namespace)", ErrOptions)
+	}
+	if opts.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("%w: MaxBodyBytes must be positive, got %d", ErrOptions, opts.MaxBodyBytes)
+	}
+	var mo memory.Options
+	if opts.Memory != nil {
+		mo = *opts.Memory
+	}
+	if mo.Namespace != "" || mo.NamespaceFunc != nil {
+		return nil, fmt.Errorf("%w: Memory.Namespace and Memory.NamespaceFunc must be unset: the namespace comes from the URL", ErrOptions)
+	}
+	mo.InjectionErrors = memory.RaiseErrors // a failed snapshot is an error here, not an empty block
+	mem, err := memory.New(s, &mo)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Memory: %w", ErrOptions, err)
+	}
+	h := &Handler{
+		s:          s,
+		mem:        mem,
+		agent:      cmpOr(mo.AgentName, memory.DefaultAgentName),
+		auth:       opts.Authenticate,
+		resMeta:    opts.ResourceMetadataURL,
+		maxBody:    opts.MaxBodyBytes,
+		log:        opts.Logger,
+		logDetails: opts.LogDetails,
+		mux:        http.NewServeMux(),
+	}
+	h.limits = withDefaultLimits(mo.Limits)
+	if h.maxBody == 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	byPattern := map[string][]*route{}
+	var order []string
+	for i := range routes {
+		rt := &routes[i]
+		if byPattern[rt.pattern] == nil {
+			order = append(order, rt.pattern)
+		}
+		byPattern[rt.pattern] = append(byPattern[rt.pattern], rt)
+	}
+	for _, p := range order {
+		h.mux.Handle(p, h.dispatch(byPattern[p]))
+	}
+	h.mux.HandleFunc(apiRoot, func(w http.ResponseWriter, r *http.Request) {
+		h.problem(w, "", problemOf(http.StatusNotFound, "no-such-route", "no API route answers "+r.URL.Path+": see "+apiRoot+"openapi.json"))
+	})
+	return h, nil
+}
+
+// apiRoot is the prefix of every API path.
+const apiRoot = "/api/v1/"
+
+// ServeHTTP serves the API. A path that is not clean (".", "..", an empty
+// segment, also when percent-encoded) is refused with 400 before routing,
+// so no redirect leads a request elsewhere.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; p != cleanPath(p) {
+		h.problem(w, "", problemOf(http.StatusBadRequest, "invalid-path", "the URL path holds \".\", \"..\" or an empty segment: send a clean path"))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is p cleaned, keeping a trailing "/".
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
+// call is one request being served by one route.
+type call struct {
+	w  *recorder
+	r  *http.Request
+	p  Principal
+	ns string // the namespace of the URL, checked against p; "" for routes without one
+	rt *route
+}
+
+// recorder remembers the status written.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// dispatch serves the routes of one pattern: picks the method's route
+// (405 with Allow otherwise), authenticates, authorizes and runs it.
+func (h *Handler) dispatch(rs []*route) http.Handler {
+	var allow []string
+	for _, rt := range rs {
+		allow = append(allow, rt.method)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rt *route
+		for _, x := range rs {
+			if x.method == r.Method {
+				rt = x
+			}
+		}
+		if rt == nil {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			h.problem(w, "", problemOf(http.StatusMethodNotAllowed, "method-not-allowed", r.Method+" is not allowed here; allowed: "+strings.Join(allow, ", ")))
+			return
+		}
+		rec := &recorder{ResponseWriter: w}
+		c := &call{w: rec, r: r, rt: rt}
+		defer func() {
+			if h.observe != nil && rec.status != 0 {
+				h.observe(rt.op, rec.status)
+			}
+		}()
+		if err := h.admit(c); err != nil {
+			h.fail(c, err)
+			return
+		}
+		if err := rt.serve(h, c); err != nil {
+			h.fail(c, err)
+		}
+	})
+}
+
+// admit authenticates c and checks that its principal may use its route
+// and namespace. A user principal asking for another namespace gets 404,
+// exactly as for a namespace that does not exist, so that a key learns
+// nothing about other users.
+func (h *Handler) admit(c *call) error {
+	if c.rt.public {
+		return nil
+	}
+	p, err := h.auth(c.r)
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		return errUnauthenticated
+	case err != nil:
+		return fmt.Errorf("console: Authenticate: %w", err)
+	case p.User == "" && !p.Admin:
+		return errUnauthenticated
+	}
+	c.p = p
+	if c.rt.namespaced {
+		ns := c.r.PathValue("ns")
+		if !p.Admin && ns != p.Namespace() {
+			return errNoNamespace(ns)
+		}
+		if !validNamespace(ns) {
+			return problemOf(http.StatusBadRequest, "invalid-namespace", "a namespace is one path segment of [A-Za-z0-9_.-] (memory.EscapeNamespace of a user id)")
+		}
+		c.ns = ns
+	}
+	if c.rt.admin && !p.Admin {
+		return problemOf(http.StatusForbidden, "admin-required", "this operation needs an admin principal")
+	}
+	return nil
+}
+
+func errNoNamespace(ns string) error {
+	return problemOf(http.StatusNotFound, "namespace-not-found", fmt.Sprintf("no namespace %q is visible to this principal", ns))
+}
+
+var errUnauthenticated = problemOf(http.StatusUnauthorized, "unauthenticated", "send Authorization: Bearer <API key or token>")
+
+// validNamespace reports whether ns is one valid path segment.
+func validNamespace(ns string) bool {
+	return ns != "" && !strings.Contains(ns, "/") && store.ValidatePath(ns) == nil
+}
+
+// storePath is the store path of rel, a path relative to c's namespace.
+func (c *call) storePath(rel string) (string, error) {
+	if err := store.ValidatePath(rel); err != nil {
+		return "", err
+	}
+	return c.ns + "/" + rel, nil
+}
+
+// rel is the namespace-relative form of a store path of c's namespace.
+func (c *call) rel(p string) string { return strings.TrimPrefix(p, c.ns+"/") }
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// withDefaultLimits fills memory's defaults into l's zero fields.
+func withDefaultLimits(l memory.Limits) memory.Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.MaxMemorySize, memory.DefaultMaxMemorySize)
+	def(&l.MaxSearchResults, memory.DefaultMaxSearchResults)
+	def(&l.MaxSearchResultChars, memory.DefaultMaxSearchResultChars)
+	def(&l.MaxSearchFiles, memory.DefaultMaxSearchFiles)
+	return l
+}

@@ -1,0 +1,62 @@
+// Package console serves agentmem's HTTP API over a [store.Store]: the
+// JSON API under /api/v1/ (this package's [Handler]), with the pages of
+// the web console to follow on the same handler.
+//
+// [New] returns the handler; [Options.Authenticate] (required) resolves
+// every request's [Principal]. agentmem serve fills it from MCP's API keys
+// and OAuth verifier; mount the handler at the root or under a prefix
+// with http.StripPrefix.
+//
+//	h, err := console.New(s, &console.Options{Authenticate: auth})
+//	mux.Handle("/api/", h)
+//
+// The document /api/v1/openapi.json (OpenAPI 3.1, served without
+// authentication) describes every route; a test checks it against the
+// route table and against every status a test response had.
+//
+// # Namespaces and access
+//
+// A namespace is the first path segment of the store
+// (memory.EscapeNamespace of a user id, as MCP's HTTP server and the ADK
+// adapter use); file paths in URLs are relative to it
+// (/api/v1/namespaces/kamal/files/main/MEMORY.md is kamal/main/MEMORY.md).
+// A principal that is not Admin reaches only Principal.Namespace(): every
+// other namespace answers 404, exactly as one that does not exist, so that
+// a key learns nothing about other users. Listing namespaces and forgetting
+// one need an admin (403 otherwise). A URL path with ".", ".." or an empty
+// segment, also percent-encoded, is refused with 400 before routing.
+//
+// # HTTP conventions
+//
+// ETag is the file's version (a strong entity-tag, see [ETag]). A write
+// (PUT) with If-Match is a compare-and-swap: a stale version answers 412
+// and writes nothing. If-None-Match: * creates only (412 when the file
+// exists). A PUT without either creates the file, and answers 428 when it
+// exists: nothing is overwritten blindly. DELETE and a restore need
+// If-Match (a restore of a deleted file, If-None-Match: *). An
+// Idempotency-Key header makes a mutation exactly-once: its store operation
+// id is derived from the key, the principal and the namespace, and its
+// fingerprint from the method, path, body and preconditions; a retry
+// answers the same (with Idempotent-Replayed: true) and writes nothing, and
+// the same key with another request answers 422. Every write records who
+// made it: metadata [UpdatedByKey] (the principal's user) and [ClientKey]
+// (its client), which agentmem log shows.
+//
+// Listings page with an opaque cursor (next_cursor, passed back as
+// ?cursor=), bound to the listing and namespace it came from.
+//
+// # Errors
+//
+// Every error is an RFC 9457 problem details object ([Problem],
+// application/problem+json) whose type is [ProblemTypePrefix] plus a slug.
+// The store's sentinels map to statuses: store.ErrNotFound 404,
+// store.ErrConflict 412 (428 without a precondition), store.ErrOperationConflict
+// 422, store.ErrInvalidPath 400, store.ErrPathCollision 409,
+// store.ErrTooLarge 413, store.ErrHistoryUnsupported 501, a canceled or
+// timed-out request 503, anything else 500 (logged, never shown). A 401
+// carries WWW-Authenticate: Bearer realm="agentmem".
+//
+// Forgetting a namespace (DELETE /api/v1/namespaces/{ns}) needs an admin
+// and ?confirm=<namespace>; export streams the archive agentmem export
+// writes. Import is not served yet.
+package console

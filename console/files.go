@@ -1,0 +1,277 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// wholeFile is the bound of a read that wants the whole file.
+const wholeFile = math.MaxInt32
+
+// Listing bounds.
+const (
+	DefaultPageSize = 100
+	MaxPageSize     = 1000
+)
+
+// FileJSON is a file as the API returns it.
+type FileJSON struct {
+	// Path is relative to the namespace ("main/MEMORY.md").
+	Path        string            `json:"path"`
+	Version     string            `json:"version"`
+	Content     string            `json:"content"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	OperationID string            `json:"operation_id,omitempty"`
+}
+
+// WriteBody is the JSON body of a file write.
+type WriteBody struct {
+	// Content is the file's whole new content (required).
+	Content *string `json:"content"`
+	// Metadata is stored with the content; the API adds UpdatedByKey and
+	// ClientKey, which the body may not set.
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// MutationJSON is the body of a write's or restore's answer.
+type MutationJSON struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+	// RestoredFrom is the version a restore wrote back.
+	RestoredFrom string `json:"restored_from,omitempty"`
+}
+
+func (h *Handler) me(c *call) error {
+	return writeJSON(c.w, http.StatusOK, map[string]any{
+		"user": c.p.User, "admin": c.p.Admin, "client": c.p.Client, "namespace": c.p.Namespace(),
+	})
+}
+
+func (h *Handler) readFile(c *call) error {
+	p, err := c.storePath(c.r.PathValue("path"))
+	if err != nil {
+		return err
+	}
+	f, err := h.s.Read(c.r.Context(), p, wholeFile)
+	if err != nil {
+		return err
+	}
+	c.w.Header().Set("ETag", ETag(f.Version))
+	if inm := c.r.Header.Get("If-None-Match"); inm != "" && matchesAny(inm, f.Version) {
+		c.w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.rel(p), Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID})
+}
+
+// matchesAny reports whether an If-None-Match list names version (or is
+// "*").
+func matchesAny(header, version string) bool {
+	for t := range strings.SplitSeq(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if v, ok := versionOfTag(t); t == "*" || ok && v == version {
+			return true
+		}
+	}
+	return false
+}
+
+// stampMetadata is md with who made the change, refusing the keys the
+// API sets itself.
+func (c *call) stampMetadata(md map[string]string) (map[string]string, error) {
+	for _, k := range []string{UpdatedByKey, ClientKey, store.RestoredFromKey} {
+		if _, ok := md[k]; ok {
+			return nil, problemOf(http.StatusBadRequest, "invalid-metadata", "metadata key "+k+" is set by the server")
+		}
+	}
+	out := maps.Clone(md)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[UpdatedByKey] = cmpOr(c.p.User, "admin")
+	if c.p.Client != "" {
+		out[ClientKey] = c.p.Client
+	}
+	return out, nil
+}
+
+// writeBody reads a write's content and metadata: a JSON WriteBody, or
+// the raw text of a text/* body.
+func (h *Handler) writeBody(c *call) (string, map[string]string, error) {
+	mt := mediaType(c.r)
+	if mt != "application/json" && !strings.HasPrefix(mt, "text/") {
+		return "", nil, errMediaType("application/json ({\"content\": …, \"metadata\": {…}}) or text/markdown (the content)")
+	}
+	body, err := h.readBody(c)
+	if err != nil {
+		return "", nil, err
+	}
+	if mt != "application/json" {
+		if !utf8.Valid(body) {
+			return "", nil, store.ErrInvalidContent
+		}
+		return string(body), nil, nil
+	}
+	var wb WriteBody
+	if err := decodeJSON(body, &wb); err != nil {
+		return "", nil, err
+	}
+	if wb.Content == nil {
+		return "", nil, problemOf(http.StatusBadRequest, "invalid-body", "content is required")
+	}
+	return *wb.Content, wb.Metadata, nil
+}
+
+func (h *Handler) writeFile(c *call) error {
+	rel := c.r.PathValue("path")
+	p, err := c.storePath(rel)
+	if err != nil {
+		return err
+	}
+	pc, err := mutationPrecondition(c.r)
+	if err != nil {
+		return err
+	}
+	content, md, err := h.writeBody(c)
+	if err != nil {
+		return err
+	}
+	op, err := c.operation(p, pc.ifMatch, pc.ifNoneMatch, content, canonicalMap(md))
+	if err != nil {
+		return err
+	}
+	meta, err := c.stampMetadata(md)
+	if err != nil {
+		return err
+	}
+	m, err := h.s.Write(c.r.Context(), store.WriteRequest{Path: p, Content: content, Expected: pc.expected, Operation: op, Metadata: meta})
+	if errors.Is(err, store.ErrConflict) && !pc.given && !errors.Is(err, store.ErrOperationConflict) {
+		return errPreconditionRequired("the file exists")
+	}
+	if err != nil {
+		return err
+	}
+	setMutationHeaders(c.w, m.Version, m)
+	status := http.StatusOK
+	if !m.Existed {
+		status = http.StatusCreated
+	}
+	return writeJSON(c.w, status, MutationJSON{Path: c.rel(p), Version: m.Version})
+}
+
+// canonicalMap is md as sorted key=value lines, for fingerprints.
+func canonicalMap(md map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(md)) {
+		b.WriteString(digest(k, md[k]))
+	}
+	return b.String()
+}
+
+func (h *Handler) deleteFile(c *call) error {
+	p, err := c.storePath(c.r.PathValue("path"))
+	if err != nil {
+		return err
+	}
+	pc, err := mutationPrecondition(c.r)
+	if err != nil {
+		return err
+	}
+	if pc.ifMatch == "" {
+		return errPreconditionRequired("a delete names the version it deletes")
+	}
+	op, err := c.operation(p, pc.ifMatch)
+	if err != nil {
+		return err
+	}
+	meta, err := c.stampMetadata(nil)
+	if err != nil {
+		return err
+	}
+	m, err := h.s.Delete(c.r.Context(), store.DeleteRequest{Path: p, Expected: pc.expected, Operation: op, Metadata: meta})
+	if err != nil {
+		return err
+	}
+	setMutationHeaders(c.w, "", m)
+	c.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// ListJSON is a page of files.
+type ListJSON struct {
+	Files      []ListedFile `json:"files"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+// ListedFile is one listed file.
+type ListedFile struct {
+	// Path is relative to the namespace.
+	Path string `json:"path"`
+}
+
+func (h *Handler) listFiles(c *call) error {
+	prefix := c.r.URL.Query().Get("prefix")
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return err
+	}
+	limit, err := queryInt(c.r, "limit", DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return err
+	}
+	after, err := readCursor(c, "files")
+	if err != nil {
+		return err
+	}
+	full := c.ns + "/" + prefix
+	if after != "" && !strings.HasPrefix(after, full) {
+		return problemOf(http.StatusBadRequest, "invalid-cursor", "cursor belongs to another prefix")
+	}
+	paths, more, err := h.listAfter(c.r.Context(), full, after, limit)
+	if err != nil {
+		return err
+	}
+	out := ListJSON{Files: []ListedFile{}}
+	for _, p := range paths {
+		out.Files = append(out.Files, ListedFile{Path: c.rel(p)})
+	}
+	if more {
+		out.NextCursor = makeCursor("files", c.ns, paths[len(paths)-1])
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// listAfter lists up to limit paths under prefix after after, and
+// reports whether there are more. It pages the driver as Store.ListPaths
+// does (tombstones skipped; receipts are never listed), since ListPaths
+// has no After yet.
+func (h *Handler) listAfter(ctx context.Context, prefix, after string, limit int) ([]string, bool, error) {
+	var out []string
+	for {
+		want := limit + 1 - len(out)
+		entries, err := h.s.Driver().ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: want})
+		if err != nil {
+			return nil, false, err
+		}
+		for _, e := range entries {
+			after = e.Path
+			if !e.Tombstone {
+				out = append(out, e.Path)
+			}
+		}
+		if len(out) > limit {
+			return out[:limit], true, nil
+		}
+		if len(entries) < want {
+			return out, false, nil
+		}
+	}
+}

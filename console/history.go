@@ -1,0 +1,205 @@
+package console
+
+import (
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// EntryJSON is one recorded change.
+type EntryJSON struct {
+	// Path is relative to the namespace.
+	Path     string `json:"path"`
+	Version  string `json:"version"`
+	Previous string `json:"previous,omitempty"`
+	// Kind is write, delete, or restore (a write that restored a past
+	// version), as agentmem log shows it.
+	Kind        string            `json:"kind"`
+	Time        *time.Time        `json:"time,omitempty"`
+	OperationID string            `json:"operation_id,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	// Chars is the size of the content written, in characters.
+	Chars int `json:"chars"`
+}
+
+// VersionJSON is a past version with its content.
+type VersionJSON struct {
+	EntryJSON
+	Content string `json:"content"`
+}
+
+func (c *call) entry(e *store.HistoryEntry) EntryJSON {
+	kind := "write"
+	switch {
+	case e.Deleted:
+		kind = "delete"
+	case e.Metadata[store.RestoredFromKey] != "":
+		kind = "restore"
+	}
+	out := EntryJSON{Path: c.rel(e.Path), Version: e.Version, Previous: e.Previous, Kind: kind,
+		OperationID: e.OperationID, Metadata: e.Metadata, Chars: utf8.RuneCountInString(e.Content)}
+	if !e.Time.IsZero() {
+		t := e.Time.UTC()
+		out.Time = &t
+	}
+	return out
+}
+
+// HistoryJSON is a page of history.
+type HistoryJSON struct {
+	Entries    []EntryJSON `json:"entries"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+// history lists the changes of one file (with a path) or of the whole
+// namespace, ordered by path and then newest first.
+func (h *Handler) history(c *call) error {
+	req := store.HistoryRequest{Prefix: c.ns + "/"}
+	kind := "history"
+	if c.rt.op == "listFileHistory" {
+		p, err := c.storePath(c.r.PathValue("path"))
+		if err != nil {
+			return err
+		}
+		req.Path, kind = p, "history:"+p
+	}
+	var err error
+	if req.Limit, err = queryInt(c.r, "limit", DefaultPageSize, MaxPageSize); err != nil {
+		return err
+	}
+	if req.After, err = readCursor(c, kind); err != nil {
+		return err
+	}
+	page, err := h.s.History(c.r.Context(), req)
+	if err != nil {
+		return err
+	}
+	out := HistoryJSON{Entries: []EntryJSON{}, NextCursor: makeCursor(kind, c.ns, page.Next)}
+	for i := range page.Entries {
+		out.Entries = append(out.Entries, c.entry(&page.Entries[i]))
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// versionParam reads the required query parameter name.
+func versionParam(r *http.Request, name string) (string, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return "", problemOf(http.StatusBadRequest, "invalid-parameter", name+" is required: a version from the file's history")
+	}
+	return v, nil
+}
+
+func (h *Handler) readVersion(c *call) error {
+	p, err := c.storePath(c.r.PathValue("path"))
+	if err != nil {
+		return err
+	}
+	v, err := versionParam(c.r, "v")
+	if err != nil {
+		return err
+	}
+	e, err := h.s.ReadVersion(c.r.Context(), p, v)
+	if err != nil {
+		return err
+	}
+	c.w.Header().Set("ETag", ETag(e.Version))
+	return writeJSON(c.w, http.StatusOK, VersionJSON{EntryJSON: c.entry(e), Content: e.Content})
+}
+
+// DiffJSON is the difference of two versions of a file.
+type DiffJSON struct {
+	Path string `json:"path"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Diff is a unified diff (diff -u) from From to To, "" when they hold
+	// the same content. A delete's content is empty.
+	Diff string `json:"diff"`
+}
+
+// diff compares ?from= with ?to= (default: the current version).
+func (h *Handler) diff(c *call) error {
+	rel := c.r.PathValue("path")
+	p, err := c.storePath(rel)
+	if err != nil {
+		return err
+	}
+	from, err := versionParam(c.r, "from")
+	if err != nil {
+		return err
+	}
+	ctx := c.r.Context()
+	a, err := h.s.ReadVersion(ctx, p, from)
+	if err != nil {
+		return err
+	}
+	var to, content string
+	if to = c.r.URL.Query().Get("to"); to == "" {
+		f, err := h.s.Read(ctx, p, wholeFile)
+		if err != nil {
+			return err
+		}
+		to, content = f.Version, f.Content
+	} else {
+		b, err := h.s.ReadVersion(ctx, p, to)
+		if err != nil {
+			return err
+		}
+		content = b.Content
+	}
+	d := unifiedDiff(rel+"@"+from, rel+"@"+to, a.Content, content)
+	return writeJSON(c.w, http.StatusOK, DiffJSON{Path: rel, From: from, To: to, Diff: d})
+}
+
+// RestoreBody is the JSON body of a restore.
+type RestoreBody struct {
+	// Version is the past version whose content to write back.
+	Version string `json:"version"`
+}
+
+// restore writes a past version back, as a compare-and-swap on If-Match
+// (the current version) or If-None-Match: * (the file is absent, after a
+// delete): a double submit with one Idempotency-Key restores once.
+func (h *Handler) restore(c *call) error {
+	p, err := c.storePath(c.r.PathValue("path"))
+	if err != nil {
+		return err
+	}
+	pc, err := mutationPrecondition(c.r)
+	if err != nil {
+		return err
+	}
+	if mediaType(c.r) != "application/json" {
+		return errMediaType(`application/json ({"version": …})`)
+	}
+	body, err := h.readBody(c)
+	if err != nil {
+		return err
+	}
+	var rb RestoreBody
+	if err := decodeJSON(body, &rb); err != nil {
+		return err
+	}
+	if rb.Version == "" {
+		return problemOf(http.StatusBadRequest, "invalid-body", "version is required: a version from the file's history")
+	}
+	if !pc.given {
+		return errPreconditionRequired("a restore replaces the current version")
+	}
+	op, err := c.operation(p, pc.ifMatch, pc.ifNoneMatch, rb.Version)
+	if err != nil {
+		return err
+	}
+	meta, err := c.stampMetadata(nil)
+	if err != nil {
+		return err
+	}
+	m, err := h.s.Restore(c.r.Context(), store.RestoreRequest{Path: p, Version: rb.Version, Expected: pc.expected, Operation: op, Metadata: meta})
+	if err != nil {
+		return err
+	}
+	setMutationHeaders(c.w, m.Version, m)
+	return writeJSON(c.w, http.StatusOK, MutationJSON{Path: c.rel(p), Version: m.Version, RestoredFrom: rb.Version})
+}

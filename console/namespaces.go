@@ -1,0 +1,365 @@
+package console
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// NamespaceJSON describes one namespace.
+type NamespaceJSON struct {
+	Name string `json:"name"`
+	// Files counts the files under <name>/.
+	Files int `json:"files"`
+	// LastChange is the time of the newest recorded change (RFC 3339),
+	// absent when the store keeps no history of it.
+	LastChange *time.Time `json:"last_change,omitempty"`
+}
+
+// Namespace listing bounds.
+const (
+	DefaultNamespacePageSize = 50
+	MaxNamespacePageSize     = 200
+)
+
+// describe counts ns's files and finds its last recorded change: it
+// walks the files and pages the whole history, so its cost grows with
+// the namespace.
+func (h *Handler) describe(ctx context.Context, ns string) (NamespaceJSON, error) {
+	out := NamespaceJSON{Name: ns}
+	for _, err := range h.s.Walk(ctx, ns+"/", 0) {
+		if err != nil {
+			return out, err
+		}
+		out.Files++
+	}
+	req := store.HistoryRequest{Prefix: ns + "/", Limit: 500}
+	for {
+		page, err := h.s.History(ctx, req)
+		if errors.Is(err, store.ErrHistoryUnsupported) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		for _, e := range page.Entries {
+			if t := e.Time; !t.IsZero() && (out.LastChange == nil || t.After(*out.LastChange)) {
+				t = t.UTC()
+				out.LastChange = &t
+			}
+		}
+		if page.Next == "" {
+			return out, nil
+		}
+		req.After = page.Next
+	}
+}
+
+func (h *Handler) getNamespace(c *call) error {
+	d, err := h.describe(c.r.Context(), c.ns)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, http.StatusOK, d)
+}
+
+// NamespacesJSON is a page of namespaces.
+type NamespacesJSON struct {
+	Namespaces []NamespaceJSON `json:"namespaces"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+}
+
+// listNamespaces lists the first path segments that hold files, in the
+// order of their paths: one listing request per namespace, jumping past
+// each namespace's folder.
+func (h *Handler) listNamespaces(c *call) error {
+	limit, err := queryInt(c.r, "limit", DefaultNamespacePageSize, MaxNamespacePageSize)
+	if err != nil {
+		return err
+	}
+	last, err := readCursor(c, "namespaces")
+	if err != nil {
+		return err
+	}
+	ctx := c.r.Context()
+	after := ""
+	if last != "" {
+		after = last + "/~" // past every path of the namespace (see driver.ListParams.After)
+	}
+	out := NamespacesJSON{Namespaces: []NamespaceJSON{}}
+	for {
+		entries, err := h.s.Driver().ListFiles(ctx, driver.ListParams{After: after, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(entries) == 0 {
+			break
+		}
+		e := entries[0]
+		ns, _, nested := strings.Cut(e.Path, "/")
+		if !nested || e.Tombstone {
+			after = e.Path // a top-level file or a tombstone: no namespace of its own
+			continue
+		}
+		if len(out.Namespaces) == limit {
+			out.NextCursor = makeCursor("namespaces", "", out.Namespaces[limit-1].Name)
+			break
+		}
+		d, err := h.describe(ctx, ns)
+		if err != nil {
+			return err
+		}
+		if d.Files > 0 {
+			out.Namespaces = append(out.Namespaces, d)
+		}
+		after = ns + "/~"
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// ForgetJSON is what forgetting a namespace did.
+type ForgetJSON struct {
+	Namespace      string `json:"namespace"`
+	Deleted        int    `json:"deleted"`
+	Kept           int    `json:"kept"`
+	HistoryEntries int    `json:"history_entries"`
+}
+
+// forget erases every file of the namespace, each delete a
+// compare-and-swap on the version listed, then its history, as agentmem
+// forget does. It needs an admin and ?confirm=<namespace>; files changed
+// meanwhile are kept and answered with 409 (send it again).
+func (h *Handler) forget(c *call) error {
+	if c.r.URL.Query().Get("confirm") != c.ns {
+		return problemOf(http.StatusBadRequest, "confirmation-required", "forgetting erases every file and the history of a namespace: repeat its name as ?confirm=<namespace>")
+	}
+	ctx := c.r.Context()
+	type listed struct{ path, version string }
+	var files []listed
+	for p, err := range h.s.Walk(ctx, c.ns+"/", 0) {
+		if err != nil {
+			return err
+		}
+		f, err := h.s.Read(ctx, p, 1)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		files = append(files, listed{p, f.Version})
+	}
+	out := ForgetJSON{Namespace: c.ns}
+	for _, f := range files {
+		_, err := h.s.Delete(ctx, store.DeleteRequest{Path: f.path, Expected: f.version})
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			out.Kept++
+		case err != nil:
+			return err
+		default:
+			out.Deleted++
+		}
+	}
+	n, err := h.s.ForgetHistory(ctx, c.ns+"/")
+	if err != nil {
+		return err
+	}
+	out.HistoryEntries = n
+	if out.Kept > 0 {
+		p := problemOf(http.StatusConflict, "forget-incomplete", fmt.Sprintf("%d files changed after they were listed and were kept: send the request again", out.Kept))
+		p.Extra = map[string]any{"deleted": out.Deleted, "kept": out.Kept, "history_entries": out.HistoryEntries}
+		return p
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// Search bounds at the API boundary, as the notebook's search_memory
+// tool has.
+const (
+	MaxQueryChars = 1000
+	MaxQueryTerms = 32
+)
+
+// SearchJSON is a search's answer.
+type SearchJSON struct {
+	Matches   []MatchJSON `json:"matches"`
+	Scanned   int         `json:"scanned"`
+	Truncated bool        `json:"truncated"`
+}
+
+// MatchJSON is one search hit.
+type MatchJSON struct {
+	Path    string  `json:"path"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
+}
+
+// search searches the files directly in one folder of the namespace
+// (?folder=, default the notebook's "<agent name>/"), within the
+// notebook's search limits.
+func (h *Handler) search(c *call) error {
+	q := c.r.URL.Query()
+	query := q.Get("q")
+	terms := map[string]bool{}
+	for _, t := range store.Fields(strings.ToLower(query)) {
+		terms[t] = true
+	}
+	switch n := utf8.RuneCountInString(query); {
+	case len(terms) == 0:
+		return problemOf(http.StatusBadRequest, "invalid-parameter", "q must hold at least one search term")
+	case n > MaxQueryChars || len(terms) > MaxQueryTerms:
+		return problemOf(http.StatusBadRequest, "invalid-parameter", fmt.Sprintf("q must be at most %d characters and %d distinct terms", MaxQueryChars, MaxQueryTerms))
+	}
+	folder := h.agent + "/"
+	if q.Has("folder") {
+		folder = q.Get("folder")
+	}
+	if folder != "" && !strings.HasSuffix(folder, "/") {
+		folder += "/"
+	}
+	if err := store.ValidatePrefix(folder); err != nil {
+		return err
+	}
+	limit, err := queryInt(c.r, "limit", h.limits.MaxSearchResults, max(h.limits.MaxSearchResults, 100))
+	if err != nil {
+		return err
+	}
+	res, err := h.s.Search(c.r.Context(), store.SearchRequest{Prefix: c.ns + "/" + folder, Query: query, Limit: limit,
+		MaxFiles: h.limits.MaxSearchFiles, MaxChars: h.limits.MaxSearchResultChars, MaxFileChars: h.limits.MaxMemorySize})
+	if err != nil {
+		return err
+	}
+	out := SearchJSON{Matches: []MatchJSON{}, Scanned: res.Scanned, Truncated: res.Truncated}
+	for _, m := range res.Matches {
+		out.Matches = append(out.Matches, MatchJSON{Path: c.rel(m.Path), Snippet: m.Snippet, Score: m.Score})
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// SnapshotJSON is exactly what a model gets from the notebook.
+type SnapshotJSON struct {
+	Namespace string `json:"namespace"`
+	// Instructions is the guidance put in the system instructions.
+	Instructions string `json:"instructions"`
+	// Snapshot is the <memory> block put beside the latest user prompt,
+	// "" when there is none (an empty notebook, injection off).
+	Snapshot string `json:"snapshot"`
+}
+
+func (h *Handler) snapshot(c *call) error {
+	block, err := h.mem.Snapshot(c.r.Context(), c.ns)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, http.StatusOK, SnapshotJSON{Namespace: c.ns, Instructions: h.mem.Instructions(), Snapshot: block})
+}
+
+// The export format, the same as agentmem export's: one tar entry per
+// file, named by its store path, its version and metadata in PAX records,
+// then a JSON manifest.
+const (
+	manifestName = ".agentmem-manifest.json"
+	manifestType = "agentmem-export/v1"
+	paxVersion   = "AGENTMEM.version"
+	paxMeta      = "AGENTMEM.metadata"
+)
+
+type manifest struct {
+	Format string          `json:"format"`
+	Prefix string          `json:"prefix"`
+	Files  []manifestEntry `json:"files"`
+}
+
+type manifestEntry struct {
+	Path     string            `json:"path"`
+	Version  string            `json:"version"`
+	Bytes    int               `json:"bytes"`
+	SHA256   string            `json:"sha256"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// export streams the namespace as the archive agentmem export writes for
+// the prefix "<namespace>/" (agentmem import reads it). A failure after
+// the first byte aborts the response, so a client never takes a cut
+// archive for a whole one (the manifest, last, is missing).
+func (h *Handler) export(c *call) error {
+	ctx := c.r.Context()
+	prefix := c.ns + "/"
+	started := false
+	var tw *tar.Writer
+	begin := func() {
+		if !started {
+			started = true
+			c.w.Header().Set("Content-Type", "application/x-tar")
+			c.w.Header().Set("Content-Disposition", `attachment; filename="`+c.ns+`.tar"`)
+			c.w.Header().Set("Cache-Control", "no-store")
+			c.w.WriteHeader(http.StatusOK)
+			tw = tar.NewWriter(c.w)
+		}
+	}
+	abort := func(err error) error {
+		if !started {
+			return err
+		}
+		h.log.ErrorContext(ctx, "agentmem/console: export failed after it began; the response is cut", "error_kind", store.ErrorKind(err))
+		panic(http.ErrAbortHandler)
+	}
+	now := time.Now().Truncate(time.Second)
+	files := []manifestEntry{}
+	for p, err := range h.s.Walk(ctx, prefix, 0) {
+		if err != nil {
+			return abort(err)
+		}
+		f, err := h.s.Read(ctx, p, wholeFile)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return abort(err)
+		}
+		pax := map[string]string{paxVersion: f.Version}
+		if len(f.Metadata) > 0 {
+			b, err := json.Marshal(f.Metadata)
+			if err != nil {
+				return abort(err)
+			}
+			pax[paxMeta] = string(b)
+		}
+		begin()
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: 0o644, Size: int64(len(f.Content)), ModTime: now, Format: tar.FormatPAX, PAXRecords: pax}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return abort(err)
+		}
+		if _, err := io.WriteString(tw, f.Content); err != nil {
+			return abort(err)
+		}
+		files = append(files, manifestEntry{Path: p, Version: f.Version, Bytes: len(f.Content), SHA256: digestHex(f.Content), Metadata: f.Metadata})
+	}
+	b, err := json.MarshalIndent(manifest{Format: manifestType, Prefix: prefix, Files: files}, "", "  ")
+	if err != nil {
+		return abort(err)
+	}
+	b = append(b, '\n')
+	begin()
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: manifestName, Mode: 0o644, Size: int64(len(b)), ModTime: now}); err != nil {
+		return abort(err)
+	}
+	if _, err := tw.Write(b); err != nil {
+		return abort(err)
+	}
+	if err := tw.Close(); err != nil {
+		return abort(err)
+	}
+	return nil
+}

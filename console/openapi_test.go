@@ -1,0 +1,165 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+type openAPIDoc map[string]any
+
+func loadDoc() (openAPIDoc, error) {
+	var d openAPIDoc
+	if err := json.Unmarshal(openAPIDocument, &d); err != nil {
+		return nil, fmt.Errorf("openapi.json does not parse: %w", err)
+	}
+	return d, nil
+}
+
+// operation is the operation with id, nil when none.
+func (d openAPIDoc) operation(id string) map[string]any {
+	for _, item := range d["paths"].(map[string]any) {
+		for _, op := range item.(map[string]any) {
+			if op, ok := op.(map[string]any); ok && op["operationId"] == id {
+				return op
+			}
+		}
+	}
+	return nil
+}
+
+// openAPIPath is the OpenAPI path of a mux pattern.
+func openAPIPath(pattern string) string { return strings.ReplaceAll(pattern, "{path...}", "{path}") }
+
+// TestOpenAPIMatchesRoutes checks the document's structure and that it
+// describes exactly the route table: every route, with its operationId
+// and every status it answers, and nothing else.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := d["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
+		t.Fatalf("openapi = %q, want 3.1.x", v)
+	}
+	if info, _ := d["info"].(map[string]any); info["title"] == nil || info["version"] == nil {
+		t.Fatalf("info %v lacks title or version", info)
+	}
+	// Every $ref resolves.
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"].(string); ok {
+				if resolve(d, r) == nil {
+					t.Errorf("$ref %s resolves to nothing", r)
+				}
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(map[string]any(d))
+
+	documented := map[string]bool{}
+	ids := map[string]bool{}
+	for path, item := range d["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			op := op.(map[string]any)
+			id, _ := op["operationId"].(string)
+			if id == "" || ids[id] {
+				t.Errorf("%s %s: operationId %q missing or repeated", method, path, id)
+			}
+			ids[id] = true
+			documented[strings.ToUpper(method)+" "+path+" "+id] = true
+			if len(op["responses"].(map[string]any)) == 0 {
+				t.Errorf("%s has no responses", id)
+			}
+			params, _ := op["parameters"].([]any)
+			for _, p := range params {
+				p := p.(map[string]any)
+				if r, ok := p["$ref"].(string); ok {
+					p = resolve(d, r).(map[string]any)
+				}
+				if p["in"] == "path" && !strings.Contains(path, "{"+p["name"].(string)+"}") {
+					t.Errorf("%s: path parameter %v not in %s", id, p["name"], path)
+				}
+			}
+			for _, seg := range strings.Split(path, "/") {
+				if strings.HasPrefix(seg, "{") && !hasPathParam(d, op, strings.Trim(seg, "{}")) {
+					t.Errorf("%s: %s is not declared as a path parameter", id, seg)
+				}
+			}
+		}
+	}
+	for _, rt := range routes {
+		key := rt.method + " " + openAPIPath(rt.pattern) + " " + rt.op
+		if !documented[key] {
+			t.Errorf("route %s is not in openapi.json", key)
+			continue
+		}
+		delete(documented, key)
+		var got []int
+		for code := range d.operation(rt.op)["responses"].(map[string]any) {
+			n, err := strconv.Atoi(code)
+			if err != nil {
+				t.Errorf("%s: response %q is not a status", rt.op, code)
+			}
+			got = append(got, n)
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(rt.statuses))
+		want = slices.Compact(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: openapi.json documents %v, the route answers %v", rt.op, got, want)
+		}
+	}
+	for key := range documented {
+		t.Errorf("openapi.json documents %s, which no route serves", key)
+	}
+}
+
+func hasPathParam(d openAPIDoc, op map[string]any, name string) bool {
+	params, _ := op["parameters"].([]any)
+	for _, p := range params {
+		p := p.(map[string]any)
+		if r, ok := p["$ref"].(string); ok {
+			p = resolve(d, r).(map[string]any)
+		}
+		if p["in"] == "path" && p["name"] == name && p["required"] == true {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve follows a local JSON pointer ("#/components/schemas/File").
+func resolve(d openAPIDoc, ref string) any {
+	var v any = map[string]any(d)
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		if v, ok = m[part]; !ok {
+			return nil
+		}
+	}
+	return v
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	e := newEnv(t)
+	r := e.do(req{method: "GET", target: "/api/v1/openapi.json"}).want(200, "")
+	if r.Header().Get("Content-Type") != "application/json" || r.Body.String() != string(openAPIDocument) {
+		t.Fatalf("openapi.json served as %q", r.Header().Get("Content-Type"))
+	}
+}
