@@ -115,7 +115,14 @@ func adkMemoryService(t *testing.T, e *contract.Env) {
 	if len(mems) != 2 {
 		t.Fatalf("load_memory: %v", res)
 	}
-	b, _ := json.Marshal(mems[0])
+	// Both events match; find the user's by its id (BM25 may rank the
+	// shorter answer first).
+	var b []byte
+	for _, m := range mems {
+		if mb, _ := json.Marshal(m); strings.Contains(string(mb), `"ID":"kamal-1-2"`) {
+			b = mb
+		}
+	}
 	for _, want := range []string{`"Author":"user"`, `"ID":"kamal-1-2"`, `"Timestamp":"2026-11-30T09:00:02Z"`, e2eRemember} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("load_memory entry %s lacks %s", b, want)
