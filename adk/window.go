@@ -48,6 +48,14 @@ var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.Plugin
 // no function response. When even that is impossible the request is sent
 // whole.
 //
+// The file never fills up: when an append would take it past the
+// notebook's file limit (memory.Limits.MaxMemorySize, 65,536 characters by
+// default), the window goes on in the next file of a series, File with
+// "_0002", "_0003", … before its extension (pruned_0002.md, listed after
+// pruned.md; see [memory.SeriesPath]), so no append fails for size. MaxFiles
+// and MaxAge set a retention for the old files, deleted through the store
+// (recorded in its history, with updated_by "agentmem-retention").
+//
 // Each pruned content is appended exactly once: its operation id derives
 // from the session event it came from (its event id), so a content pruned
 // again by every later request, a replayed run, or a restarted process
@@ -67,6 +75,14 @@ type HistoryWindow struct {
 	// request that finds the queue full waits for room (or its context).
 	// Default 256 (memory.DefaultQueueSize).
 	QueueSize int
+	// MaxFiles, when > 0, keeps at most this many files of the pruned
+	// series (the current one included); older ones are deleted when the
+	// series moves to a new file. 0 keeps them all.
+	MaxFiles int
+	// MaxAge, when > 0, deletes the files of the pruned series (never the
+	// current one) last appended to longer ago than MaxAge, when the series
+	// moves to a new file. 0 keeps them all.
+	MaxAge time.Duration
 }
 
 // pruner is the history window of one Toolset.
@@ -85,7 +101,8 @@ func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, 
 		w.File = DefaultPrunedFile
 	}
 	return &pruner{mem: mem, win: w, onErr: onErr, runs: map[string]session.Session{},
-		queue: mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: onErr})}
+		queue: mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: onErr,
+			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})}
 }
 
 // maxRuns bounds the sessions of runs in flight the plugin records; past

@@ -289,3 +289,66 @@ func TestCloseStopsPruning(t *testing.T) {
 		t.Fatal("Flush/Close without a window")
 	}
 }
+
+// TestHistoryWindowRotates: with a 400-character file limit, 38 pruned
+// contents go on past pruned.md into pruned_0002.md, …, each once and in
+// order; a replay changes nothing; MaxFiles keeps the newest files only.
+func TestHistoryWindowRotates(t *testing.T) {
+	for _, maxFiles := range []int{0, 2} {
+		t.Run(fmt.Sprint("max_files_", maxFiles), func(t *testing.T) {
+			mem, s := newMemory(t, &memory.Options{Limits: memory.Limits{MaxMemorySize: 400}})
+			prompts, scripts := adktest.Conversation(20)
+			w := agentmemadk.HistoryWindow{Max: 2, MaxFiles: maxFiles}
+			series := func() map[string]string {
+				t.Helper()
+				files, err := memory.SeriesPaths(t.Context(), s, "kamal/main/pruned.md")
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]string{}
+				for _, p := range files {
+					out[p] = strings.Join(prunedLines(t, s, p), "\n")
+				}
+				return out
+			}
+			ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: w})
+			runConversation(t, newRig(t, scripts, ts), "kamal", "s1", "ev", prompts)
+			if err := ts.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			before := series()
+			var lines []string
+			for i := 1; ; i++ {
+				c, ok := before[memory.SeriesPath("kamal/main/pruned.md", i)]
+				if !ok {
+					if maxFiles == 0 || len(lines) > 0 {
+						break
+					}
+					continue // deleted by the retention
+				}
+				lines = append(lines, strings.Split(c, "\n")...)
+			}
+			if maxFiles == 0 && (len(before) < 4 || len(lines) != 38) || maxFiles > 0 && len(before) != maxFiles {
+				t.Fatalf("%d files, %d lines:\n%s", len(before), len(lines), strings.Join(lines, "\n"))
+			}
+			for k, l := range lines {
+				i := k + 38 - len(lines) // the retention keeps the last lines
+				want := fmt.Sprintf("): prompt %d", i/2+1)
+				if i%2 == 1 {
+					want = fmt.Sprintf("): answer %d", i/2+1)
+				}
+				if !strings.HasSuffix(l, want) {
+					t.Fatalf("line %d = %q, want …%q", k, l, want)
+				}
+			}
+			ts2 := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: w})
+			runConversation(t, newRig(t, scripts, ts2), "kamal", "s1", "ev", prompts)
+			if err := ts2.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if after := series(); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Fatalf("the replay changed the series:\n%v\nwas\n%v", after, before)
+			}
+		})
+	}
+}

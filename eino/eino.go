@@ -98,7 +98,8 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 		if w.File == "" {
 			w.File = DefaultPrunedFile
 		}
-		m.queue = mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: w.OnError})
+		m.queue = mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: w.OnError,
+			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})
 	}
 	for _, spec := range mem.Tools() {
 		b, err := json.Marshal(spec.InputSchema)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/schema"
@@ -32,6 +33,14 @@ const DefaultPrunedFile = "pruned.md"
 // message that is not a tool result; when even that is impossible the
 // input is sent whole.
 //
+// The file never fills up: when an append would take it past the
+// notebook's file limit (memory.Limits.MaxMemorySize, 65,536 characters by
+// default), the window goes on in the next file of a series, File with
+// "_0002", "_0003", … before its extension (pruned_0002.md, listed after
+// pruned.md; see [memory.SeriesPath]), so no append fails for size. MaxFiles
+// and MaxAge set a retention for the old files, deleted through the store
+// (recorded in its history, with updated_by "agentmem-retention").
+//
 // Each pruned message is appended exactly once, under an operation id
 // derived from its Eino message id (adk.GetMessageID: Eino stamps one on
 // every model output and tool result). A message without one (the user's
@@ -53,6 +62,14 @@ type HistoryWindow struct {
 	// QueueSize bounds the messages waiting to be appended; a model call
 	// that finds the queue full waits for room. Default 256.
 	QueueSize int
+	// MaxFiles, when > 0, keeps at most this many files of the pruned
+	// series (the current one included); older ones are deleted when the
+	// series moves to a new file. 0 keeps them all.
+	MaxFiles int
+	// MaxAge, when > 0, deletes the files of the pruned series (never the
+	// current one) last appended to longer ago than MaxAge, when the series
+	// moves to a new file. 0 keeps them all.
+	MaxAge time.Duration
 	// OnError, when set, receives every failed append, from the window's
 	// goroutine (it must not call Flush or Close). Failures follow
 	// memory.Options.InjectionErrors: logged at Warn in IgnoreErrors mode;

@@ -171,3 +171,58 @@ func TestHistoryWindowClosed(t *testing.T) {
 		t.Fatal("Flush/Close without a window")
 	}
 }
+
+// TestHistoryWindowRotates: with a 200-character file limit, 38 pruned
+// messages go on past pruned.md into pruned_0002.md, …, each once and in
+// order, and a replay by a new middleware changes nothing.
+func TestHistoryWindowRotates(t *testing.T) {
+	mem, s := newMemory(t, &memory.Options{Limits: memory.Limits{MaxMemorySize: 200}})
+	prompts, scripts := conversation(20)
+	w := agentmemeino.HistoryWindow{Max: 2}
+	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, w)
+	ctx := agentmemeino.WithUserID(t.Context(), "kamal")
+	var history []*schema.Message
+	for _, p := range prompts {
+		history = converse(t, ctx, r, history, p)
+	}
+	if err := mw.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	series := func() string {
+		t.Helper()
+		files, err := memory.SeriesPaths(t.Context(), s, "kamal/main/pruned.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) < 4 {
+			t.Fatalf("files %q", files)
+		}
+		var all strings.Builder
+		for _, p := range files {
+			f, err := s.Read(t.Context(), p, 1<<16)
+			if err != nil || len(f.Content) > 200 {
+				t.Fatalf("%s: %v, %d bytes", p, err, len(f.Content))
+			}
+			all.WriteString(f.Content)
+		}
+		return all.String()
+	}
+	var want []string
+	for i := 1; i <= 19; i++ {
+		want = append(want, fmt.Sprintf("- user: prompt %d", i), fmt.Sprintf("- assistant: answer %d", i))
+	}
+	got := series()
+	if got != strings.Join(want, "\n")+"\n" {
+		t.Fatalf("series:\n%s", got)
+	}
+	// A new process replays the last turn on the same history: every
+	// pruned message is queued again, and answered from its receipt.
+	r2, mw2 := newWindowRunner(t, einotest.NewModel(scripts), mem, w)
+	converse(t, ctx, r2, history[:38], prompts[19])
+	if err := mw2.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if again := series(); again != got {
+		t.Fatalf("after the replay:\n%s", again)
+	}
+}

@@ -56,6 +56,10 @@
 // ([store.Store.Append]) and otherwise retries until its context ends; an
 // [AppendQueue] runs appends in the background, in order, under the
 // notebook's error mode (an adapter's pruned-history window uses it).
+// With [AppendOptions.Rotate] an append never fails for size: a full file
+// hands over to the next of its series ([SeriesPath]), and an operation
+// lands once in the whole series, its replay answered from its receipt in
+// whichever file it landed ([RotateOptions] adds a retention).
 //
 // Every injected snapshot is read fresh from the store, so a write made by
 // a tool (or by another process) shows in the next model request.

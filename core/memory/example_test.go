@@ -118,3 +118,31 @@ func ExampleAppendQueue() {
 	// - user: event-1
 	// - user: event-2
 }
+
+// A rotating append never fails for size: past the bound, the series goes
+// on in its next file, and a replay is answered wherever the original
+// landed.
+func ExampleAppend_rotate() {
+	ctx := context.Background()
+	s := store.New(memstore.New(), nil)
+	opts := func(op string) *memory.AppendOptions {
+		return &memory.AppendOptions{OperationID: op, MaxMemorySize: 40, Rotate: &memory.RotateOptions{MaxFiles: 3}}
+	}
+	for i := 1; i <= 8; i++ {
+		if _, err := memory.Append(ctx, s, "kamal/main/pruned.md", fmt.Sprintf("- pruned turn %d", i), opts(fmt.Sprint("prune/", i))); err != nil {
+			fmt.Println(err)
+		}
+	}
+	m, _ := memory.Append(ctx, s, "kamal/main/pruned.md", "- pruned turn 1", opts("prune/1"))
+	fmt.Println("replayed:", m.Replayed)
+	files, _ := memory.SeriesPaths(ctx, s, "kamal/main/pruned.md")
+	for _, p := range files {
+		f, _ := s.Read(ctx, p, 100)
+		fmt.Printf("%s: %q\n", p, f.Content)
+	}
+	// Output:
+	// replayed: true
+	// kamal/main/pruned_0002.md: "- pruned turn 3\n- pruned turn 4\n"
+	// kamal/main/pruned_0003.md: "- pruned turn 5\n- pruned turn 6\n"
+	// kamal/main/pruned_0004.md: "- pruned turn 7\n- pruned turn 8\n"
+}

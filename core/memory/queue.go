@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 
 	"github.com/agentmem/agentmem/core/store"
@@ -24,6 +25,15 @@ type QueueOptions struct {
 	// detail, in both error modes. It runs on the queue's goroutine: it
 	// must not wait for the queue (Add, Flush, Close).
 	OnError func(ctx context.Context, err error)
+	// Rotate, when non-nil, makes every append rotate
+	// ([AppendOptions.Rotate]): a full file never fails an append, the
+	// series' next file takes it. The queue remembers each series' newest
+	// file, so an append costs no listing of the series except when it
+	// crosses a boundary (and once per series after the queue starts). A
+	// failure of Rotate's retention (an error wrapping [ErrRetention]) is
+	// reported like a failed append, but the text landed and is not
+	// appended again.
+	Rotate *RotateOptions
 }
 
 // AppendQueue runs [Append] in the background, in the order of [AppendQueue.Add],
@@ -32,16 +42,20 @@ type QueueOptions struct {
 // notebook's [Options.InjectionErrors]: in [IgnoreErrors] mode they are
 // logged at Warn ([Options.Logger]); in [RaiseErrors] mode the first one is
 // kept for [AppendQueue.Err], [AppendQueue.Flush] or [AppendQueue.Close].
-// Either way the operation is forgotten, so adding it again retries it.
+// Either way the operation is forgotten, so adding it again retries it
+// (except after a rotating append that landed and only its retention
+// failed, see [QueueOptions.Rotate]).
 //
 // One goroutine drains the queue while it holds work and ends when it is
 // empty, so an idle queue holds no goroutine. Appends run with the values
 // of the context given to Add but not its cancellation. It is safe for
 // concurrent use.
 type AppendQueue struct {
-	mem   *Memory
-	onErr func(context.Context, error)
-	queue chan queued
+	mem    *Memory
+	onErr  func(context.Context, error)
+	rotate *RotateOptions
+	queue  chan queued
+	newest map[string]int // series path → its newest file, when rotating (the worker's alone)
 
 	adding sync.WaitGroup // adds let in and not yet queued (counted under mu while !closed)
 
@@ -75,7 +89,13 @@ func (m *Memory) NewAppendQueue(opts *QueueOptions) *AppendQueue {
 	if o.Size <= 0 {
 		o.Size = DefaultQueueSize
 	}
-	return &AppendQueue{mem: m, onErr: o.OnError, queue: make(chan queued, o.Size), seen: map[string]bool{}}
+	q := &AppendQueue{mem: m, onErr: o.OnError, queue: make(chan queued, o.Size), seen: map[string]bool{}}
+	if o.Rotate != nil {
+		r := *o.Rotate
+		r.Metadata = maps.Clone(r.Metadata)
+		q.rotate, q.newest = &r, map[string]int{}
+	}
+	return q
 }
 
 // Add queues text for the file at path (a full store path) under the
@@ -203,19 +223,31 @@ func (q *AppendQueue) do(job queued) {
 		close(job.barrier)
 		return
 	}
-	_, err := Append(job.ctx, q.mem.s, job.path, job.text, &AppendOptions{OperationID: job.op, MaxMemorySize: q.mem.limits.MaxMemorySize})
+	opts := &AppendOptions{OperationID: job.op, MaxMemorySize: q.mem.limits.MaxMemorySize}
+	var err error
+	if q.rotate != nil {
+		opts.Rotate = q.rotate
+		err = q.appendSeries(job, opts)
+	} else {
+		_, err = Append(job.ctx, q.mem.s, job.path, job.text, opts)
+	}
 	if errors.Is(err, store.ErrOperationConflict) {
 		err = nil // appended before, with other text (rendered differently)
 	}
+	landed := err == nil || errors.Is(err, ErrRetention)
 	q.mu.Lock()
-	if err == nil {
+	if landed {
 		if _, ok := q.seen[job.op]; ok {
 			q.seen[job.op] = true
 		}
+	}
+	if err == nil {
 		q.mu.Unlock()
 		return
 	}
-	delete(q.seen, job.op)
+	if !landed {
+		delete(q.seen, job.op)
+	}
 	raise := q.mem.errMode == RaiseErrors
 	if raise && q.err == nil {
 		q.err = err
@@ -225,7 +257,38 @@ func (q *AppendQueue) do(job queued) {
 		q.onErr(job.ctx, err)
 	}
 	if !raise {
-		q.mem.log().WarnContext(job.ctx, "agentmem: a background append failed; adding it again retries it",
-			"backend", q.mem.backend, "error", err)
+		msg := "agentmem: a background append failed; adding it again retries it"
+		if landed {
+			msg = "agentmem: a background append landed, but its series' retention failed; the next rotation retries it"
+		}
+		q.mem.log().WarnContext(job.ctx, msg, "backend", q.mem.backend, "error", err)
 	}
+}
+
+// maxSeries bounds the newest files a rotating queue remembers; past it
+// the record starts over and listings answer instead.
+const maxSeries = 10_000
+
+// appendSeries runs one rotating append, starting at the newest file the
+// queue knows for the series.
+func (q *AppendQueue) appendSeries(job queued, opts *AppendOptions) error {
+	if q.mem.s == nil {
+		_, err := Append(job.ctx, q.mem.s, job.path, job.text, opts)
+		return err
+	}
+	if err := store.ValidatePath(job.path); err != nil {
+		return err
+	}
+	if isBlank(job.text) {
+		return nil
+	}
+	if len(q.newest) >= maxSeries {
+		clear(q.newest)
+	}
+	n := q.newest[job.path]
+	_, err := appendSeries(job.ctx, q.mem.s, job.path, job.text, *opts, &n)
+	if n > 0 {
+		q.newest[job.path] = n
+	}
+	return err
 }
