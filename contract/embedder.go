@@ -21,10 +21,10 @@ type FakeEmbedder struct {
 	// ModelID is what Model returns ("fake-1" when empty).
 	ModelID string
 
-	mu     sync.Mutex
-	down   bool
-	calls  int
-	texts  int
+	mu    sync.Mutex
+	down  bool
+	calls int
+	texts int
 }
 
 // Synonyms are the word groups FakeEmbedder maps to one dimension.
