@@ -20,12 +20,19 @@ const (
 	// not indexed yet), in one Embed call; the indexer does the rest in the
 	// background.
 	MaxSearchEmbeds = 64
-	// rrfK is reciprocal rank fusion's constant.
-	rrfK = 60
+	// rrfK is reciprocal rank fusion's constant for the vector ranking,
+	// and lexRRFK the BM25 ranking's: smaller, so that BM25's first ranks
+	// weigh more (measured on dev.json and the conversation set: k = 60 for
+	// both lost BM25's lead on long conversations, k = 10 for BM25 kept it
+	// and kept the vectors' gain on short notes).
+	rrfK    = 60
+	lexRRFK = 10
 	// indexReaders bounds concurrent index reads on a driver without
 	// batched reads.
 	indexReaders = 8
 )
+
+
 
 // indexed is what the index holds for one file: its vectors by chunk hash.
 type indexed map[string][]float32
@@ -242,7 +249,7 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 		}
 		score := 0.0
 		if inLex {
-			score += 1 / float64(rrfK+lr+1)
+			score += 1 / float64(lexRRFK+lr+1)
 		}
 		if inVec {
 			score += 1 / float64(rrfK+vr+1)
