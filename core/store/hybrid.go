@@ -32,8 +32,6 @@ const (
 	indexReaders = 8
 )
 
-
-
 // indexed is what the index holds for one file: its vectors by chunk hash.
 type indexed map[string][]float32
 
