@@ -24,7 +24,7 @@ if ((${#emulators[@]})); then
   # TestMain (module testenv); only the prerequisites are installed here.
   scripts/emulators.sh install "${emulators[@]}"
 fi
-# The retrieval benchmark (core/internal/retrieval) reads shared/retrieval/dev.json beside the clone
+# The retrieval benchmark (core/retrieval) reads shared/retrieval/dev.json beside the clone
 # and fails without it; AGENTMEM_RETRIEVAL_DEV names another copy.
 if [[ -z "${AGENTMEM_RETRIEVAL_DEV:-}" && -f "$ROOT/../shared/retrieval/dev.json" ]]; then
   export AGENTMEM_RETRIEVAL_DEV="$ROOT/../shared/retrieval/dev.json"

@@ -641,8 +641,8 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 		if strings.HasPrefix(e.Name(), tmpPrefix) || !strings.HasPrefix(rel, p.Prefix) || rel <= p.After {
 			return nil
 		}
-		if store.ValidatePath(rel) != nil {
-			return nil // not addressable as a memory path
+		if store.ValidatePath(rel) != nil && !store.IsIndexPath(rel) {
+			return nil // not addressable as a memory path (nor the store's search index)
 		}
 		paths = append(paths, rel)
 		return nil

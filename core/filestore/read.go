@@ -88,7 +88,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		}
 		name := e.Name()
 		rel := p.Prefix + name
-		if e.IsDir() || strings.HasPrefix(name, tmpPrefix) || name == SidecarDir || store.ValidatePath(rel) != nil {
+		if e.IsDir() || strings.HasPrefix(name, tmpPrefix) || name == SidecarDir || store.ValidatePath(rel) != nil && !store.IsIndexPath(rel) {
 			continue
 		}
 		real := filepath.Join(dir, name)

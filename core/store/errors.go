@@ -23,7 +23,7 @@ var (
 	ErrInvalidBound = errors.New("agentmem: bound must be positive")
 	// ErrInvalidSearchMode reports a SearchRequest.Mode that is not one of
 	// the SearchMode constants.
-	ErrInvalidSearchMode = errors.New("agentmem: unknown search mode: use \"bm25\" (or \"\") or \"literal\"")
+	ErrInvalidSearchMode = errors.New("agentmem: unknown search mode: use \"bm25\", \"literal\", \"hybrid\" (with an embedder) or \"\" for the default")
 	// ErrInvalidMetadata reports metadata with NUL or over 4,096 chars.
 	ErrInvalidMetadata = errors.New("agentmem: invalid write metadata")
 	// ErrInvalidContent reports content that is not valid UTF-8; every

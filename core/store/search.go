@@ -24,6 +24,7 @@ func isSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f
 type candidate struct {
 	path    string
 	content string
+	cut     bool // content is a prefix of the file
 }
 
 // Search runs a bounded search over the files directly under r.Prefix
@@ -62,9 +63,20 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 	if !r.Mode.Valid() {
 		return SearchResult{}, fmt.Errorf("%w, got %q", ErrInvalidSearchMode, r.Mode)
 	}
+	switch {
+	case r.Mode == "" && s.embedder != nil:
+		r.Mode = SearchHybrid
+	case r.Mode == "":
+		r.Mode = SearchBM25
+	case r.Mode == SearchHybrid && s.embedder == nil:
+		return SearchResult{}, fmt.Errorf("%w: hybrid search needs an embedder (store.Options.Embedder, or embedder= in the store URL)", ErrInvalidSearchMode)
+	}
 	terms := Fields(strings.ToLower(r.Query))
 	if len(terms) == 0 {
 		return SearchResult{Matches: []Match{}}, nil
+	}
+	if r.Mode == SearchHybrid {
+		return s.searchHybrid(ctx, r, terms)
 	}
 	cands, truncated, err := s.candidates(ctx, r)
 	if err != nil {
@@ -103,7 +115,7 @@ func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, b
 			}
 			content, cut := cutRunes(f.Content, r.MaxFileChars)
 			truncated = truncated || cut || f.Truncated
-			out = append(out, candidate{path: f.Path, content: content})
+			out = append(out, candidate{path: f.Path, content: content, cut: cut || f.Truncated})
 		}
 		return out, truncated, nil
 	}
@@ -125,7 +137,7 @@ func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, b
 		}
 		content, cut := cutRunes(f.Content, r.MaxFileChars)
 		truncated = truncated || cut
-		out = append(out, candidate{path: p, content: content})
+		out = append(out, candidate{path: p, content: content, cut: cut})
 	}
 	if len(paths) > r.MaxFiles {
 		truncated = true // the lookahead: more files than MaxFiles, never read nor scored

@@ -61,6 +61,17 @@ type Options struct {
 	// does): otherwise every write and delete fails with
 	// ErrHistoryUnsupported. nil means no history.
 	History *HistoryOptions
+	// Embedder, when set, turns on hybrid search: [Store.Search] fuses BM25
+	// with the cosine of the query's vector and the vectors of the files'
+	// chunks, and that becomes the default mode ([SearchHybrid]). After
+	// each write, append or delete that lands, a background queue (started
+	// on first use, drained by Close) re-embeds the file's changed chunks
+	// and keeps their vectors, stamped with the chunk's hash and the
+	// model id, in the file's folder (see [IndexSegment]); it never slows
+	// or fails the write, and a search embeds, within its bounds, the
+	// chunks the index lacks (a file changed by another process, say).
+	// nil means BM25 only.
+	Embedder Embedder
 }
 
 // Store is the portable memory store. It is safe for concurrent use.
@@ -85,6 +96,9 @@ type Store struct {
 	logDetails bool
 	observer   Observer
 
+	embedder Embedder
+	ix       *indexer
+
 	mu        sync.Mutex
 	completed map[string]struct{} // versions whose receipts this store saw settled
 	closeOnce sync.Once
@@ -108,6 +122,9 @@ func New(d driver.Driver, opts *Options) *Store {
 		}
 		s.logger, s.logDetails = opts.Logger, opts.LogDetails
 		s.observer = opts.Observer
+		if opts.Embedder != nil {
+			s.embedder, s.ix = opts.Embedder, newIndexer()
+		}
 		if h := opts.History; h != nil {
 			s.historyRetention = h.Retention
 			if s.historyRetention <= 0 {
@@ -161,12 +178,17 @@ func (s *Store) Capabilities() Capabilities {
 // Driver returns the driver the store runs on.
 func (s *Store) Driver() driver.Driver { return s.d }
 
-// Close closes the driver. Later calls return the first result.
+// Close finishes the indexing queued so far (without retrying failures;
+// a search repairs what is left), then closes the driver. Later calls
+// return the first result.
 func (s *Store) Close() error {
 	if s.d == nil {
 		return ErrNoDriver
 	}
-	s.closeOnce.Do(func() { s.closeErr = s.d.Close() })
+	s.closeOnce.Do(func() {
+		s.stopIndexer()
+		s.closeErr = s.d.Close()
+	})
 	return s.closeErr
 }
 
@@ -261,7 +283,12 @@ func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct b
 				return nil, err
 			}
 		}
+		skip := ""
 		for _, e := range entries {
+			if end, ok := reservedAt(e.Path); ok {
+				skip = max(skip, end) // the store's derived rows are never files
+				continue
+			}
 			if e.Tombstone || (direct && !directlyUnder(e.Path, prefix)) {
 				continue
 			}
@@ -274,6 +301,7 @@ func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct b
 		if direct {
 			after = pastFolder(after, prefix)
 		}
+		after = max(after, skip)
 	}
 	return out, nil
 }
@@ -291,7 +319,7 @@ func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct b
 // later replay or mutation of the path).
 func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpWrite, Create: r.Expected == "", Tracked: r.Operation != nil})
-	defer func() { o.done(err, m.Replayed, 0) }()
+	defer func() { o.done(err, m.Replayed, 0); s.indexAfter(ctx, r.Path, m, err) }()
 	if s.d == nil {
 		return Mutation{}, ErrNoDriver
 	}
@@ -316,7 +344,7 @@ func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err erro
 // exactly-once. Errors as for Write.
 func (s *Store) Delete(ctx context.Context, r DeleteRequest) (m Mutation, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpDelete, Tracked: r.Operation != nil})
-	defer func() { o.done(err, m.Replayed, 0) }()
+	defer func() { o.done(err, m.Replayed, 0); s.indexAfter(ctx, r.Path, m, err) }()
 	if s.d == nil {
 		return Mutation{}, ErrNoDriver
 	}

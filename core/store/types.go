@@ -70,8 +70,9 @@ type DeleteRequest struct {
 	Metadata map[string]string
 }
 
-// SearchMode selects how [Store.Search] ranks files. The zero value is
-// [SearchBM25]; more modes may be added (a hybrid one, with an embedder).
+// SearchMode selects how [Store.Search] ranks files. The zero value means
+// [SearchHybrid] on a store with an embedder ([Options.Embedder]) and
+// [SearchBM25] otherwise; more modes may be added.
 type SearchMode string
 
 // The search modes.
@@ -87,10 +88,23 @@ const (
 	// occurrences in the content plus twice those in the scope-relative
 	// name, with the snippet around the first occurrence.
 	SearchLiteral SearchMode = "literal"
+	// SearchHybrid (the default on a store with an embedder) fuses the
+	// BM25 ranking with a ranking by meaning: each file scores the cosine
+	// of the query's vector and its best chunk's vector (chunks follow the
+	// file's headings, paragraphs, list items and conversation turns), and
+	// the two rankings are fused by reciprocal rank fusion, so a file found
+	// by either comes up. Vectors are derived data: one whose chunk hash or
+	// model id does not match the current content is never scored, a
+	// chunk without one is embedded within the search's bounds, and when
+	// the embedder fails the result is the BM25 one. It needs
+	// [Options.Embedder] (otherwise ErrInvalidSearchMode).
+	SearchHybrid SearchMode = "hybrid"
 )
 
 // Valid reports whether m names a mode ("" included).
-func (m SearchMode) Valid() bool { return m == "" || m == SearchBM25 || m == SearchLiteral }
+func (m SearchMode) Valid() bool {
+	return m == "" || m == SearchBM25 || m == SearchLiteral || m == SearchHybrid
+}
 
 // SearchRequest is one bounded search.
 type SearchRequest struct {
@@ -103,7 +117,8 @@ type SearchRequest struct {
 	// Query is what to look for. [SearchLiteral] splits it on whitespace
 	// into case-insensitive terms; [SearchBM25] takes its words, stemmed.
 	Query string
-	// Mode selects the ranking; "" means [SearchBM25].
+	// Mode selects the ranking; "" means [SearchHybrid] with an embedder,
+	// [SearchBM25] without.
 	Mode SearchMode
 	// Limit bounds the number of matches (> 0).
 	Limit int
@@ -126,7 +141,8 @@ type Match struct {
 	// query terms ([SearchBM25]) or the first hit ([SearchLiteral]), with
 	// "..." marking the cut ends.
 	Snippet string
-	// Score is the BM25 score, rounded to 4 decimals ([SearchBM25]), or
+	// Score is the BM25 score, rounded to 4 decimals ([SearchBM25]), the
+	// fused reciprocal-rank score, rounded to 6 decimals ([SearchHybrid]), or
 	// content hits plus twice the scope-relative name hits
 	// ([SearchLiteral]). Higher is better; only positive scores match.
 	Score float64

@@ -22,7 +22,8 @@ const (
 // the driver for one page of pageSize paths at a time (0 means
 // [DefaultWalkPageSize]; more than [MaxWalkPageSize] is cut to it), each
 // starting after the last path of the one before, so memory stays bounded
-// however many files there are. Receipts and tombstones are never yielded.
+// however many files there are. Receipts, tombstones and the
+// search index ([IndexSegment]) are never yielded.
 //
 // The walk is not a snapshot: a file written or deleted during the walk
 // is yielded or not depending on whether its path is still ahead, but no
@@ -78,6 +79,10 @@ func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2
 					continue // never backwards, never twice, whatever the driver does
 				}
 				after = e.Path
+				if end, ok := reservedAt(e.Path); ok {
+					after = end // the store's derived rows are never files
+					continue
+				}
 				if e.Tombstone {
 					continue
 				}

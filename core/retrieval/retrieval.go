@@ -79,7 +79,14 @@ func (r Report) Kinds() []string {
 // Evaluate runs every query of set through search_memory in mode, with
 // default limits, and scores the results.
 func Evaluate(ctx context.Context, set Set, mode store.SearchMode) (Report, error) {
-	r, err := NewRunner(ctx, set, mode)
+	return EvaluateWith(ctx, set, mode, nil)
+}
+
+// EvaluateWith is Evaluate on a store with opts (nil = defaults): an
+// Options.Embedder measures [store.SearchHybrid]. Modules that have an
+// embedder (wordvec) measure hybrid search with it.
+func EvaluateWith(ctx context.Context, set Set, mode store.SearchMode, opts *store.Options) (Report, error) {
+	r, err := NewRunnerWith(ctx, set, mode, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +151,13 @@ type Runner struct {
 // NewRunner writes set's files to a fresh in-memory store and returns a
 // Runner searching them in mode with default limits.
 func NewRunner(ctx context.Context, set Set, mode store.SearchMode) (*Runner, error) {
-	s := store.New(memstore.New(), nil)
+	return NewRunnerWith(ctx, set, mode, nil)
+}
+
+// NewRunnerWith is NewRunner on a store with opts (nil = defaults); with
+// an embedder it returns once the files are indexed.
+func NewRunnerWith(ctx context.Context, set Set, mode store.SearchMode, opts *store.Options) (*Runner, error) {
+	s := store.New(memstore.New(), opts)
 	for ns, files := range set.Users {
 		for name, content := range files {
 			if _, err := s.Write(ctx, store.WriteRequest{Path: ns + "/" + memory.DefaultAgentName + "/" + name, Content: content}); err != nil {
@@ -152,6 +165,10 @@ func NewRunner(ctx context.Context, set Set, mode store.SearchMode) (*Runner, er
 				return nil, fmt.Errorf("retrieval: write %s/%s: %w", ns, name, err)
 			}
 		}
+	}
+	if err := s.WaitIndexed(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	m, err := memory.New(s, &memory.Options{SearchMode: mode})
 	if err != nil {

@@ -1,0 +1,428 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/chunk"
+)
+
+// Bounds of the background indexer.
+const (
+	// maxIndexQueue bounds the paths waiting to be indexed; past it a path
+	// is dropped (a search repairs it).
+	maxIndexQueue = 4096
+	// embedBatch is the most texts one Embed call of the indexer carries.
+	embedBatch = 64
+	// maxIndexAttempts bounds the attempts at one path while its
+	// embedding keeps failing; the next write or search queues it again.
+	maxIndexAttempts = 5
+	// maxHints bounds the vectors a search hands the indexer for one path.
+	maxHints = 256
+)
+
+// indexJob is one path waiting to be indexed, with the vectors a search
+// already computed for some of its chunks (by chunk hash).
+type indexJob struct {
+	attempts int
+	hints    map[string][]float32
+}
+
+// indexer is a Store's background queue of paths to index, started by the
+// first write or search that needs it and stopped by Close.
+type indexer struct {
+	mu      sync.Mutex
+	queue   []string
+	jobs    map[string]*indexJob
+	running bool // the worker holds a job
+	started bool
+	closed  bool
+	idle    chan struct{} // closed while nothing is queued or running
+	wake    chan struct{}
+	done    chan struct{}
+	cancel  context.CancelFunc
+	timers  map[*time.Timer]struct{}
+	retry   time.Duration // first retry delay (doubles per attempt)
+}
+
+func newIndexer() *indexer {
+	idle := make(chan struct{})
+	close(idle)
+	return &indexer{jobs: map[string]*indexJob{}, idle: idle, wake: make(chan struct{}, 1),
+		done: make(chan struct{}), timers: map[*time.Timer]struct{}{}, retry: time.Second}
+}
+
+// indexAfter queues p for indexing after a change that landed (m, err are
+// the change's result). It never blocks on the driver or the embedder.
+func (s *Store) indexAfter(ctx context.Context, p string, m Mutation, err error) {
+	if s.embedder == nil || err != nil || m.Replayed {
+		return
+	}
+	s.enqueueIndex(ctx, p, nil, 0)
+}
+
+// enqueueIndex adds p to the queue (merging with a queued job of the same
+// path), starting the worker on first use.
+func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]float32, attempts int) {
+	ix := s.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return
+	}
+	if !ix.started {
+		ix.started = true
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		ix.cancel = cancel
+		go s.indexWorker(wctx)
+	}
+	j := ix.jobs[p]
+	if j == nil {
+		if len(ix.jobs) >= maxIndexQueue {
+			return
+		}
+		j = &indexJob{attempts: attempts}
+		ix.jobs[p] = j
+		ix.queue = append(ix.queue, p)
+	}
+	for h, v := range hints {
+		if j.hints == nil {
+			j.hints = map[string][]float32{}
+		}
+		if len(j.hints) < maxHints {
+			j.hints[h] = v
+		}
+	}
+	select {
+	case <-ix.idle:
+		ix.idle = make(chan struct{})
+	default:
+	}
+	select {
+	case ix.wake <- struct{}{}:
+	default:
+	}
+}
+
+// indexWorker indexes queued paths one at a time until Close.
+func (s *Store) indexWorker(ctx context.Context) {
+	ix := s.ix
+	defer close(ix.done)
+	for {
+		ix.mu.Lock()
+		for len(ix.queue) == 0 {
+			if !ix.running {
+				select {
+				case <-ix.idle:
+				default:
+					close(ix.idle)
+				}
+			}
+			if ix.closed {
+				ix.mu.Unlock()
+				return
+			}
+			ix.mu.Unlock()
+			<-ix.wake
+			ix.mu.Lock()
+		}
+		p := ix.queue[0]
+		ix.queue = ix.queue[1:]
+		j := ix.jobs[p]
+		delete(ix.jobs, p)
+		ix.running = true
+		closing := ix.closed
+		ix.mu.Unlock()
+
+		err := s.indexPath(ctx, p, j.hints)
+		if errors.Is(err, driver.ErrPrecondition) && j.attempts == 0 {
+			// Another indexer (another process) wrote the record between our
+			// read and our write: read it again, at once, once.
+			err = s.indexPath(ctx, p, j.hints)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.warn(ctx, "indexing a file for hybrid search failed; it stays findable by BM25 and is retried", "", p, err)
+			if !closing && j.attempts+1 < maxIndexAttempts {
+				s.retryIndex(ctx, p, j.attempts+1)
+			}
+		}
+		ix.mu.Lock()
+		ix.running = false
+		ix.mu.Unlock()
+	}
+}
+
+// retryIndex queues p again after a delay that doubles with each attempt.
+func (s *Store) retryIndex(ctx context.Context, p string, attempts int) {
+	ix := s.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(ix.retry<<(attempts-1), func() {
+		ix.mu.Lock()
+		delete(ix.timers, t)
+		ix.mu.Unlock()
+		s.enqueueIndex(ctx, p, nil, attempts)
+	})
+	ix.timers[t] = struct{}{}
+}
+
+// WaitIndexed blocks until the background indexer has nothing queued or
+// running (retries scheduled for later do not count), or ctx is done
+// (ctx's error). Without an embedder it returns at once. Tests and
+// commands that exit after writing use it; searches never need it (a
+// search embeds, within its bounds, what the index lacks).
+func (s *Store) WaitIndexed(ctx context.Context) error {
+	if s.embedder == nil {
+		return nil
+	}
+	for {
+		s.ix.mu.Lock()
+		idle := s.ix.idle
+		s.ix.mu.Unlock()
+		select {
+		case <-idle:
+			s.ix.mu.Lock()
+			still := len(s.ix.queue) == 0 && !s.ix.running
+			s.ix.mu.Unlock()
+			if still {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stopIndexer drains the queue (without retries), then stops the worker.
+func (s *Store) stopIndexer() {
+	ix := s.ix
+	if ix == nil {
+		return
+	}
+	ix.mu.Lock()
+	ix.closed = true
+	for t := range ix.timers {
+		t.Stop()
+	}
+	started := ix.started
+	select {
+	case ix.wake <- struct{}{}:
+	default:
+	}
+	ix.mu.Unlock()
+	if started {
+		<-ix.done
+		ix.cancel()
+	}
+}
+
+// indexPath brings the index record of p up to date with the file: it
+// erases the record of an absent file, and otherwise embeds the chunks
+// whose hash the record lacks (none for an unchanged rewrite) and writes
+// the record when its chunks changed.
+func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]float32) error {
+	// The record before the file: a record written by another indexer
+	// after this read was made from a file read after it, and our
+	// conditional write over the version read here then fails.
+	first, err := s.d.GetFile(ctx, indexPath(p, 1))
+	if err != nil {
+		return err
+	}
+	f, err := s.d.GetFile(ctx, p)
+	if err != nil {
+		return err
+	}
+	var old *record
+	oldParts := 0
+	var rows []*driver.File
+	if first != nil && !first.Tombstone {
+		rows = append(rows, first)
+		oldParts = 1
+		if old = decodeRecord(first.Content); old != nil && old.Parts > 1 {
+			oldParts = old.Parts
+			for k := 2; k <= old.Parts; k++ {
+				r, err := s.d.GetFile(ctx, indexPath(p, k))
+				if err != nil {
+					return err
+				}
+				rows = append(rows, r)
+				if r != nil && !r.Tombstone {
+					if rec := decodeRecord(r.Content); rec != nil && rec.Model == old.Model && rec.Dims == old.Dims {
+						old.Chunks = append(old.Chunks, rec.Chunks...)
+					}
+				}
+			}
+		}
+	}
+	if f == nil || f.Tombstone {
+		return s.writeRecord(ctx, p, nil, rows)
+	}
+	model := s.embedder.Model()
+	if old != nil && old.File == f.Version && old.Model == model {
+		return nil
+	}
+	known := map[string][]float32{}
+	dims := 0
+	if old != nil && old.Model == model {
+		dims = old.Dims
+		for _, c := range old.Chunks {
+			if v := c.vector(old.Dims); v != nil {
+				known[c.Hash] = v
+			}
+		}
+	}
+	chunks := chunk.Split(path.Base(p), f.Content)
+	var missing []int
+	for i, c := range chunks {
+		if _, ok := known[c.Hash]; ok {
+			continue
+		}
+		if v, ok := hints[c.Hash]; ok && (dims == 0 || len(v) == dims) {
+			known[c.Hash], dims = v, len(v)
+			continue
+		}
+		missing = append(missing, i)
+	}
+	unchanged := old != nil && old.Model == model && len(missing) == 0 && len(old.Chunks) == len(chunks)
+	if unchanged {
+		for i, c := range chunks {
+			if old.Chunks[i].Hash != c.Hash || old.Chunks[i].Start != c.Start || old.Chunks[i].End != c.End {
+				unchanged = false
+				break
+			}
+		}
+	}
+	if unchanged {
+		return nil // an unchanged rewrite: nothing to embed, nothing to write
+	}
+	for len(missing) > 0 {
+		batch := missing[:min(len(missing), embedBatch)]
+		missing = missing[len(batch):]
+		texts := make([]string, len(batch))
+		for i, ci := range batch {
+			texts[i] = chunks[ci].Text
+		}
+		vs, err := embedChecked(ctx, s.embedder, texts)
+		if err != nil {
+			return err
+		}
+		for i, ci := range batch {
+			if dims != 0 && len(vs[i]) != dims {
+				known = map[string][]float32{} // the model's vectors changed length: start over
+			}
+			dims = len(vs[i])
+			known[chunks[ci].Hash] = vs[i]
+		}
+	}
+	rec := record{Format: 1, File: f.Version, Model: model, Dims: dims}
+	for _, c := range chunks {
+		v := known[c.Hash]
+		if v == nil || len(v) != dims {
+			continue // a zero vector: never scored
+		}
+		scale, q := quantize(v)
+		rec.Chunks = append(rec.Chunks, recChunk{Hash: c.Hash, Start: c.Start, End: c.End, Scale: scale, Q: q})
+	}
+	_ = oldParts
+	return s.writeRecord(ctx, p, &rec, rows)
+}
+
+// writeRecord replaces the record parts rows (as read; nil entries are
+// absent parts) with rec's parts, or erases them when rec is nil. Each row
+// is one conditional primitive on its version.
+func (s *Store) writeRecord(ctx context.Context, p string, rec *record, rows []*driver.File) error {
+	var parts []string
+	if rec != nil {
+		var err error
+		if parts, err = encodeRecord(*rec); err != nil {
+			return err
+		}
+	}
+	for k := 1; k <= max(len(parts), len(rows)); k++ {
+		var row *driver.File
+		if k <= len(rows) {
+			row = rows[k-1]
+		}
+		if row != nil && row.Tombstone {
+			row = nil
+		}
+		at := indexPath(p, k)
+		switch {
+		case k > len(parts):
+			if row != nil {
+				if err := s.d.DeleteFile(ctx, at, row.Version); err != nil && !errors.Is(err, driver.ErrPrecondition) {
+					return err
+				}
+			}
+		case row == nil:
+			if err := s.d.CreateFile(ctx, driver.File{Path: at, Content: parts[k-1], Version: newVersion(s.now(), "")}); err != nil {
+				return err
+			}
+		default:
+			if row.Content == parts[k-1] {
+				continue
+			}
+			if err := s.d.ReplaceFile(ctx, driver.File{Path: at, Content: parts[k-1], Version: newVersion(s.now(), "")}, row.Version); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ForgetIndex erases the search index rows under prefix (a namespace,
+// "kamal/"): those of deleted files that a delete behind the store's back
+// left, and those of files that still exist (a search or write indexes them
+// again). It returns how many rows it removed. Deleting a file through the
+// store erases its rows by itself; a command that forgets a namespace calls
+// this after deleting its files. Errors: ErrInvalidPath for an empty or bad
+// prefix, or the backend's error.
+func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
+	if err := s.usable(ctx); err != nil {
+		return 0, err
+	}
+	if prefix == "" {
+		return 0, ErrInvalidPath
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return 0, err
+	}
+	after := ""
+	for {
+		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: DefaultWalkPageSize})
+		if err != nil {
+			return n, err
+		}
+		for _, e := range entries {
+			after = max(after, e.Path)
+			if !isIndexRow(e.Path) || e.Tombstone {
+				continue
+			}
+			f, err := s.d.GetFile(ctx, e.Path)
+			if err != nil {
+				return n, err
+			}
+			if f == nil {
+				continue
+			}
+			if err := s.d.DeleteFile(ctx, e.Path, f.Version); err != nil {
+				if errors.Is(err, driver.ErrPrecondition) {
+					continue // rewritten or removed meanwhile; another pass removes it
+				}
+				return n, err
+			}
+			n++
+		}
+		if len(entries) < DefaultWalkPageSize {
+			return n, nil
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package wordvec_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/retrieval"
+	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/wordvec"
+)
+
+// The committed conversation set of core/retrieval: 40 users, seed 28.
+const convUsers, convSeed = 40, 28
+
+// BenchmarkRetrievalHybrid reports search quality through search_memory
+// with default limits for literal, BM25 and hybrid search (BM25 fused with
+// this module's vectors) on dev.json (recall@1, recall@3, MRR) and on the
+// conversation set (session recall@5, every evidence session in the first
+// 5); ns/op is one search_memory call. It fails when dev.json cannot be
+// found (core/retrieval.FindDevSet).
+func BenchmarkRetrievalHybrid(b *testing.B) {
+	path, err := retrieval.FindDevSet(".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dev, err := retrieval.LoadDevSet(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	emb, err := wordvec.New(b.Context(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conv := retrieval.Conversations(convUsers, convSeed)
+	for _, set := range []retrieval.Set{dev, conv} {
+		for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid} {
+			opts := &store.Options{Embedder: emb}
+			rep, err := retrieval.EvaluateWith(b.Context(), set, m, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := retrieval.NewRunnerWith(b.Context(), set, m, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/%s", set.Name, m), func(b *testing.B) {
+				for _, k := range rep.Kinds() {
+					if b.N > 1 {
+						break
+					}
+					sc := rep[k]
+					label := fmt.Sprintf("%s %s/%s n=%d", set.Name, m, k, sc.N)
+					if set.Name == "dev" {
+						b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
+					} else {
+						b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)
+					}
+				}
+				all := rep["all"]
+				b.ReportMetric(all.Recall1, "recall@1")
+				b.ReportMetric(all.Recall3, "recall@3")
+				b.ReportMetric(all.Recall5, "recall@5")
+				b.ReportMetric(all.All5, "all@5")
+				b.ReportMetric(all.MRR, "MRR")
+				b.ResetTimer()
+				for i := range b.N {
+					if _, _, err := r.Run(b.Context(), i); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			_ = r.Close()
+		}
+	}
+}
