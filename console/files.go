@@ -26,11 +26,15 @@ const (
 // FileJSON is a file as the API returns it.
 type FileJSON struct {
 	// Path is relative to the namespace ("main/MEMORY.md").
-	Path        string            `json:"path"`
-	Version     string            `json:"version"`
-	Content     string            `json:"content"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
-	OperationID string            `json:"operation_id,omitempty"`
+	Path string `json:"path"`
+	// Version is the whole file's version, also sent as the ETag.
+	Version string `json:"version"`
+	// Content is the file's whole content.
+	Content string `json:"content"`
+	// Metadata is what was stored with the content (who wrote it, …).
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// OperationID is the operation that last wrote the file, if any.
+	OperationID string `json:"operation_id,omitempty"`
 }
 
 // WriteBody is the JSON body of a file write.
@@ -44,7 +48,9 @@ type WriteBody struct {
 
 // MutationJSON is the body of a write's or restore's answer.
 type MutationJSON struct {
-	Path    string `json:"path"`
+	// Path is relative to the namespace.
+	Path string `json:"path"`
+	// Version is the version written, also sent as the ETag.
 	Version string `json:"version"`
 	// RestoredFrom is the version a restore wrote back.
 	RestoredFrom string `json:"restored_from,omitempty"`
@@ -208,8 +214,10 @@ func (h *Handler) deleteFile(c *call) error {
 
 // ListJSON is a page of files.
 type ListJSON struct {
-	Files      []ListedFile `json:"files"`
-	NextCursor string       `json:"next_cursor,omitempty"`
+	// Files is the page, sorted by path.
+	Files []ListedFile `json:"files"`
+	// NextCursor continues the listing (?cursor=); absent on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // ListedFile is one listed file.

@@ -11,15 +11,20 @@ import (
 // EntryJSON is one recorded change.
 type EntryJSON struct {
 	// Path is relative to the namespace.
-	Path     string `json:"path"`
-	Version  string `json:"version"`
+	Path string `json:"path"`
+	// Version is the version the change made.
+	Version string `json:"version"`
+	// Previous is the version the change replaced, absent for a create.
 	Previous string `json:"previous,omitempty"`
 	// Kind is write, delete, or restore (a write that restored a past
 	// version), as agentmem log shows it.
-	Kind        string            `json:"kind"`
-	Time        *time.Time        `json:"time,omitempty"`
-	OperationID string            `json:"operation_id,omitempty"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
+	Kind string `json:"kind"`
+	// Time is when the change was recorded (RFC 3339, UTC).
+	Time *time.Time `json:"time,omitempty"`
+	// OperationID is the change's operation, if it had one.
+	OperationID string `json:"operation_id,omitempty"`
+	// Metadata is the change's metadata (updated_by, client, …).
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// Chars is the size of the content written, in characters.
 	Chars int `json:"chars"`
 }
@@ -27,6 +32,7 @@ type EntryJSON struct {
 // VersionJSON is a past version with its content.
 type VersionJSON struct {
 	EntryJSON
+	// Content is the whole content that version held.
 	Content string `json:"content"`
 }
 
@@ -49,8 +55,10 @@ func (c *call) entry(e *store.HistoryEntry) EntryJSON {
 
 // HistoryJSON is a page of history.
 type HistoryJSON struct {
-	Entries    []EntryJSON `json:"entries"`
-	NextCursor string      `json:"next_cursor,omitempty"`
+	// Entries is the page, newest first within each file.
+	Entries []EntryJSON `json:"entries"`
+	// NextCursor continues the history (?cursor=); absent on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // history lists the changes of one file (with a path) or of the whole
@@ -111,9 +119,12 @@ func (h *Handler) readVersion(c *call) error {
 
 // DiffJSON is the difference of two versions of a file.
 type DiffJSON struct {
+	// Path is relative to the namespace.
 	Path string `json:"path"`
+	// From is the older version compared.
 	From string `json:"from"`
-	To   string `json:"to"`
+	// To is the newer version compared.
+	To string `json:"to"`
 	// Diff is a unified diff (diff -u) from From to To, "" when they hold
 	// the same content. A delete's content is empty.
 	Diff string `json:"diff"`

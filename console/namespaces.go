@@ -18,6 +18,7 @@ import (
 
 // NamespaceJSON describes one namespace.
 type NamespaceJSON struct {
+	// Name is the namespace (a path's first segment).
 	Name string `json:"name"`
 	// Files counts the files under <name>/.
 	Files int `json:"files"`
@@ -75,8 +76,10 @@ func (h *Handler) getNamespace(c *call) error {
 
 // NamespacesJSON is a page of namespaces.
 type NamespacesJSON struct {
+	// Namespaces is the page, sorted by name.
 	Namespaces []NamespaceJSON `json:"namespaces"`
-	NextCursor string          `json:"next_cursor,omitempty"`
+	// NextCursor continues the listing (?cursor=); absent on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // listNamespaces lists the first path segments that hold files, in the
@@ -129,10 +132,14 @@ func (h *Handler) listNamespaces(c *call) error {
 
 // ForgetJSON is what forgetting a namespace did.
 type ForgetJSON struct {
-	Namespace      string `json:"namespace"`
-	Deleted        int    `json:"deleted"`
-	Kept           int    `json:"kept"`
-	HistoryEntries int    `json:"history_entries"`
+	// Namespace is the namespace forgotten.
+	Namespace string `json:"namespace"`
+	// Deleted counts the files erased.
+	Deleted int `json:"deleted"`
+	// Kept counts the files that changed meanwhile and were kept (then the status is 409).
+	Kept int `json:"kept"`
+	// HistoryEntries counts the history entries erased.
+	HistoryEntries int `json:"history_entries"`
 }
 
 // forget erases every file of the namespace, each delete a
@@ -193,16 +200,22 @@ const (
 
 // SearchJSON is a search's answer.
 type SearchJSON struct {
-	Matches   []MatchJSON `json:"matches"`
-	Scanned   int         `json:"scanned"`
-	Truncated bool        `json:"truncated"`
+	// Matches is the results, best first.
+	Matches []MatchJSON `json:"matches"`
+	// Scanned counts the files read.
+	Scanned int `json:"scanned"`
+	// Truncated reports that a bound stopped the search early.
+	Truncated bool `json:"truncated"`
 }
 
 // MatchJSON is one search hit.
 type MatchJSON struct {
-	Path    string  `json:"path"`
-	Snippet string  `json:"snippet"`
-	Score   float64 `json:"score"`
+	// Path is relative to the namespace.
+	Path string `json:"path"`
+	// Snippet is a window around the best-matching passage.
+	Snippet string `json:"snippet"`
+	// Score is the ranking's score (higher is better).
+	Score float64 `json:"score"`
 }
 
 // search searches the files directly in one folder of the namespace
@@ -249,6 +262,7 @@ func (h *Handler) search(c *call) error {
 
 // SnapshotJSON is exactly what a model gets from the notebook.
 type SnapshotJSON struct {
+	// Namespace is the namespace the snapshot is of.
 	Namespace string `json:"namespace"`
 	// Instructions is the guidance put in the system instructions.
 	Instructions string `json:"instructions"`

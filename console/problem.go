@@ -31,6 +31,7 @@ type Problem struct {
 	Extra map[string]any `json:"-"`
 }
 
+// Error returns the title and the detail.
 func (p *Problem) Error() string { return p.Title + ": " + p.Detail }
 
 // MarshalJSON writes the members and the extensions side by side.
