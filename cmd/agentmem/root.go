@@ -146,6 +146,10 @@ With ?history=on (or ?history=30d, ?history=720h: the retention) in the store
 URL, every change is recorded: log lists them, diff compares versions, restore
 writes a past version back.
 
+Every write records who made it as metadata updated_by (--by, default $USER,
+else the OS user name, else agentmem). Commands that only read never create a
+store: a sqlite: file or file: directory that does not exist is exit 4.
+
 Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 conflict (the version
 changed or the file exists; nothing written), 4 not found; diff exits 1 when
 the versions differ, as diff(1).`,
