@@ -3,6 +3,7 @@
 #   make test TESTFLAGS=-v    the same, verbose
 #   make bench                benchmarks: backend requests per operation and latency ratios
 #   make quickstart           the README's first command
+#   make install              the agentmem command, built from this clone, into $(go env GOBIN) or ~/go/bin
 #   make tidy                 one go directive, one version per dependency, every module tidy
 #   make release VERSION=vX.Y.Z   commit and tag a release locally (never pushes; RELEASING.md)
 
@@ -10,7 +11,7 @@ SHELL := /bin/bash
 MODULES := $(shell go list -m -f '{{.Dir}}' 2>/dev/null)
 BENCHFLAGS ?= -benchtime=200x
 
-.PHONY: test bench vet fmt quickstart tidy release
+.PHONY: test bench vet fmt quickstart install tidy release
 test:
 	scripts/test.sh
 
@@ -25,6 +26,10 @@ fmt:
 
 quickstart:
 	go run ./examples/quickstart
+
+install:
+	go install ./cmd/agentmem
+	@bin=$$(go env GOBIN); bin=$${bin:-$$(go env GOPATH)/bin}; echo "installed $$bin/agentmem: $$("$$bin/agentmem" --version)"
 
 tidy:
 	scripts/modules.sh tidy

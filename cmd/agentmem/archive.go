@@ -20,8 +20,11 @@ import (
 )
 
 // An export is a tar archive: one plain Markdown file per memory file, named
-// by its store path, then ManifestName. Each file's version and metadata also
-// ride in its PAX header (paxVersion, paxMeta), so that import streams.
+// by its store path, then ManifestName, which lists each file's version,
+// size, SHA-256 and metadata. The entries carry no extended header of
+// their own, so that tar lists and unpacks them without a warning; an
+// archive made before (with paxVersion and paxMeta in each entry's PAX
+// header) still imports, each header checked against the manifest.
 const (
 	// ManifestName is the archive's last entry; its name is a reserved
 	// store path, so it never collides with a memory file.
@@ -78,7 +81,7 @@ and metadata). agentmem import reads it back; tar -x unpacks it.`,
 			if err := store.ValidatePrefix(prefix); err != nil {
 				return fileErr(prefix, err)
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				var n int
 				var err error
 				if out == "" {
@@ -158,16 +161,7 @@ func (a *app) export(ctx context.Context, s *store.Store, prefix string, w io.Wr
 		if err != nil {
 			return 0, err
 		}
-		pax := map[string]string{paxVersion: f.Version}
-		if len(f.Metadata) > 0 {
-			b, err := json.Marshal(f.Metadata)
-			if err != nil {
-				return 0, err
-			}
-			pax[paxMeta] = string(b)
-		}
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: archiveFileMode, Size: int64(len(f.Content)),
-			ModTime: now, Format: tar.FormatPAX, PAXRecords: pax}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: archiveFileMode, Size: int64(len(f.Content)), ModTime: now}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return 0, err
 		}
@@ -207,8 +201,10 @@ and writes each file with its metadata. A file that is absent is created; one
 that already holds the same content and metadata is left alone, so a rerun
 writes nothing. A file that differs is not overwritten (exit 3, listing them)
 unless --force, which replaces it with compare-and-swap on the version it read.
-The archive is checked whole against its manifest (count and SHA-256 of each
-file) before anything is written: a damaged archive writes nothing.`,
+The archive is checked whole against its manifest (each file listed once, with
+its size and SHA-256; the manifest last) before anything is written, and each
+file gets the metadata the manifest lists: a damaged archive, or one without
+its manifest (cut short), writes nothing, with or without --force (exit 2).`,
 		Example: "  agentmem import -i kamal.tar\n  agentmem --store file:backup export | agentmem import",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -243,10 +239,10 @@ file) before anything is written: a damaged archive writes nothing.`,
 }
 
 // importArchive writes the files of the archive r to s. The archive is
-// read twice: first, spooled to a temporary file, to check it whole (a
-// tar, regular files, readable metadata, the manifest's count and
-// digests), so that a damaged archive writes nothing; then from the
-// spool, to write.
+// read twice: first, spooled to a temporary file, to check it whole
+// against its manifest (checkArchive), so that a damaged or unverifiable
+// archive writes nothing; then from the spool, to write each file with the
+// metadata the manifest gives it.
 func (a *app) importArchive(ctx context.Context, s *store.Store, r io.Reader, force bool) (importReport, error) {
 	var rep importReport
 	spool, err := os.CreateTemp("", "agentmem-import-*.tar")
@@ -255,7 +251,8 @@ func (a *app) importArchive(ctx context.Context, s *store.Store, r io.Reader, fo
 	}
 	defer func() { spool.Close(); os.Remove(spool.Name()) }()
 	tee := io.TeeReader(r, spool)
-	if err := walkArchive(tee, nil); err != nil {
+	man, err := checkArchive(tee)
+	if err != nil {
 		return rep, err
 	}
 	if _, err := io.Copy(io.Discard, tee); err != nil { // the rest, for the spool
@@ -264,10 +261,30 @@ func (a *app) importArchive(ctx context.Context, s *store.Store, r io.Reader, fo
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return rep, err
 	}
-	err = walkArchive(spool, func(name, content string, md map[string]string) error {
-		switch outcome, err := a.put(ctx, s, name, content, md, force); {
+	byPath := make(map[string]*manifestEntry, len(man.Files))
+	for i := range man.Files {
+		byPath[man.Files[i].Path] = &man.Files[i]
+	}
+	tr := tar.NewReader(spool)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return rep, nil
+		}
+		if err != nil {
+			return rep, err
+		}
+		e := byPath[hdr.Name]
+		if hdr.Typeflag != tar.TypeReg || e == nil {
+			continue // a folder, or the manifest
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			return rep, err
+		}
+		switch outcome, err := a.put(ctx, s, hdr.Name, string(body), e.Metadata, force); {
 		case err != nil:
-			return err
+			return rep, err
 		case outcome == putCreated:
 			rep.Created++
 		case outcome == putReplaced:
@@ -275,20 +292,33 @@ func (a *app) importArchive(ctx context.Context, s *store.Store, r io.Reader, fo
 		case outcome == putUnchanged:
 			rep.Unchanged++
 		default:
-			rep.Conflicts = append(rep.Conflicts, name)
+			rep.Conflicts = append(rep.Conflicts, hdr.Name)
 		}
-		return nil
-	})
-	return rep, err
+	}
 }
 
-// walkArchive reads the archive r, calling file (when not nil) for each
-// file but the manifest, and checks what it read against the manifest, if
-// the archive has one (the export's last entry). An input with no entry
-// at all is refused: every export holds its manifest.
-func walkArchive(r io.Reader, file func(name, content string, md map[string]string) error) error {
+// damaged is the error of an archive that does not match its manifest or
+// has none: bad input (exit 2), and nothing was written.
+func damaged(format string, args ...any) error {
+	return withCode(exitUsage, fmt.Errorf("import: "+format+": the archive is damaged or was not made by agentmem export; nothing was written", args...))
+}
+
+// checkArchive reads the whole archive r and returns its manifest, after
+// checking that it can be imported as a whole: a readable tar of regular
+// files (and folders), the manifest its last entry, every file listed in
+// it exactly once with the same size and SHA-256, nothing else, each path
+// and each file's metadata valid, and (in an archive of an earlier
+// version) each entry's own version and metadata header equal to the
+// manifest's. An archive with no manifest, such as one cut short before
+// it, cannot be verified and is refused.
+func checkArchive(r io.Reader) (*manifest, error) {
 	tr := tar.NewReader(r)
-	digests := map[string]string{}
+	type seen struct {
+		sha  string
+		size int
+	}
+	files := map[string]seen{}
+	headers := map[string]map[string]string{}
 	var man *manifest
 	entries := 0
 	for {
@@ -297,55 +327,77 @@ func walkArchive(r io.Reader, file func(name, content string, md map[string]stri
 			break
 		}
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
+			return nil, withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
 		}
 		entries++
+		if man != nil {
+			return nil, damaged("%s follows the manifest, which is the last entry of an export", hdr.Name)
+		}
 		if hdr.Typeflag == tar.TypeDir {
 			continue
 		}
 		if hdr.Typeflag != tar.TypeReg {
-			return withCode(exitUsage, fmt.Errorf("import: %s is not a regular file", hdr.Name))
+			return nil, withCode(exitUsage, fmt.Errorf("import: %s is not a regular file", hdr.Name))
 		}
 		body, err := io.ReadAll(tr)
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
+			return nil, withCode(exitUsage, fmt.Errorf("import: not a readable tar archive: %w", err))
 		}
 		if hdr.Name == ManifestName {
 			man = &manifest{}
 			if err := json.Unmarshal(body, man); err != nil || man.Format != manifestType {
-				return withCode(exitUsage, fmt.Errorf("import: %s is not an %s manifest", ManifestName, manifestType))
+				return nil, withCode(exitUsage, fmt.Errorf("import: %s is not an %s manifest", ManifestName, manifestType))
 			}
 			continue
 		}
-		var md map[string]string
-		if js, ok := hdr.PAXRecords[paxMeta]; ok {
-			if err := json.Unmarshal([]byte(js), &md); err != nil {
-				return withCode(exitUsage, fmt.Errorf("import: %s: unreadable metadata", hdr.Name))
-			}
+		if _, dup := files[hdr.Name]; dup {
+			return nil, damaged("%s is in the archive twice", hdr.Name)
 		}
-		content := string(body)
-		digests[hdr.Name] = sha(content)
-		if file != nil {
-			if err := file(hdr.Name, content, md); err != nil {
-				return err
-			}
+		files[hdr.Name] = seen{sha(string(body)), len(body)}
+		if hdr.PAXRecords[paxVersion] != "" || hdr.PAXRecords[paxMeta] != "" {
+			headers[hdr.Name] = hdr.PAXRecords
 		}
 	}
 	if entries == 0 {
-		return withCode(exitUsage, errors.New("import: the input is empty: give an archive made by agentmem export"))
+		return nil, withCode(exitUsage, errors.New("import: the input is empty: give an archive made by agentmem export"))
 	}
 	if man == nil {
-		return nil
+		return nil, damaged("it has no %s (an export ends with it; was the archive cut short?)", ManifestName)
 	}
-	if len(man.Files) != len(digests) {
-		return fmt.Errorf("import: the manifest lists %d files, the archive holds %d: the archive is damaged; nothing was written", len(man.Files), len(digests))
+	if len(man.Files) != len(files) {
+		return nil, damaged("the manifest lists %d files, the archive holds %d", len(man.Files), len(files))
 	}
+	listed := make(map[string]bool, len(man.Files))
 	for _, e := range man.Files {
-		if digests[e.Path] != e.SHA256 {
-			return fmt.Errorf("import: %s does not match its SHA-256 in the manifest: the archive is damaged; nothing was written", e.Path)
+		f, ok := files[e.Path]
+		switch {
+		case listed[e.Path]:
+			return nil, damaged("the manifest lists %s twice", e.Path)
+		case !ok:
+			return nil, damaged("the manifest lists %s, which the archive does not hold", e.Path)
+		case f.sha != e.SHA256 || f.size != e.Bytes:
+			return nil, damaged("%s does not match its size and SHA-256 in the manifest", e.Path)
+		}
+		listed[e.Path] = true
+		if err := store.ValidatePath(e.Path); err != nil {
+			return nil, fileErr(e.Path, err)
+		}
+		if err := store.ValidateMetadata(e.Metadata); err != nil {
+			return nil, damaged("%s: the manifest's metadata is invalid (%v)", e.Path, err)
+		}
+		if pax, ok := headers[e.Path]; ok {
+			var md map[string]string
+			if js := pax[paxMeta]; js != "" {
+				if err := json.Unmarshal([]byte(js), &md); err != nil {
+					return nil, damaged("%s: unreadable metadata in its header", e.Path)
+				}
+			}
+			if pax[paxVersion] != e.Version || len(md) != len(e.Metadata) || !maps.Equal(md, e.Metadata) {
+				return nil, damaged("%s: the version or metadata in its header differs from the manifest's", e.Path)
+			}
 		}
 	}
-	return nil
+	return man, nil
 }
 
 // putOutcome is what put did.

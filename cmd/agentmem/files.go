@@ -6,15 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentmem/agentmem/core/filestore"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -23,6 +28,18 @@ import (
 func (a *app) withStore(cmd *cobra.Command, f func(ctx context.Context, s *store.Store) error) error {
 	ctx := cmd.Context()
 	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(ctx, s)
+}
+
+// withExisting runs f on the --store store, as withStore does, but never
+// creates the store: for the commands that only read or delete.
+func (a *app) withExisting(cmd *cobra.Command, f func(ctx context.Context, s *store.Store) error) error {
+	ctx := cmd.Context()
+	s, err := a.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -39,6 +56,22 @@ func (a *app) readFile(ctx context.Context, s *store.Store, p string) (*store.Fi
 		return nil, fileErr(p, deadline(err, a.timeout))
 	}
 	return f, nil
+}
+
+// quietError is an error whose message is its own, without that of the
+// error it wraps (still found by errors.Is).
+type quietError struct {
+	msg string
+	err error
+}
+
+func (e *quietError) Error() string { return e.msg }
+func (e *quietError) Unwrap() error { return e.err }
+
+// quiet returns an error saying format, wrapping err without repeating
+// its message.
+func quiet(err error, format string, args ...any) error {
+	return &quietError{fmt.Sprintf(format, args...), err}
 }
 
 // fileErr names p in err, with what to do for the usual sentinels.
@@ -66,13 +99,14 @@ page by page however many files there are.`,
 			if len(argv) == 1 {
 				prefix = argv[0]
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				for p, err := range s.Walk(ctx, prefix, 0) {
 					if err != nil {
 						return fileErr(prefix, err)
 					}
 					fmt.Fprintln(a.stdout, p)
 				}
+				a.warnUnaddressable(prefix)
 				return nil
 			})
 		},
@@ -90,7 +124,7 @@ the content alone.`,
 		Example: "  agentmem cat kamal/main/MEMORY.md\n  agentmem cat -v kamal/main/MEMORY.md",
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				f, err := a.readFile(ctx, s, argv[0])
 				if err != nil {
 					return err
@@ -111,7 +145,7 @@ the content alone.`,
 }
 
 func (a *app) putCmd() *cobra.Command {
-	var ifVersion string
+	var ifVersion, by string
 	var meta []string
 	var force bool
 	c := &cobra.Command{
@@ -126,7 +160,9 @@ version is there now (still compare-and-swap on the version it reads, so a
 write that lands in between is not lost silently: put then fails with 3).
 
 --meta key=value (repeatable) stores metadata with the content; a write
-without --meta clears earlier metadata.`,
+without --meta clears earlier metadata. Every write records who made it, as
+metadata updated_by: --by NAME, else $USER, else the OS user name, else
+"agentmem" (a --meta updated_by=… is kept when --by is not given).`,
 		Example: `  echo "- likes tea" | agentmem put kamal/main/MEMORY.md
   agentmem put --if-version 3f9a… kamal/main/MEMORY.md < MEMORY.md
   agentmem put --force --meta source=import kamal/main/notes.md < notes.md`,
@@ -138,6 +174,9 @@ without --meta clears earlier metadata.`,
 			}
 			md, err := parseMeta(meta)
 			if err != nil {
+				return err
+			}
+			if md, err = withBy(md, by); err != nil {
 				return err
 			}
 			if err := store.ValidatePath(p); err != nil {
@@ -170,6 +209,7 @@ without --meta clears earlier metadata.`,
 	c.Flags().StringVar(&ifVersion, "if-version", "", "replace the file only if its version is still `V`")
 	c.Flags().StringArrayVar(&meta, "meta", nil, "metadata `key=value` to store with the content (repeatable)")
 	c.Flags().BoolVar(&force, "force", false, "replace the file whatever its version")
+	byFlag(c, &by)
 	return c
 }
 
@@ -179,10 +219,12 @@ func (a *app) write(ctx context.Context, s *store.Store, r store.WriteRequest) (
 	defer cancel()
 	m, err := s.Write(wctx, r)
 	if errors.Is(err, store.ErrConflict) {
+		// The store's text ("changed before it could be written") is not
+		// repeated: for a create, nothing changed, the file exists.
 		if r.Expected == "" {
-			return m, fmt.Errorf("%s exists already; nothing was written: pass --if-version with its version (agentmem cat -v) or --force to replace it: %w", r.Path, err)
+			return m, quiet(err, "%s exists already; nothing was written: to replace it, pass --if-version with its version (agentmem cat -v %s) or --force", r.Path, r.Path)
 		}
-		return m, fmt.Errorf("%s is no longer at version %s (changed or deleted); nothing was written: read it again: %w", r.Path, r.Expected, err)
+		return m, quiet(err, "%s is no longer at version %s (changed or deleted); nothing was written: read it again (agentmem cat -v %s)", r.Path, r.Expected, r.Path)
 	}
 	if err != nil {
 		return m, fileErr(r.Path, deadline(err, a.timeout))
@@ -190,15 +232,30 @@ func (a *app) write(ctx context.Context, s *store.Store, r store.WriteRequest) (
 	return m, nil
 }
 
+// editorOf returns the editor to run as git does: $VISUAL, else $EDITOR,
+// else vi.
+func editorOf() string {
+	for _, v := range []string{"VISUAL", "EDITOR"} {
+		if e := os.Getenv(v); e != "" {
+			return e
+		}
+	}
+	return "vi"
+}
+
 func (a *app) editCmd() *cobra.Command {
-	return &cobra.Command{
+	var by string
+	c := &cobra.Command{
 		Use:   "edit PATH",
 		Short: "Edit a file in $VISUAL or $EDITOR, written back with compare-and-swap",
 		Long: `edit copies the file at PATH (or nothing, for a new file) to a temporary file,
-opens it in $VISUAL, else $EDITOR, and writes the result back only if the file is
-still at the version it read. If it changed meanwhile, edit writes nothing, keeps
-your text in the temporary file, says where, and exits with 3. Unchanged text
-writes nothing. Metadata is kept (but restored_from, which marks a restore).`,
+opens it in $VISUAL, else $EDITOR, else vi (as git does), and writes the result
+back only if the file is still at the version it read. If it changed meanwhile,
+edit writes nothing, keeps your text in the temporary file, says where, and exits
+with 3. Unchanged text writes nothing and leaves no temporary file. Metadata is
+kept, but for who made the change: updated_by becomes --by (default $USER, else
+the OS user name, else "agentmem"), and run_id, tool_call_id and restored_from,
+which describe the earlier change, are dropped.`,
 		Example: "  EDITOR=nano agentmem edit kamal/main/MEMORY.md",
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -206,12 +263,9 @@ writes nothing. Metadata is kept (but restored_from, which marks a restore).`,
 			if err := store.ValidatePath(p); err != nil {
 				return fileErr(p, err)
 			}
-			editor := os.Getenv("VISUAL")
-			if editor == "" {
-				editor = os.Getenv("EDITOR")
-			}
-			if editor == "" {
-				return usagef("edit: set $VISUAL or $EDITOR to the editor to run (for example EDITOR=vi)")
+			editor := editorOf()
+			if _, err := withBy(nil, by); err != nil {
+				return err
 			}
 			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
 				var before, version string
@@ -220,9 +274,16 @@ writes nothing. Metadata is kept (but restored_from, which marks a restore).`,
 				switch {
 				case err == nil:
 					before, version, md = f.Content, f.Version, f.Metadata
-					// An edit of a restored file is no longer that restore.
+					// An edit of a restored file is no longer that restore,
+					// nor the agent's run or tool call that wrote it.
 					delete(md, store.RestoredFromKey)
+					delete(md, metaRunID)
+					delete(md, metaToolCallID)
+					delete(md, metaUpdatedBy)
 				case !errors.Is(err, store.ErrNotFound):
+					return err
+				}
+				if md, err = withBy(md, by); err != nil {
 					return err
 				}
 				tmp, err := os.CreateTemp("", "agentmem-edit-*-"+path.Base(p))
@@ -240,14 +301,20 @@ writes nothing. Metadata is kept (but restored_from, which marks a restore).`,
 				}
 				ed := exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "sh", name)
 				ed.Stdin, ed.Stdout, ed.Stderr = os.Stdin, a.stdout, a.stderr
-				if err := ed.Run(); err != nil {
-					return fmt.Errorf("editor %q failed, nothing was written; your text is in %s: %w", editor, name, err)
-				}
+				edErr := ed.Run()
 				after, err := os.ReadFile(name)
 				if err != nil {
 					return err
 				}
-				if bytes.Equal(after, []byte(before)) {
+				unchanged := bytes.Equal(after, []byte(before))
+				if edErr != nil {
+					if unchanged {
+						os.Remove(name)
+						return fmt.Errorf("editor %q failed, nothing was written (set $VISUAL or $EDITOR to the editor to run): %w", editor, edErr)
+					}
+					return fmt.Errorf("editor %q failed, nothing was written; your text is in %s: %w", editor, name, edErr)
+				}
+				if unchanged {
 					os.Remove(name)
 					fmt.Fprintf(a.stderr, "%s: unchanged, nothing written\n", p)
 					return nil
@@ -265,16 +332,20 @@ writes nothing. Metadata is kept (but restored_from, which marks a restore).`,
 			})
 		},
 	}
+	byFlag(c, &by)
+	return c
 }
 
 func (a *app) rmCmd() *cobra.Command {
-	var ifVersion string
+	var ifVersion, by string
 	c := &cobra.Command{
 		Use:   "rm PATH",
 		Short: "Delete a file",
 		Long: `rm deletes the file at PATH. With --if-version V it deletes only if the version
 is still V; without, it deletes the version it reads (so a write landing in
-between fails the delete with 3 rather than vanishing). A missing file is exit 4.`,
+between fails the delete with 3 rather than vanishing). A missing file is exit 4.
+A store that keeps history records who deleted it (--by, default $USER, else the
+OS user name, else "agentmem") as metadata updated_by.`,
 		Example: "  agentmem rm kamal/main/old.md\n  agentmem rm --if-version 3f9a… kamal/main/old.md",
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -282,7 +353,11 @@ between fails the delete with 3 rather than vanishing). A missing file is exit 4
 			if err := store.ValidatePath(p); err != nil {
 				return fileErr(p, err)
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			md, err := withBy(nil, by)
+			if err != nil {
+				return err
+			}
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				expected := ifVersion
 				if expected == "" {
 					f, err := a.readFile(ctx, s, p)
@@ -293,7 +368,7 @@ between fails the delete with 3 rather than vanishing). A missing file is exit 4
 				}
 				dctx, cancel := a.request(ctx)
 				defer cancel()
-				m, err := s.Delete(dctx, store.DeleteRequest{Path: p, Expected: expected})
+				m, err := s.Delete(dctx, store.DeleteRequest{Path: p, Expected: expected, Metadata: md})
 				if errors.Is(err, store.ErrConflict) {
 					if _, rerr := a.readFile(ctx, s, p); errors.Is(rerr, store.ErrNotFound) {
 						return withCode(exitNotFound, fmt.Errorf("%s: no such file (nothing at version %s)", p, expected))
@@ -311,6 +386,7 @@ between fails the delete with 3 rather than vanishing). A missing file is exit 4
 		},
 	}
 	c.Flags().StringVar(&ifVersion, "if-version", "", "delete only if the version is still `V`")
+	byFlag(c, &by)
 	return c
 }
 
@@ -318,19 +394,19 @@ func (a *app) searchCmd() *cobra.Command {
 	var r store.SearchRequest
 	c := &cobra.Command{
 		Use:   "search PREFIX QUERY",
-		Short: "Bounded lexical search of the files directly under PREFIX",
-		Long: `search scores the files whose path starts with PREFIX and has no further "/"
-(PREFIX is usually a folder ending in "/"), by the case-insensitive terms of
-QUERY, and prints "score path" then the snippet, best first. Every bound is a
-flag, so a search never reads more than you allow.`,
-		Example: `  agentmem search kamal/main/ "tea hanoi"`,
+		Short: "Bounded lexical search of every file under PREFIX",
+		Long: `search scores every file whose path starts with PREFIX, in every folder below
+it ("kamal/" searches kamal/main/MEMORY.md too, as ls lists it), by the
+case-insensitive terms of QUERY, and prints "score path" then the snippet, best
+first. Every bound is a flag and holds over the whole search, so a search never
+reads more than you allow; when a bound cut it short, or nothing matched, it
+says on stderr how many files it scored.`,
+		Example: `  agentmem search kamal/ "tea hanoi"`,
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			r.Prefix, r.Query = argv[0], argv[1]
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
-				sctx, cancel := a.request(ctx)
-				defer cancel()
-				res, err := s.Search(sctx, r)
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
+				res, err := a.searchTree(ctx, s, r)
 				if err != nil {
 					return fileErr(r.Prefix, deadline(err, a.timeout))
 				}
@@ -338,8 +414,11 @@ flag, so a search never reads more than you allow.`,
 					fmt.Fprintf(a.stdout, "%g %s\n", m.Score, m.Path)
 					fmt.Fprintf(a.stdout, "\t%s\n", strings.ReplaceAll(strings.TrimRight(m.Snippet, "\n"), "\n", "\n\t"))
 				}
-				if res.Truncated {
-					fmt.Fprintf(a.stderr, "(truncated: %d files scored; raise --limit, --max-files, --max-chars or --max-file-chars)\n", res.Scanned)
+				switch {
+				case res.Truncated:
+					fmt.Fprintf(a.stderr, "(truncated: %d files scored under %q; raise --limit, --max-files, --max-chars or --max-file-chars)\n", res.Scanned, r.Prefix)
+				case len(res.Matches) == 0:
+					fmt.Fprintf(a.stderr, "no match: %d files scored under %q\n", res.Scanned, r.Prefix)
 				}
 				return nil
 			})
@@ -352,28 +431,100 @@ flag, so a search never reads more than you allow.`,
 	return c
 }
 
+// searchTree searches every file under r.Prefix: store.Search scores the
+// files of one folder, so it searches each folder that holds a file under
+// the prefix, with the bounds of r over the whole (MaxFiles and MaxChars
+// shared, Limit over the merged matches, best first).
+func (a *app) searchTree(ctx context.Context, s *store.Store, r store.SearchRequest) (store.SearchResult, error) {
+	var out store.SearchResult
+	if r.Limit <= 0 || r.MaxFiles <= 0 || r.MaxChars <= 0 || r.MaxFileChars <= 0 {
+		sctx, cancel := a.request(ctx)
+		defer cancel()
+		return s.Search(sctx, r) // the store says which bound is bad
+	}
+	var scopes []string
+	seen := map[string]bool{}
+	for p, err := range s.Walk(ctx, r.Prefix, 0) {
+		if err != nil {
+			return out, err
+		}
+		scope := p[:strings.LastIndex(p, "/")+1]
+		if len(scope) < len(r.Prefix) {
+			scope = r.Prefix // a partial name: "notes/p05"
+		}
+		if !seen[scope] {
+			seen[scope] = true
+			scopes = append(scopes, scope)
+		}
+	}
+	for _, scope := range scopes {
+		if out.Scanned >= r.MaxFiles {
+			out.Truncated = true // folders left unsearched
+			break
+		}
+		q := r
+		q.Prefix, q.MaxFiles = scope, r.MaxFiles-out.Scanned
+		sctx, cancel := a.request(ctx)
+		res, err := s.Search(sctx, q)
+		cancel()
+		if err != nil {
+			return out, err
+		}
+		out.Matches = append(out.Matches, res.Matches...)
+		out.Scanned += res.Scanned
+		out.Truncated = out.Truncated || res.Truncated
+	}
+	slices.SortStableFunc(out.Matches, func(x, y store.Match) int {
+		if x.Score != y.Score {
+			if x.Score > y.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.Path, y.Path)
+	})
+	chars := 0
+	for i, m := range out.Matches {
+		chars += utf8.RuneCountInString(strings.TrimPrefix(m.Path, r.Prefix)) + utf8.RuneCountInString(m.Snippet)
+		if i == r.Limit || chars > r.MaxChars {
+			out.Matches, out.Truncated = out.Matches[:i], true
+			break
+		}
+	}
+	return out, nil
+}
+
 func (a *app) appendCmd() *cobra.Command {
-	var opID string
+	var opID, by string
 	var meta []string
 	c := &cobra.Command{
-		Use:   "append PATH TEXT --op-id ID",
+		Use:   "append PATH TEXT --operation-id ID",
 		Short: "Append TEXT to a file, exactly once per operation id",
 		Long: `append adds TEXT to the file at PATH as the notebook's write_memory does (one
 newline between entries), with compare-and-swap retries, and prints the version.
 
---op-id is required: an error (a timeout, a lost reply) does not prove that
+--operation-id is required: an error (a timeout, a lost reply) does not prove that
 nothing was written, so a retried append without one could add TEXT twice. With
 the same id, a rerun writes nothing and prints the original version; the same id
 with another PATH or TEXT fails with 3. Use an id stable across retries, such as
-"import/2025-06-01/line-42".`,
-		Example: `  agentmem append --op-id crm-sync/42 kamal/main/MEMORY.md -- "- moved to Hanoi"`,
+"import/2025-06-01/line-42". (--op-id, its earlier name, still works.)
+
+The write records who made it as metadata updated_by: --by, else $USER, else the
+OS user name, else "agentmem".`,
+		Example: `  agentmem append --operation-id crm-sync/42 kamal/main/MEMORY.md -- "- moved to Hanoi"`,
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if cmd.Flags().Changed("op-id") {
+				fmt.Fprintln(a.stderr, "agentmem: --op-id is deprecated: write --operation-id")
+			}
 			if opID == "" {
-				return usagef("append needs --op-id ID: without one, a retried append can add the text twice (an error does not prove nothing was written); use an id stable across retries, such as job/run-42/step-1")
+				return usagef("append needs --operation-id ID: without one, a retried append can add the text twice (an error does not prove nothing was written); use an id stable across retries, such as job/run-42/step-1")
 			}
 			md, err := parseMeta(meta)
 			if err != nil {
+				return err
+			}
+			if md, err = withBy(md, by); err != nil {
 				return err
 			}
 			p := argv[0]
@@ -398,8 +549,13 @@ with another PATH or TEXT fails with 3. Use an id stable across retries, such as
 			})
 		},
 	}
-	c.Flags().StringVar(&opID, "op-id", "", "operation `ID` that makes the append exactly-once (required)")
+	c.Flags().StringVar(&opID, "operation-id", "", "operation `ID` that makes the append exactly-once (required)")
+	c.Flags().StringVar(&opID, "op-id", "", "the earlier name of --operation-id")
+	// Hidden rather than MarkDeprecated, whose notice goes to stdout,
+	// which must hold the version alone.
+	_ = c.Flags().MarkHidden("op-id")
 	c.Flags().StringArrayVar(&meta, "meta", nil, "metadata `key=value` to store with the content (repeatable)")
+	byFlag(c, &by)
 	return c
 }
 
@@ -418,7 +574,7 @@ notebook options (agent "main"). It prints nothing for an empty notebook.`,
 			if ns == "" {
 				return usagef("snapshot: USER must not be empty")
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				// Default options, except that a store failure is reported
 				// rather than injected as an empty block.
 				m, err := memory.New(s, &memory.Options{InjectionErrors: memory.RaiseErrors})
@@ -450,7 +606,7 @@ backends with a TTL (DynamoDB, Firestore, Cosmos DB) expire them themselves (0).
 It never touches a memory file.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				n, err := s.PruneExpired(ctx)
 				if err != nil {
 					return err
@@ -475,7 +631,7 @@ namespaces (distinct first path segments).`,
 			if len(argv) == 1 {
 				prefix = argv[0]
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				var files, size int
 				ns := map[string]bool{}
 				for p, err := range s.Walk(ctx, prefix, 0) {
@@ -495,8 +651,60 @@ namespaces (distinct first path segments).`,
 					ns[first] = true
 				}
 				fmt.Fprintf(a.stdout, "files: %d\nbytes: %d\nnamespaces: %d\n", files, size, len(ns))
+				a.warnUnaddressable(prefix)
 				return nil
 			})
 		},
 	}
+}
+
+// fileStoreTmpPrefix starts the names of the file store's temporary files
+// (core/filestore keeps it unexported), which are not memory files.
+const fileStoreTmpPrefix = ".agentmem-tmp-"
+
+// warnUnaddressable says on stderr how many files under prefix, in a file
+// store, have names that the path rules refuse (spaces, non-ASCII letters:
+// "café.md"), so that ls and stats do not skip them without a word; it
+// names the first few. Other stores cannot hold such names.
+func (a *app) warnUnaddressable(prefix string) {
+	u, err := store.ParseURL(a.storeURLOf())
+	if err != nil || u.Scheme != "file" {
+		return
+	}
+	root, err := store.URLFilePath(u)
+	if err != nil {
+		return
+	}
+	var bad []string
+	_ = filepath.WalkDir(root, func(name string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, rerr := filepath.Rel(root, name)
+		if rerr != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			if rel == filestore.SidecarDir || (rel != "." && !strings.HasPrefix(rel+"/", prefix) && !strings.HasPrefix(prefix, rel+"/")) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), fileStoreTmpPrefix) || !strings.HasPrefix(rel, prefix) {
+			return nil
+		}
+		if store.ValidatePath(rel) != nil {
+			bad = append(bad, strconv.Quote(rel))
+		}
+		return nil
+	})
+	if len(bad) == 0 {
+		return
+	}
+	shown := strings.Join(bad[:min(len(bad), 3)], ", ")
+	if len(bad) > 3 {
+		shown += ", …"
+	}
+	fmt.Fprintf(a.stderr, "agentmem: warning: %d files in %s are not valid memory paths, so no command sees them: %s (rename them to /-separated segments of ASCII letters, digits, '_', '.' and '-')\n", len(bad), root, shown)
 }

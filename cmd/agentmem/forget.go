@@ -17,9 +17,10 @@ import (
 type listed struct{ path, version string }
 
 func (a *app) forgetCmd() *cobra.Command {
-	var yes, user bool
+	var yes bool
+	var user string
 	c := &cobra.Command{
-		Use:   "forget NAMESPACE",
+		Use:   "forget NAMESPACE | --user ID",
 		Short: "Erase every file of one namespace (one user's memory) and its history",
 		Long: `forget erases every file under NAMESPACE/ and nothing else: not "kamal-b/…"
 for "kamal", not a file named NAMESPACE itself. Each delete compares-and-swaps on
@@ -27,19 +28,30 @@ the version listed, so a file written after the listing is kept and reported
 (exit 3: run forget again). Then it erases the namespace's recorded history
 (every past version and change of its files, the deletes just made included)
 and says how many entries it removed. On a terminal it shows the count and asks
-for confirmation; otherwise it needs --yes. --user takes a user id and escapes it
-as the ADK adapter does ("kamal@example.com" is namespace kamal_40example.com).`,
-		Example: "  agentmem forget kamal\n  agentmem forget --user --yes kamal@example.com",
-		Args:    args(cobra.ExactArgs(1)),
+for confirmation; otherwise it needs --yes. NAMESPACE may end in "/" ("kamal/",
+as ls takes it). --user ID names the namespace by a user id instead, escaped as
+the ADK adapter does ("kamal@example.com" is namespace kamal_40example.com), as
+log --user does.`,
+		Example: "  agentmem forget kamal\n  agentmem forget --yes --user kamal@example.com",
+		Args:    args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			ns := argv[0]
-			if user {
-				ns = memory.EscapeNamespace(ns)
+			var ns string
+			switch {
+			case strings.HasPrefix(user, "-"):
+				return usagef("forget: --user takes the user id (--user %s reads as the id %q): write agentmem forget --yes --user ID", user, user)
+			case user != "" && len(argv) == 1:
+				return usagef("forget: give NAMESPACE or --user ID, not both (--user takes the user id: agentmem forget --user %s)", argv[0])
+			case user != "":
+				ns = memory.EscapeNamespace(user)
+			case len(argv) == 1:
+				ns = strings.TrimSuffix(argv[0], "/")
+			default:
+				return usagef("forget: give NAMESPACE or --user ID (usage: %s)", cmd.UseLine())
 			}
 			if err := store.ValidatePath(ns); err != nil {
 				return usagef("forget: namespace %q is not a valid path (give a namespace such as kamal, or --user with a user id): %v", ns, err)
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				files, err := a.listVersions(ctx, s, ns+"/")
 				if err != nil {
 					return err
@@ -97,7 +109,7 @@ as the ADK adapter does ("kamal@example.com" is namespace kamal_40example.com).`
 		},
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "erase without asking")
-	c.Flags().BoolVar(&user, "user", false, "NAMESPACE is a user id, escaped as the ADK adapter does")
+	c.Flags().StringVar(&user, "user", "", "erase the namespace of user `ID` (escaped as the ADK adapter does)")
 	return c
 }
 

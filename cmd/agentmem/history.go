@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -149,7 +148,7 @@ stderr when there are more.`,
 					return fileErr(req.Path, err)
 				}
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				return a.printLog(ctx, s, req, limit, asJSON)
 			})
 		},
@@ -237,7 +236,17 @@ func (a *app) printLog(ctx context.Context, s *store.Store, r store.HistoryReque
 	}
 	if n == 0 {
 		if r.Path != "" {
-			return withCode(exitNotFound, fmt.Errorf("%s: no recorded change (none since history was turned on with ?history=on in the store URL, or expired, or forgotten): %w", r.Path, store.ErrNotFound))
+			// A file that exists has nothing recorded, as a prefix can:
+			// exit 0 with a note; only a path with no file and no history
+			// is not found.
+			switch _, err := a.readFile(ctx, s, r.Path); {
+			case err == nil:
+				fmt.Fprintf(a.stderr, "%s: no recorded change (none since history was turned on with ?history=on in the store URL, or expired, or forgotten)\n", r.Path)
+				return nil
+			case !errors.Is(err, store.ErrNotFound):
+				return err
+			}
+			return withCode(exitNotFound, fmt.Errorf("%s: no such file and no recorded change (none since history was turned on with ?history=on in the store URL, or expired, or forgotten): %w", r.Path, store.ErrNotFound))
 		}
 		fmt.Fprintf(a.stderr, "no recorded change under %q\n", r.Prefix)
 	}
@@ -302,7 +311,7 @@ stderr and nothing on stdout, which tells it from a difference.`,
 					return usagef("diff: a version must not be empty (agentmem log %s lists them)", p)
 				}
 			}
-			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
+			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				var from, to side
 				var err error
 				switch {
@@ -398,7 +407,8 @@ again). A deleted file is restored too.
 
 The write is recorded in the history like any other (with the default retention
 of 30 days when the store URL does not set ?history=), as kind restore, with the
-metadata restored_from=VERSION and updated_by=--by (default $USER) plus any
+metadata restored_from=VERSION and updated_by=--by (default $USER, else the OS
+user name, else "agentmem") plus any
 --meta, so a restore can itself be undone.
 
 It is exactly-once: --operation-id names the operation (the same id with another
@@ -421,16 +431,7 @@ after a lost reply or a timeout writes nothing twice and prints the version.`,
 			if err != nil {
 				return err
 			}
-			if md == nil {
-				md = map[string]string{}
-			}
-			if !cmd.Flags().Changed("by") {
-				by = os.Getenv("USER")
-			}
-			if by != "" {
-				md[metaUpdatedBy] = by
-			}
-			if err := store.ValidateMetadata(md); err != nil {
+			if md, err = withBy(md, by); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -443,7 +444,7 @@ after a lost reply or a timeout writes nothing twice and prints the version.`,
 		},
 	}
 	c.Flags().StringVar(&opID, "operation-id", "", "operation `ID` that makes the restore exactly-once (default: derived from PATH, VERSION and the version replaced)")
-	c.Flags().StringVar(&by, "by", "", "who restores, stored as metadata updated_by (default $USER)")
+	byFlag(c, &by)
 	c.Flags().StringArrayVar(&meta, "meta", nil, "more metadata `key=value` to store with the restored content (repeatable)")
 	return c
 }

@@ -1,7 +1,8 @@
 // Command agentmem reads, writes, moves and erases agentmem memory files in any
 // store that a URL names, from a terminal or a script.
 //
-//	go install github.com/agentmem/agentmem/cmd/agentmem@latest
+//	go install ./cmd/agentmem      # from a clone, or make install
+//	go install github.com/agentmem/agentmem/cmd/agentmem@latest   # once released
 //
 //	agentmem ls kamal/                      # every path under a prefix
 //	agentmem cat -v kamal/main/MEMORY.md    # content; -v adds version and metadata
@@ -30,12 +31,15 @@
 //
 //	0  success
 //	1  error: the store failed or could not be reached, an interrupted run
-//	2  usage: a bad flag or argument, a malformed store URL or unknown scheme,
-//	   an invalid path, metadata or bound, a confirmation that was not given
+//	2  usage or invalid input: a bad flag or argument, a malformed store URL
+//	   or unknown scheme, an invalid path, metadata or bound, a path below a
+//	   file, content too large, a damaged archive, a confirmation that was
+//	   not given
 //	3  conflict: the file's version is not the one expected (it changed, or
 //	   exists already), or an operation id was reused with other arguments;
 //	   nothing was written
-//	4  not found: no file at the path, no such version, no recorded change
+//	4  not found: no file at the path, no such version, no recorded change,
+//	   no store (commands that only read never create one)
 //
 // diff exits as diff(1): 0 when the versions are equal, 1 when they differ;
 // its failures keep the codes above (a store error is also 1, but with a

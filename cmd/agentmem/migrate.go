@@ -64,7 +64,8 @@ is left alone. So migrate is safe to interrupt (Ctrl-C) and to rerun: a rerun
 copies only what is missing or different and never duplicates anything. It never
 deletes. At the end it reads both sides again and verifies that every source
 file is in DST with the same content and metadata (count and SHA-256 digest),
-and reports it. --dry-run compares and counts without writing.
+and reports it. --dry-run compares and counts without writing. History is not
+copied: when SRC_URL has recorded changes, migrate says so, and they stay there.
 
 Progress: a bar with rate and ETA on a terminal, plain lines otherwise.`,
 		Example: `  agentmem migrate sqlite:.agent-memory.db 'postgres://app@db.internal/agents'
@@ -78,6 +79,9 @@ Progress: a bar with rate and ETA on a terminal, plain lines otherwise.`,
 				return fileErr(o.Prefix, err)
 			}
 			ctx := cmd.Context()
+			if err := a.mustExist(argv[0]); err != nil {
+				return err
+			}
 			src, err := a.open(ctx, argv[0])
 			if err != nil {
 				return err
@@ -110,13 +114,31 @@ Progress: a bar with rate and ETA on a terminal, plain lines otherwise.`,
 			if rep.Extra > 0 {
 				fmt.Fprintf(a.stdout, "note: %s has %d more files under %q that %s lacks (migrate never deletes)\n", redact(argv[1]), rep.Extra, o.Prefix, redact(argv[0]))
 			}
-			return nil
+			return a.historyNote(ctx, src, argv[0], argv[1], o.Prefix)
 		},
 	}
 	c.Flags().StringVar(&o.Prefix, "prefix", "", "copy only the paths that start with `P`")
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "compare and count, write nothing")
 	c.Flags().IntVar(&o.Workers, "workers", 4, "files copied at once")
 	return c
+}
+
+// historyNote says, when the source has recorded changes under prefix,
+// that migrate copied the files and not their history.
+func (a *app) historyNote(ctx context.Context, src *store.Store, srcURL, dstURL, prefix string) error {
+	hctx, cancel := a.request(ctx)
+	defer cancel()
+	page, err := src.History(hctx, store.HistoryRequest{Prefix: prefix, Limit: 1})
+	switch {
+	case errors.Is(err, store.ErrHistoryUnsupported):
+		return nil
+	case err != nil:
+		return fmt.Errorf("migrate: the files are copied and verified; reading the history of %s failed: %w", redact(srcURL), deadline(err, a.timeout))
+	case len(page.Entries) == 0:
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "note: history is not copied: the recorded changes under %q stay in %s only (agentmem log reads them there); %s records changes from now on when opened with ?history=\n", prefix, redact(srcURL), redact(dstURL))
+	return nil
 }
 
 // progress returns a Progress function that draws a bar with rate and ETA

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"os/user"
 	"strings"
 	"time"
 
@@ -44,7 +46,7 @@ const StoreEnv = "AGENTMEM_STORE"
 // wholeFile is the read bound that returns a file entire.
 const wholeFile = 1 << 40
 
-// exitError carries the exit code an error ends the command with.
+// codeError carries the exit code an error ends the command with.
 type codeError struct {
 	code int
 	err  error
@@ -75,7 +77,10 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, store.ErrInvalidURL), errors.Is(err, store.ErrInvalidPath),
 		errors.Is(err, store.ErrInvalidBound), errors.Is(err, store.ErrInvalidMetadata),
-		errors.Is(err, store.ErrInvalidContent), errors.Is(err, store.ErrInvalidOperation):
+		errors.Is(err, store.ErrInvalidContent), errors.Is(err, store.ErrInvalidOperation),
+		errors.Is(err, store.ErrPathCollision), errors.Is(err, store.ErrReservedPath),
+		errors.Is(err, store.ErrTooLarge):
+		// Bad input, not a store failure: 1 is kept for those.
 		return exitUsage
 	}
 	return exitError
@@ -141,6 +146,10 @@ With ?history=on (or ?history=30d, ?history=720h: the retention) in the store
 URL, every change is recorded: log lists them, diff compares versions, restore
 writes a past version back.
 
+Every write records who made it as metadata updated_by (--by, default $USER,
+else the OS user name, else agentmem). Commands that only read never create a
+store: a sqlite: file or file: directory that does not exist is exit 4.
+
 Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 conflict (the version
 changed or the file exists; nothing written), 4 not found; diff exits 1 when
 the versions differ, as diff(1).`,
@@ -158,8 +167,10 @@ the versions differ, as diff(1).`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:    func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Version: version(),
 	}
+	root.SetVersionTemplate("agentmem {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		hint := ""
 		if cmd.Name() == "append" {
@@ -177,7 +188,62 @@ the versions differ, as diff(1).`,
 		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
 		a.logCmd(), a.diffCmd(), a.restoreCmd(),
 	)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			shells := []string{}
+			for _, sc := range c.Commands() {
+				shells = append(shells, sc.Name())
+			}
+			// cobra's completion prints its help and exits 0 for a
+			// missing or unknown shell: that is a usage error.
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(cmd *cobra.Command, argv []string) error {
+				if len(argv) == 0 {
+					return usagef("completion: name a shell: %s (usage: agentmem completion SHELL)", strings.Join(shells, ", "))
+				}
+				return usagef("completion: no completion for shell %q: name one of %s", argv[0], strings.Join(shells, ", "))
+			}
+		}
+	}
 	return root
+}
+
+// byFlag adds --by to c, stored in *by: who makes the change, recorded as
+// the metadata updated_by.
+func byFlag(c *cobra.Command, by *string) {
+	c.Flags().StringVar(by, "by", "", "who makes the change, recorded as metadata "+metaUpdatedBy+" (default $USER, else the OS user name, else agentmem)")
+}
+
+// defaultBy returns by, else $USER, else the OS user's name, else "agentmem":
+// never empty, so that every write records who made it.
+func defaultBy(by string) string {
+	if by != "" {
+		return by
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "agentmem"
+}
+
+// withBy returns md with updated_by set to by, else to the updated_by
+// that md has (given with --meta), else to defaultBy's default; a new map
+// when md is nil. It fails when the result is not valid metadata.
+func withBy(md map[string]string, by string) (map[string]string, error) {
+	if md == nil {
+		md = map[string]string{}
+	}
+	if by != "" || md[metaUpdatedBy] == "" {
+		md[metaUpdatedBy] = defaultBy(by)
+	}
+	if err := store.ValidateMetadata(md); err != nil {
+		return nil, usagef("--by %q: %v", md[metaUpdatedBy], err)
+	}
+	return md, nil
 }
 
 // args wraps a cobra argument check so that a failure exits with 2.
@@ -210,6 +276,45 @@ func (a *app) openWith(ctx context.Context, rawURL string, opts *store.Options) 
 	return s, nil
 }
 
+// openExisting opens the store of --store, else $AGENTMEM_STORE, else
+// DefaultStore, as openStore does, but fails with exit code 4 when the
+// URL names a SQLite file or a file-store directory that does not exist:
+// a command that only reads (or deletes) must not create an empty store
+// for a typo.
+func (a *app) openExisting(ctx context.Context) (*store.Store, error) {
+	raw := a.storeURLOf()
+	if err := a.mustExist(raw); err != nil {
+		return nil, err
+	}
+	return a.open(ctx, raw)
+}
+
+// mustExist fails with exit code 4 when rawURL is a sqlite: or file: URL
+// whose file or directory does not exist (after checking --timeout, as
+// opening would). Other URLs, and URLs that do
+// not parse (store.Open says why), pass.
+func (a *app) mustExist(rawURL string) error {
+	if a.timeout <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	u, err := store.ParseURL(rawURL)
+	if err != nil || (u.Scheme != "sqlite" && u.Scheme != "file") {
+		return nil
+	}
+	p, err := store.URLFilePath(u)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		what := "SQLite file"
+		if u.Scheme == "file" {
+			what = "file-store directory"
+		}
+		return withCode(exitNotFound, fmt.Errorf("no store at %s: the %s %s does not exist; nothing was created: check --store or $%s (a write such as agentmem put creates it)", redact(rawURL), what, p, StoreEnv))
+	}
+	return nil
+}
+
 // storeURLOf returns the URL of --store, else $AGENTMEM_STORE, else
 // DefaultStore.
 func (a *app) storeURLOf() string {
@@ -235,6 +340,9 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 // in it.
 func (a *app) openRecording(ctx context.Context) (*store.Store, error) {
 	raw := a.storeURLOf()
+	if err := a.mustExist(raw); err != nil {
+		return nil, err // a restore reads history that only an existing store has
+	}
 	if u, err := store.ParseURL(raw); err == nil && !u.Query().Has(store.HistoryParam) {
 		return a.openWith(ctx, raw, &store.Options{History: &store.HistoryOptions{}})
 	}

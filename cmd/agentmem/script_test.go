@@ -72,6 +72,8 @@ func TestScripts(t *testing.T) {
 						return local.history, nil
 					case "memlog":
 						return local.name == "memlog", nil
+					case "filestore":
+						return local.name == "file", nil
 					}
 					return false, fmt.Errorf("unknown condition %q", cond)
 				},

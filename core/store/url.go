@@ -291,9 +291,11 @@ func CheckQuery(u *url.URL, known ...string) error {
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		v := q[k]
 		if !slices.Contains(known, k) {
-			hint := "it takes no parameters"
-			if len(known) > 0 {
-				hint = "known: " + strings.Join(known, ", ")
+			// The store's own parameters are taken off before the
+			// opener sees the URL, but they are known too.
+			hint := "known: " + strings.Join(append(slices.Clone(known), HistoryParam), ", ")
+			if len(known) == 0 {
+				hint = "the only parameter known is " + HistoryParam + ", which every store takes"
 			}
 			return URLError(u, "unknown parameter %q (%s)", k, hint)
 		}
