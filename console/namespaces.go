@@ -182,6 +182,9 @@ func (h *Handler) forget(c *call) error {
 	if err != nil {
 		return err
 	}
+	if _, err := h.s.ForgetIndex(ctx, c.ns+"/"); err != nil {
+		return err
+	}
 	out.HistoryEntries = n
 	if out.Kept > 0 {
 		p := problemOf(http.StatusConflict, "forget-incomplete", fmt.Sprintf("%d files changed after they were listed and were kept: send the request again", out.Kept))

@@ -100,6 +100,14 @@ log --user does.`,
 				if err != nil {
 					return fmt.Errorf("forget: erased %d files of %s, then its history: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
 				}
+				// And the search index's rows, which no listing shows
+				// (those of files deleted outside the store too).
+				ictx, cancel := a.request(ctx)
+				_, err = s.ForgetIndex(ictx, ns+"/")
+				cancel()
+				if err != nil {
+					return fmt.Errorf("forget: erased %d files of %s and its history, then its search index: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
+				}
 				fmt.Fprintf(a.stdout, "erased %d files of namespace %s and %d history entries\n", deleted, ns, entries)
 				if kept > 0 {
 					return withCode(exitConflict, fmt.Errorf("forget: %d files of %s changed after they were listed and were kept: run forget again", kept, ns))
