@@ -281,18 +281,26 @@ func (h *Handler) admit(c *call) error {
 	}
 	c.p = p
 	if c.rt.namespaced {
-		ns := c.r.PathValue("ns")
-		if !p.Admin && ns != p.Namespace() {
-			return errNoNamespace(ns)
+		if err := c.admitNamespace(c.r.PathValue("ns")); err != nil {
+			return err
 		}
-		if !validNamespace(ns) {
-			return problemOf(http.StatusBadRequest, "invalid-namespace", "a namespace is one path segment of [A-Za-z0-9_.-] (memory.EscapeNamespace of a user id)")
-		}
-		c.ns = ns
 	}
 	if c.rt.admin && !p.Admin {
 		return problemOf(http.StatusForbidden, "admin-required", "this operation needs an admin principal")
 	}
+	return nil
+}
+
+// admitNamespace sets c's namespace to ns when c's principal may reach
+// it: the API and the pages check access here.
+func (c *call) admitNamespace(ns string) error {
+	if !c.p.Admin && ns != c.p.Namespace() {
+		return errNoNamespace(ns)
+	}
+	if !validNamespace(ns) {
+		return problemOf(http.StatusBadRequest, "invalid-namespace", "a namespace is one path segment of [A-Za-z0-9_.-] (memory.EscapeNamespace of a user id)")
+	}
+	c.ns = ns
 	return nil
 }
 
