@@ -82,7 +82,7 @@ func TestBrowserFlows(t *testing.T) {
 	}
 	seedAs("alice/main/projects.md", "# Projects\n\n- agentmem console: pages and browser tests\n- tea tasting notes\n", "alice")
 	evil := `<script>window.__pwned=1;alert(1)</script><img src=x onerror="alert(2)"><b class="pwned" data-pwned>pwned</b>`
-	m, err := s.Write(ctx, store.WriteRequest{Path: "alice/main/evil.md", Content: evil + "\n",
+	m, err := s.Write(ctx, store.WriteRequest{Path: "mallory/main/evil.md", Content: evil + "\n",
 		Metadata: map[string]string{UpdatedByKey: evil, "note": evil}})
 	if err != nil {
 		t.Fatal(err)

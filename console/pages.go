@@ -46,6 +46,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"when":  when,
 		"score": func(f float64) string { return fmt.Sprintf("%.3f", f) },
 		"lines": diffLines,
+		"short": shortVersion,
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -87,6 +88,16 @@ func when(t any) string {
 		}
 	}
 	return "—"
+}
+
+// shortVersion is a version cut to its ends for tables; pages show the
+// whole one in the title attribute.
+func shortVersion(v string) string {
+	if utf8.RuneCountInString(v) <= 16 {
+		return v
+	}
+	r := []rune(v)
+	return string(r[:8]) + "…" + string(r[len(r)-6:])
 }
 
 // diffLine is one line of a unified diff with its kind (add, del, hunk,
@@ -488,7 +499,7 @@ func (h *Handler) filePage(pc *pageCall) error {
 	case q.Get("saved") != "":
 		pd.Flash = "Saved."
 	case q.Get("restored") != "":
-		pd.Flash = "Restored version " + q.Get("restored") + "."
+		pd.Flash = "Restored version " + shortVersion(q.Get("restored")) + "."
 	}
 	h.render(pc.w, pc.r, http.StatusOK, "file", pd)
 	return nil

@@ -203,7 +203,7 @@ func TestPagesEditSavesOnceAndShowsConflict(t *testing.T) {
 	w = e.page(pageReq{method: "POST", target: "/ns/alice/save", cookie: sid, form: form})
 	wantStatus(t, w, http.StatusConflict)
 	b := w.Body.String()
-	for _, want := range []string{"<textarea id=\"content\" name=\"content\" rows=\"16\" spellcheck=\"false\">\n- likes coffee\n</textarea>",
+	for _, want := range []string{"<textarea id=\"content\" name=\"content\" rows=\"12\" spellcheck=\"false\">\n- likes coffee\n</textarea>",
 		"- likes tea\n- lives in Hanoi", `<span class="add">&#43;- likes coffee</span>`, `<span class="del">-- lives in Hanoi</span>`} {
 		if !strings.Contains(b, want) {
 			t.Fatalf("conflict page lacks %q:\n%s", want, b)

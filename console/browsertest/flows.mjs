@@ -74,7 +74,7 @@ try {
   await flow("browse", async () => {
     await page.waitForSelector("text=Namespaces");
     const row = page.locator("tr", { has: page.locator("a", { hasText: /^alice$/ }) });
-    assert.equal((await row.locator("td.num").innerText()).trim(), "3", "alice's file count");
+    assert.equal((await row.locator("td.num").innerText()).trim(), "2", "alice's file count");
     await shot(page, "namespaces");
     await page.click("a:text-is('alice')");
     await page.waitForSelector("pre.snapshot");
@@ -176,9 +176,9 @@ try {
   });
 
   await flow("stored markup renders inert", async () => {
-    for (const u of ["/ns/alice/", "/ns/alice/files/main/evil.md", "/ns/alice/edit/main/evil.md", "/ns/alice/history/",
-      "/ns/alice/versions/main/evil.md?v=" + encodeURIComponent(process.env.EVIL_VERSION),
-      "/ns/alice/search?q=" + encodeURIComponent('<img src=x onerror="alert(3)"> pwned')]) {
+    for (const u of ["/", "/ns/mallory/", "/ns/mallory/files/main/evil.md", "/ns/mallory/edit/main/evil.md", "/ns/mallory/history/",
+      "/ns/mallory/history/main/evil.md", "/ns/mallory/versions/main/evil.md?v=" + encodeURIComponent(process.env.EVIL_VERSION),
+      "/ns/mallory/search?q=" + encodeURIComponent('<img src=x onerror="alert(3)"> pwned')]) {
       await page.goto(base + u);
       await page.waitForLoadState("load");
       const bad = await page.evaluate(() => ({
@@ -189,8 +189,11 @@ try {
       }));
       assert.deepEqual(bad, { pwned: false, img: 0, scripts: 0, marked: 0 }, `markup from storage became DOM on ${u}`);
     }
-    await page.goto(base + "/ns/alice/files/main/evil.md");
+    await page.goto(base + "/ns/mallory/files/main/evil.md");
     assert.match(await page.innerText("pre.content"), /<script>window.__pwned=1/, "shown as text");
+    assert.match(await page.innerText("table.meta"), /<img src=x onerror="alert\(2\)">/, "metadata shown as text");
+    await page.goto(base + "/ns/mallory/search?q=pwned");
+    assert.match(await page.innerText("pre.snippet"), /<b class="pwned" data-pwned>pwned<\/b>/, "a snippet shown as text");
   });
 
   await flow("cross-origin POST refused", async () => {
