@@ -1,12 +1,15 @@
 package console
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
@@ -84,6 +87,9 @@ type Options struct {
 	// LogDetails adds the error text, which may name paths, to the
 	// Logger's records.
 	LogDetails bool
+	// SessionTTL is how long a console sign-in lasts; default
+	// [DefaultSessionTTL].
+	SessionTTL time.Duration
 }
 
 // Handler serves the JSON API of one store under /api/v1/. It is an
@@ -102,6 +108,9 @@ type Handler struct {
 	log        *slog.Logger
 	logDetails bool
 	mux        *http.ServeMux
+	pages      map[string]*template.Template
+	cop        *http.CrossOriginProtection
+	sessions   *sessions
 	// observe, when set (by tests), is told the operation and status of
 	// every response.
 	observe func(op string, status int)
@@ -117,6 +126,9 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	}
 	if opts == nil || opts.Authenticate == nil {
 		return nil, fmt.Errorf("%w: Authenticate is required (it decides who may reach which namespace)", ErrOptions)
+	}
+	if opts.SessionTTL < 0 {
+		return nil, fmt.Errorf("%w: SessionTTL must be positive, got %v", ErrOptions, opts.SessionTTL)
 	}
 	if opts.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("%w: MaxBodyBytes must be positive, got %d", ErrOptions, opts.MaxBodyBytes)
@@ -144,6 +156,7 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 		logDetails: opts.LogDetails,
 		mux:        http.NewServeMux(),
 	}
+	h.sessions = newSessions(cmp.Or(opts.SessionTTL, DefaultSessionTTL))
 	h.limits = withDefaultLimits(mo.Limits)
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxBodyBytes
@@ -166,6 +179,9 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	h.mux.HandleFunc(apiRoot, func(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, "", problemOf(http.StatusNotFound, "no-such-route", "no API route answers "+r.URL.Path+": see "+apiRoot+"openapi.json"))
 	})
+	if err := h.registerPages(); err != nil {
+		return nil, fmt.Errorf("console: the embedded pages: %w", err)
+	}
 	return h, nil
 }
 
@@ -281,18 +297,26 @@ func (h *Handler) admit(c *call) error {
 	}
 	c.p = p
 	if c.rt.namespaced {
-		ns := c.r.PathValue("ns")
-		if !p.Admin && ns != p.Namespace() {
-			return errNoNamespace(ns)
+		if err := c.admitNamespace(c.r.PathValue("ns")); err != nil {
+			return err
 		}
-		if !validNamespace(ns) {
-			return problemOf(http.StatusBadRequest, "invalid-namespace", "a namespace is one path segment of [A-Za-z0-9_.-] (memory.EscapeNamespace of a user id)")
-		}
-		c.ns = ns
 	}
 	if c.rt.admin && !p.Admin {
 		return problemOf(http.StatusForbidden, "admin-required", "this operation needs an admin principal")
 	}
+	return nil
+}
+
+// admitNamespace sets c's namespace to ns when c's principal may reach
+// it: the API and the pages check access here.
+func (c *call) admitNamespace(ns string) error {
+	if !c.p.Admin && ns != c.p.Namespace() {
+		return errNoNamespace(ns)
+	}
+	if !validNamespace(ns) {
+		return problemOf(http.StatusBadRequest, "invalid-namespace", "a namespace is one path segment of [A-Za-z0-9_.-] (memory.EscapeNamespace of a user id)")
+	}
+	c.ns = ns
 	return nil
 }
 

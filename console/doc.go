@@ -1,6 +1,6 @@
-// Package console serves agentmem's HTTP API over a [store.Store]: the
-// JSON API under /api/v1/ (this package's [Handler]), with the pages of
-// the web console to follow on the same handler.
+// Package console serves agentmem's HTTP API and web console over a
+// [store.Store]: the JSON API under /api/v1/ and the console's pages
+// beside it (/, /ns/{ns}/…, /signin, /static/…), on one [Handler].
 //
 // [New] returns the handler; [Options.Authenticate] (required) resolves
 // every request's [Principal]. agentmem serve fills it from MCP's API keys
@@ -55,6 +55,36 @@
 // store.ErrTooLarge 413, store.ErrHistoryUnsupported 501, a canceled or
 // timed-out request 503, anything else 500 (logged, never shown). A 401
 // carries WWW-Authenticate: Bearer realm="agentmem".
+//
+// # The console's pages
+//
+// The pages are server-rendered (html/template, embedded; one small
+// script that only adds a keyboard shortcut: every page works with
+// JavaScript off). Signing in (/signin) resolves the typed API key through
+// Options.Authenticate, as a bearer token would be, and starts a
+// server-side session (random id, Options.SessionTTL) held in an HttpOnly,
+// SameSite=Strict cookie, Secure over TLS; an unknown or expired session
+// is sent back to sign in. Every page sends a strict
+// Content-Security-Policy (default-src 'self', no inline script,
+// frame-ancestors 'none') and X-Content-Type-Options: nosniff; every
+// unsafe request passes http.CrossOriginProtection, so a cross-origin
+// form post is refused with 403. Stored content, names and metadata are
+// shown as text, never as markup.
+//
+// The pages write through the API's own paths, so their writes record
+// the signed-in user under [UpdatedByKey] and client "console" under
+// [ClientKey]. An editor form carries the version it was rendered from
+// (the compare-and-swap of its save) and a token per render (its
+// operation id), so a double submit applies once; on a conflict the page
+// shows your text (still in the form, now against the current version),
+// theirs and the difference. A restore is a compare-and-swap on the
+// version the page showed as current, exactly once per form render.
+// Forgetting a namespace needs an admin and its typed name. Import is not
+// served yet.
+//
+// Mount the handler at the root, or under a prefix with http.StripPrefix
+// (the pages find their base path from the request): the pages need the
+// paths above, not only /api/.
 //
 // Forgetting a namespace (DELETE /api/v1/namespaces/{ns}) needs an admin
 // and ?confirm=<namespace>; export streams the archive agentmem export

@@ -155,11 +155,7 @@ func (h *Handler) writeFile(c *call) error {
 	if err != nil {
 		return err
 	}
-	meta, err := c.stampMetadata(md)
-	if err != nil {
-		return err
-	}
-	m, err := h.s.Write(c.r.Context(), store.WriteRequest{Path: p, Content: content, Expected: pc.expected, Operation: op, Metadata: meta})
+	m, err := h.putFile(c, p, content, md, pc.expected, op)
 	if errors.Is(err, store.ErrConflict) && !pc.given && !errors.Is(err, store.ErrOperationConflict) {
 		return errPreconditionRequired("the file exists")
 	}
@@ -172,6 +168,28 @@ func (h *Handler) writeFile(c *call) error {
 		status = http.StatusCreated
 	}
 	return writeJSON(c.w, status, MutationJSON{Path: c.rel(p), Version: m.Version})
+}
+
+// putFile is the one write path of the API and the pages: it stamps who
+// makes the change (UpdatedByKey, ClientKey) on md and writes content to
+// the store path p as a compare-and-swap on expected ("" = create only),
+// exactly once under op when not nil.
+func (h *Handler) putFile(c *call, p, content string, md map[string]string, expected string, op *store.Operation) (store.Mutation, error) {
+	meta, err := c.stampMetadata(md)
+	if err != nil {
+		return store.Mutation{}, err
+	}
+	return h.s.Write(c.r.Context(), store.WriteRequest{Path: p, Content: content, Expected: expected, Operation: op, Metadata: meta})
+}
+
+// deletePath is the one delete path of the API and the pages: a
+// compare-and-swap on expected, stamped with who made it.
+func (h *Handler) deletePath(c *call, p, expected string, op *store.Operation) (store.Mutation, error) {
+	meta, err := c.stampMetadata(nil)
+	if err != nil {
+		return store.Mutation{}, err
+	}
+	return h.s.Delete(c.r.Context(), store.DeleteRequest{Path: p, Expected: expected, Operation: op, Metadata: meta})
 }
 
 // canonicalMap is md as sorted key=value lines, for fingerprints.
@@ -199,11 +217,7 @@ func (h *Handler) deleteFile(c *call) error {
 	if err != nil {
 		return err
 	}
-	meta, err := c.stampMetadata(nil)
-	if err != nil {
-		return err
-	}
-	m, err := h.s.Delete(c.r.Context(), store.DeleteRequest{Path: p, Expected: pc.expected, Operation: op, Metadata: meta})
+	m, err := h.deletePath(c, p, pc.expected, op)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -141,27 +142,11 @@ func (h *Handler) diff(c *call) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.r.Context()
-	a, err := h.s.ReadVersion(ctx, p, from)
+	d, err := h.diffOf(c.r.Context(), p, rel, from, c.r.URL.Query().Get("to"))
 	if err != nil {
 		return err
 	}
-	var to, content string
-	if to = c.r.URL.Query().Get("to"); to == "" {
-		f, err := h.s.Read(ctx, p, wholeFile)
-		if err != nil {
-			return err
-		}
-		to, content = f.Version, f.Content
-	} else {
-		b, err := h.s.ReadVersion(ctx, p, to)
-		if err != nil {
-			return err
-		}
-		content = b.Content
-	}
-	d := unifiedDiff(rel+"@"+from, rel+"@"+to, a.Content, content)
-	return writeJSON(c.w, http.StatusOK, DiffJSON{Path: rel, From: from, To: to, Diff: d})
+	return writeJSON(c.w, http.StatusOK, d)
 }
 
 // RestoreBody is the JSON body of a restore.
@@ -203,14 +188,46 @@ func (h *Handler) restore(c *call) error {
 	if err != nil {
 		return err
 	}
-	meta, err := c.stampMetadata(nil)
-	if err != nil {
-		return err
-	}
-	m, err := h.s.Restore(c.r.Context(), store.RestoreRequest{Path: p, Version: rb.Version, Expected: pc.expected, Operation: op, Metadata: meta})
+	m, err := h.restorePath(c, p, rb.Version, pc.expected, op)
 	if err != nil {
 		return err
 	}
 	setMutationHeaders(c.w, m.Version, m)
 	return writeJSON(c.w, http.StatusOK, MutationJSON{Path: c.rel(p), Version: m.Version, RestoredFrom: rb.Version})
+}
+
+// restorePath is the one restore path of the API and the pages: writes
+// version back over expected ("" = the file is absent), stamped with who
+// made it.
+func (h *Handler) restorePath(c *call, p, version, expected string, op *store.Operation) (store.Mutation, error) {
+	meta, err := c.stampMetadata(nil)
+	if err != nil {
+		return store.Mutation{}, err
+	}
+	return h.s.Restore(c.r.Context(), store.RestoreRequest{Path: p, Version: version, Expected: expected, Operation: op, Metadata: meta})
+}
+
+// diffOf is the difference of the versions from and to ("" = the current
+// one) of the store path p, named by rel.
+func (h *Handler) diffOf(ctx context.Context, p, rel, from, to string) (DiffJSON, error) {
+	a, err := h.s.ReadVersion(ctx, p, from)
+	if err != nil {
+		return DiffJSON{}, err
+	}
+	var content string
+	if to == "" {
+		f, err := h.s.Read(ctx, p, wholeFile)
+		if err != nil {
+			return DiffJSON{}, err
+		}
+		to, content = f.Version, f.Content
+	} else {
+		b, err := h.s.ReadVersion(ctx, p, to)
+		if err != nil {
+			return DiffJSON{}, err
+		}
+		content = b.Content
+	}
+	d := unifiedDiff(rel+"@"+from, rel+"@"+to, a.Content, content)
+	return DiffJSON{Path: rel, From: from, To: to, Diff: d}, nil
 }

@@ -117,14 +117,22 @@ func (c *call) operation(parts ...string) (*store.Operation, error) {
 	if !ok {
 		return nil, problemOf(http.StatusBadRequest, "invalid-idempotency-key", "an Idempotency-Key is 1-255 visible ASCII characters (a UUID is a good one)")
 	}
+	return c.operationFor(key, append([]string{c.r.Method}, parts...)...), nil
+}
+
+// operationFor is the store operation of key for c's principal and
+// namespace, fingerprinted by parts. The API's Idempotency-Key and the
+// pages' per-form token (prefixed "form:", so the two never meet) both
+// come here.
+func (c *call) operationFor(key string, parts ...string) *store.Operation {
 	who := "user"
 	if c.p.Admin {
 		who = "admin"
 	}
 	return &store.Operation{
 		ID:          "console:" + digest("agentmem console operation", who, c.p.User, c.ns, key),
-		Fingerprint: digest(append([]string{c.r.Method}, parts...)...),
-	}, nil
+		Fingerprint: digest(parts...),
+	}
 }
 
 // digest is the hex SHA-256 of parts, each length-prefixed.

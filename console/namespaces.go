@@ -94,7 +94,16 @@ func (h *Handler) listNamespaces(c *call) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.r.Context()
+	out, err := h.namespacesPage(c.r.Context(), last, limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// namespacesPage lists up to limit namespaces after last ("" = from the
+// first), for the API and the pages.
+func (h *Handler) namespacesPage(ctx context.Context, last string, limit int) (NamespacesJSON, error) {
 	after := ""
 	if last != "" {
 		after = last + "/~" // past every path of the namespace (see driver.ListParams.After)
@@ -103,7 +112,7 @@ func (h *Handler) listNamespaces(c *call) error {
 	for {
 		entries, err := h.s.Driver().ListFiles(ctx, driver.ListParams{After: after, Limit: 1})
 		if err != nil {
-			return err
+			return out, err
 		}
 		if len(entries) == 0 {
 			break
@@ -120,14 +129,14 @@ func (h *Handler) listNamespaces(c *call) error {
 		}
 		d, err := h.describe(ctx, ns)
 		if err != nil {
-			return err
+			return out, err
 		}
 		if d.Files > 0 {
 			out.Namespaces = append(out.Namespaces, d)
 		}
 		after = ns + "/~"
 	}
-	return writeJSON(c.w, http.StatusOK, out)
+	return out, nil
 }
 
 // ForgetJSON is what forgetting a namespace did.
@@ -150,48 +159,59 @@ func (h *Handler) forget(c *call) error {
 	if c.r.URL.Query().Get("confirm") != c.ns {
 		return problemOf(http.StatusBadRequest, "confirmation-required", "forgetting erases every file and the history of a namespace: repeat its name as ?confirm=<namespace>")
 	}
-	ctx := c.r.Context()
+	out, err := h.forgetNamespace(c.r.Context(), c.ns)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// forgetNamespace is the one forget path of the API and the pages: it
+// deletes every file of ns, each a compare-and-swap on the version
+// listed, then erases its history. Files changed meanwhile are kept and
+// reported with a 409 problem holding the counts.
+func (h *Handler) forgetNamespace(ctx context.Context, ns string) (ForgetJSON, error) {
 	type listed struct{ path, version string }
 	var files []listed
-	for p, err := range h.s.Walk(ctx, c.ns+"/", 0) {
+	for p, err := range h.s.Walk(ctx, ns+"/", 0) {
 		if err != nil {
-			return err
+			return ForgetJSON{}, err
 		}
 		f, err := h.s.Read(ctx, p, 1)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return err
+			return ForgetJSON{}, err
 		}
 		files = append(files, listed{p, f.Version})
 	}
-	out := ForgetJSON{Namespace: c.ns}
+	out := ForgetJSON{Namespace: ns}
 	for _, f := range files {
 		_, err := h.s.Delete(ctx, store.DeleteRequest{Path: f.path, Expected: f.version})
 		switch {
 		case errors.Is(err, store.ErrConflict):
 			out.Kept++
 		case err != nil:
-			return err
+			return out, err
 		default:
 			out.Deleted++
 		}
 	}
-	n, err := h.s.ForgetHistory(ctx, c.ns+"/")
+	n, err := h.s.ForgetHistory(ctx, ns+"/")
 	if err != nil {
-		return err
+		return out, err
 	}
-	if _, err := h.s.ForgetIndex(ctx, c.ns+"/"); err != nil {
-		return err
+	if _, err := h.s.ForgetIndex(ctx, ns+"/"); err != nil {
+		return out, err
 	}
 	out.HistoryEntries = n
 	if out.Kept > 0 {
 		p := problemOf(http.StatusConflict, "forget-incomplete", fmt.Sprintf("%d files changed after they were listed and were kept: send the request again", out.Kept))
 		p.Extra = map[string]any{"deleted": out.Deleted, "kept": out.Kept, "history_entries": out.HistoryEntries}
-		return p
+		return out, p
 	}
-	return writeJSON(c.w, http.StatusOK, out)
+	return out, nil
 }
 
 // Search bounds at the API boundary, as the notebook's search_memory
@@ -226,41 +246,51 @@ type MatchJSON struct {
 // notebook's search limits.
 func (h *Handler) search(c *call) error {
 	q := c.r.URL.Query()
-	query := q.Get("q")
+	folder := h.agent + "/"
+	if q.Has("folder") {
+		folder = q.Get("folder")
+	}
+	limit, err := queryInt(c.r, "limit", h.limits.MaxSearchResults, max(h.limits.MaxSearchResults, 100))
+	if err != nil {
+		return err
+	}
+	out, err := h.searchFolder(c, q.Get("q"), folder, limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, http.StatusOK, out)
+}
+
+// searchFolder is the one search of the API and the pages: query over the
+// files directly in folder of c's namespace, within the notebook's
+// limits.
+func (h *Handler) searchFolder(c *call, query, folder string, limit int) (SearchJSON, error) {
 	terms := map[string]bool{}
 	for _, t := range store.Fields(strings.ToLower(query)) {
 		terms[t] = true
 	}
 	switch n := utf8.RuneCountInString(query); {
 	case len(terms) == 0:
-		return problemOf(http.StatusBadRequest, "invalid-parameter", "q must hold at least one search term")
+		return SearchJSON{}, problemOf(http.StatusBadRequest, "invalid-parameter", "q must hold at least one search term")
 	case n > MaxQueryChars || len(terms) > MaxQueryTerms:
-		return problemOf(http.StatusBadRequest, "invalid-parameter", fmt.Sprintf("q must be at most %d characters and %d distinct terms", MaxQueryChars, MaxQueryTerms))
-	}
-	folder := h.agent + "/"
-	if q.Has("folder") {
-		folder = q.Get("folder")
+		return SearchJSON{}, problemOf(http.StatusBadRequest, "invalid-parameter", fmt.Sprintf("q must be at most %d characters and %d distinct terms", MaxQueryChars, MaxQueryTerms))
 	}
 	if folder != "" && !strings.HasSuffix(folder, "/") {
 		folder += "/"
 	}
 	if err := store.ValidatePrefix(folder); err != nil {
-		return err
-	}
-	limit, err := queryInt(c.r, "limit", h.limits.MaxSearchResults, max(h.limits.MaxSearchResults, 100))
-	if err != nil {
-		return err
+		return SearchJSON{}, err
 	}
 	res, err := h.s.Search(c.r.Context(), store.SearchRequest{Prefix: c.ns + "/" + folder, Query: query, Limit: limit,
 		MaxFiles: h.limits.MaxSearchFiles, MaxChars: h.limits.MaxSearchResultChars, MaxFileChars: h.limits.MaxMemorySize})
 	if err != nil {
-		return err
+		return SearchJSON{}, err
 	}
 	out := SearchJSON{Matches: []MatchJSON{}, Scanned: res.Scanned, Truncated: res.Truncated}
 	for _, m := range res.Matches {
 		out.Matches = append(out.Matches, MatchJSON{Path: c.rel(m.Path), Snippet: m.Snippet, Score: m.Score})
 	}
-	return writeJSON(c.w, http.StatusOK, out)
+	return out, nil
 }
 
 // SnapshotJSON is exactly what a model gets from the notebook.

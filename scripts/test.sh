@@ -47,6 +47,10 @@ if ((${#emulators[@]})); then
   scripts/emulators.sh install "${emulators[@]}"
 fi
 
+echo "== browser test prerequisites (console's TestBrowser*): Debian's chromium, playwright-core"
+[[ -x /usr/bin/chromium ]] || { apt-get update -qq && apt-get install -y -qq chromium; }
+(cd console/browsertest && npm ci --no-audit --no-fund --silent)
+
 echo "== go test (emulators: ${AGENTMEM_EMULATORS:-processes}, started by each test binary)"
 pkgs=()
 for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done

@@ -1,0 +1,270 @@
+// The console's browser flows, driven by console's TestBrowserFlows (go
+// test -run Browser): playwright-core on Debian's /usr/bin/chromium,
+// headless, one launch for every flow. The Go test starts the console and
+// passes, in the environment:
+//   CONSOLE_URL   the console's base URL (http://127.0.0.1:port)
+//   EVIL_URL      a page on another origin whose form posts to the console
+//   EXPIRED_SID   the id of a session the test has expired
+//   SHOTS_DIR     where the screenshots go
+//   CHROMIUM      the browser binary (default /usr/bin/chromium)
+// Each flow prints "ok <name>"; the first failure exits 1 with its reason.
+import { chromium } from "playwright-core";
+import assert from "node:assert/strict";
+import path from "node:path";
+
+const base = process.env.CONSOLE_URL;
+const evil = process.env.EVIL_URL;
+const shots = process.env.SHOTS_DIR;
+assert.ok(base && evil && shots && process.env.EXPIRED_SID, "run me from go test -run Browser (CONSOLE_URL, EVIL_URL, SHOTS_DIR, EXPIRED_SID)");
+
+const api = async (method, p, key, { body, headers = {} } = {}) => {
+  const r = await fetch(base + "/api/v1/" + p, {
+    method,
+    headers: { Authorization: "Bearer " + key, ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...headers },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await r.text();
+  return { status: r.status, etag: r.headers.get("etag"), json: text ? JSON.parse(text) : null };
+};
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+const viewport = { width: 1280, height: 800 };
+const dialogs = [];
+const newContext = async (opts = {}) => {
+  const ctx = await browser.newContext({ viewport, colorScheme: "light", ...opts });
+  ctx.on("page", (p) => p.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); }));
+  return ctx;
+};
+const shot = (page, name) => page.screenshot({ path: path.join(shots, `console-${name}.png`) });
+const flow = async (name, fn) => {
+  await fn();
+  assert.deepEqual(dialogs, [], `a dialog fired during ${name}`);
+  console.log("ok " + name);
+};
+const signIn = async (page, key) => {
+  await page.goto(base + "/signin");
+  await page.fill("#key", key);
+  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith("/signin")), page.click("button[type=submit]")]);
+};
+
+let exit = 0;
+try {
+  const admin = await newContext();
+  const page = await admin.newPage();
+
+  await flow("sign in", async () => {
+    await page.goto(base + "/ns/alice/");
+    assert.match(page.url(), /\/signin/, "no session goes to sign-in");
+    await page.fill("#key", "wrong-key");
+    await page.click("button[type=submit]");
+    await page.waitForSelector("p.error");
+    await shot(page, "signin");
+    await signIn(page, "admin-key");
+    assert.equal(new URL(page.url()).pathname, "/");
+    const cookies = await admin.cookies();
+    const sc = cookies.find((c) => c.name === "agentmem_session");
+    assert.ok(sc && sc.httpOnly && sc.sameSite === "Strict", "HttpOnly, SameSite=Strict session cookie");
+    assert.equal(await page.evaluate(() => document.cookie), "", "the session cookie is invisible to scripts");
+  });
+
+  await flow("browse", async () => {
+    await page.waitForSelector("text=Namespaces");
+    const row = page.locator("tr", { has: page.locator("a", { hasText: /^alice$/ }) });
+    assert.equal((await row.locator("td.num").innerText()).trim(), "2", "alice's file count");
+    await shot(page, "namespaces");
+    await page.click("a:text-is('alice')");
+    await page.waitForSelector("pre.snapshot");
+    assert.match(await page.innerText("pre.snapshot"), /lives in Hanoi/, "the snapshot preview shows what the model sees");
+    await shot(page, "notebook");
+    await page.click("a:text-is('main/MEMORY.md')");
+    await page.waitForSelector("pre.content");
+    assert.match(await page.innerText("pre.content"), /lives in Hanoi/);
+  });
+
+  await flow("edit with a conflicting API write", async () => {
+    await page.click("a:text-is('Edit')");
+    await page.waitForSelector("textarea#content");
+    const mine = "- lives in Hanoi\n- prefers green tea\n- typed in the browser\n";
+    await page.fill("textarea#content", mine);
+    // While the editor is open, the agent writes through the API.
+    const cur = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
+    const put = await api("PUT", "namespaces/alice/files/main/MEMORY.md", "alice-key", {
+      body: { content: "- lives in Da Nang\n- prefers green tea\n" },
+      headers: { "If-Match": cur.etag },
+    });
+    assert.equal(put.status, 200);
+    await page.click("button:text-is('Save')");
+    await page.waitForSelector("text=Conflict on");
+    assert.equal(await page.inputValue("textarea#content"), mine, "my text stays in the textarea");
+    assert.match(await page.innerText("pre.theirs"), /Da Nang/, "theirs is shown");
+    assert.match(await page.innerText("pre.diff"), /\+- typed in the browser/, "the difference is shown");
+    const stored = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
+    assert.match(stored.json.content, /Da Nang/, "nothing was overwritten");
+    await shot(page, "conflict");
+    await page.click("button:text-is('Save mine over theirs')");
+    await page.waitForSelector("text=Saved.");
+    assert.match(await page.innerText("pre.content"), /typed in the browser/);
+    const after = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
+    assert.equal(after.json.content, mine);
+    assert.equal(after.json.metadata.updated_by, "root");
+    assert.equal(after.json.metadata.client, "console");
+    await shot(page, "file");
+  });
+
+  await flow("create and delete", async () => {
+    await page.goto(base + "/ns/alice/new");
+    await page.fill("input#path", "main/scratch.md");
+    await page.fill("textarea#content", "temporary note\n");
+    await page.click("button:text-is('Save')");
+    await page.waitForSelector("text=Saved.");
+    await page.click("button:text-is('Delete')");
+    await page.waitForSelector("text=Deleted main/scratch.md.");
+    assert.equal((await api("GET", "namespaces/alice/files/main/scratch.md", "alice-key")).status, 404);
+  });
+
+  await flow("search", async () => {
+    await page.goto(base + "/ns/alice/");
+    await page.keyboard.press("/");
+    await page.keyboard.type("green tea");
+    await Promise.all([page.waitForURL(/\/search\?q=/), page.keyboard.press("Enter")]);
+    await page.waitForSelector("ol.results li");
+    const first = page.locator("ol.results li").first();
+    assert.match(await first.locator(".score").innerText(), /^\d+\.\d{3}$/, "a score");
+    assert.match(await first.locator("pre.snippet").innerText(), /green tea/i, "a snippet");
+    await shot(page, "search");
+  });
+
+  let restoredFrom;
+  await flow("history and diff", async () => {
+    await page.goto(base + "/ns/alice/history/main/MEMORY.md");
+    const rows = page.locator("table.history tbody tr");
+    assert.ok((await rows.count()) >= 3, "three versions at least");
+    // Compare the oldest with the newest.
+    await rows.last().locator("input[name=from]").check();
+    await rows.first().locator("input[name=to]").check();
+    await page.click("button:text-is('Compare selected')");
+    await page.waitForSelector("pre.diff");
+    const diff = await page.innerText("pre.diff");
+    assert.match(diff, /-- likes tea/);
+    assert.match(diff, /\+- typed in the browser/);
+    await shot(page, "diff");
+    await page.goto(base + "/ns/alice/history/");
+    assert.match(await page.innerText("table.history"), /root[\s\S]*via console/, "who made the change");
+    await shot(page, "history");
+    await page.goto(base + "/ns/alice/history/main/MEMORY.md");
+    restoredFrom = await rows.last().locator("input[name=from]").getAttribute("value");
+  });
+
+  await flow("restore, double submitted", async () => {
+    await page.goto(base + "/ns/alice/versions/main/MEMORY.md?v=" + encodeURIComponent(restoredFrom));
+    const form = page.locator("form", { has: page.locator("button:text-is('Restore this version')") });
+    const fields = {};
+    for (const n of ["path", "version", "current", "token"]) fields[n] = await form.locator(`input[name=${n}]`).getAttribute("value");
+    await page.click("button:text-is('Restore this version')");
+    await page.waitForSelector("text=Restored version");
+    // The same form submitted again (a double click, a resent POST).
+    const again = await page.request.post(base + "/ns/alice/restore", { form: fields, maxRedirects: 0 });
+    assert.equal(again.status(), 303, "the replayed submit answers as the first did");
+    const hist = await api("GET", "namespaces/alice/history/main/MEMORY.md", "alice-key");
+    const restores = hist.json.entries.filter((e) => e.kind === "restore");
+    assert.equal(restores.length, 1, "restored once");
+    assert.match((await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key")).json.content, /likes tea/);
+  });
+
+  await flow("stored markup renders inert", async () => {
+    for (const u of ["/", "/ns/mallory/", "/ns/mallory/files/main/evil.md", "/ns/mallory/edit/main/evil.md", "/ns/mallory/history/",
+      "/ns/mallory/history/main/evil.md", "/ns/mallory/versions/main/evil.md?v=" + encodeURIComponent(process.env.EVIL_VERSION),
+      "/ns/mallory/search?q=" + encodeURIComponent('<img src=x onerror="alert(3)"> pwned')]) {
+      await page.goto(base + u);
+      await page.waitForLoadState("load");
+      const bad = await page.evaluate(() => ({
+        pwned: window.__pwned === 1,
+        img: document.querySelectorAll("img").length,
+        scripts: [...document.scripts].filter((s) => !s.src.endsWith("/static/console.js")).length,
+        marked: document.querySelectorAll("[data-pwned], b.pwned").length,
+      }));
+      assert.deepEqual(bad, { pwned: false, img: 0, scripts: 0, marked: 0 }, `markup from storage became DOM on ${u}`);
+    }
+    await page.goto(base + "/ns/mallory/files/main/evil.md");
+    assert.match(await page.innerText("pre.content"), /<script>window.__pwned=1/, "shown as text");
+    assert.match(await page.innerText("table.meta"), /<img src=x onerror="alert\(2\)">/, "metadata shown as text");
+    await page.goto(base + "/ns/mallory/search?q=pwned");
+    assert.match(await page.innerText("pre.snippet"), /<b class="pwned" data-pwned>pwned<\/b>/, "a snippet shown as text");
+  });
+
+  await flow("cross-origin POST refused", async () => {
+    const before = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
+    await page.goto(evil);
+    const [resp] = await Promise.all([page.waitForResponse((r) => r.url().startsWith(base)), page.click("button")]);
+    assert.equal(resp.status(), 403, "the console refuses a cross-origin form post");
+    const after = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
+    assert.equal(after.status, 200, "the file is still there");
+    assert.equal(after.etag, before.etag, "and unchanged");
+  });
+
+  await flow("expired and unknown sessions go to sign-in", async () => {
+    const host = new URL(base).hostname;
+    for (const [sid, name] of [[process.env.EXPIRED_SID, "expired"], ["no-such-session-" + "x".repeat(30), "unknown"]]) {
+      const ctx = await newContext();
+      await ctx.addCookies([{ name: "agentmem_session", value: sid, domain: host, path: "/", httpOnly: true, sameSite: "Strict" }]);
+      const p = await ctx.newPage();
+      await p.goto(base + "/ns/alice/files/main/MEMORY.md");
+      assert.match(p.url(), /\/signin\?expired=1$/, `${name} session`);
+      await p.waitForSelector("text=Your session ended");
+      await ctx.close();
+    }
+  });
+
+  await flow("user key, JavaScript off", async () => {
+    const ctx = await newContext({ javaScriptEnabled: false });
+    const p = await ctx.newPage();
+    await signIn(p, "alice-key");
+    assert.equal(new URL(p.url()).pathname, "/ns/alice/");
+    assert.equal(await p.locator("a:text-is('Namespaces')").count(), 0, "no admin pages for a user");
+    const r = await p.goto(base + "/ns/bob/");
+    assert.equal(r.status(), 404, "another user's namespace is not there");
+    await p.goto(base + "/ns/alice/edit/main/MEMORY.md");
+    await p.fill("textarea#content", "- edited without JavaScript\n");
+    await p.click("button:text-is('Save')");
+    await p.waitForSelector("text=Saved.");
+    const f = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
+    assert.equal(f.json.content, "- edited without JavaScript\n");
+    assert.equal(f.json.metadata.updated_by, "alice");
+    await p.click("button:text-is('Sign out')");
+    await p.waitForURL(/\/signin$/);
+    await p.goto(base + "/ns/alice/");
+    assert.match(p.url(), /\/signin/, "signed out");
+    await ctx.close();
+  });
+
+  await flow("forget behind a typed confirmation", async () => {
+    await page.goto(base + "/ns/bob/");
+    await page.click("a:text-is('Forget…')");
+    await page.fill("input#confirm", "bo");
+    await page.click("button:text-is('Forget bob')");
+    await page.waitForSelector("text=Type the namespace's name exactly");
+    assert.equal((await api("GET", "namespaces/bob/files/main/MEMORY.md", "admin-key")).status, 200, "a mistyped name erases nothing");
+    await page.fill("input#confirm", "bob");
+    await shot(page, "forget");
+    await page.click("button:text-is('Forget bob')");
+    await page.waitForSelector("text=Forgot bob");
+    assert.match(await page.innerText("main"), /1 file deleted/);
+    assert.equal((await api("GET", "namespaces/bob/files/main/MEMORY.md", "admin-key")).status, 404);
+  });
+
+  await flow("export download", async () => {
+    await page.goto(base + "/ns/alice/");
+    const [dl] = await Promise.all([page.waitForEvent("download"), page.click("a:text-is('Export (.tar)')")]);
+    assert.equal(dl.suggestedFilename(), "alice.tar");
+  });
+} catch (e) {
+  console.error("FAIL: " + (e && e.stack ? e.stack : e));
+  exit = 1;
+} finally {
+  await browser.close();
+}
+process.exit(exit);
