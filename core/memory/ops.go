@@ -167,17 +167,27 @@ func mutationError(name string, err error) (any, error) {
 	return nil, err
 }
 
-func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldText *string) (any, error) {
-	rawFile := MainFile
+// checkWrite applies write_memory's argument rules that need no store: the
+// file name (nil means MainFile) and non-blank content for an append. It
+// returns the raw file argument and the normalised name.
+func checkWrite(content, file, oldText *string) (rawFile, name string, te *ToolError) {
+	rawFile = MainFile
 	if file != nil {
 		rawFile = *file
 	}
-	name, te := normalizeName(rawFile)
-	if te != nil {
-		return te, nil
+	if name, te = normalizeName(rawFile); te != nil {
+		return "", "", te
 	}
 	if oldText == nil && isBlank(*content) {
-		return toolErr("Nothing to write: content is empty. Pass the text to remember, or old_text to edit."), nil
+		return "", "", toolErr("Nothing to write: content is empty. Pass the text to remember, or old_text to edit.")
+	}
+	return rawFile, name, nil
+}
+
+func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldText *string) (any, error) {
+	rawFile, name, te := checkWrite(content, file, oldText)
+	if te != nil {
+		return te, nil
 	}
 	sc, err := m.resolve(ctx, inv.Namespace)
 	if err != nil {
@@ -259,33 +269,13 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation
 					"a name of its own", other)))
 			}
 		}
-		var next, status string
-		if oldText == nil {
-			if cur != nil && !isBlank(cur.Content) {
-				next = strings.TrimRightFunc(cur.Content, isSpace) + "\n" + strings.TrimRightFunc(content, isSpace) + "\n"
-				status = "appended"
-			} else {
-				next = strings.TrimRightFunc(content, isSpace) + "\n"
-				status = "created"
-			}
-		} else {
-			if cur == nil {
-				return refuse(fmt.Sprintf("There is no memory file %q to edit. Omit old_text to create it.", name))
-			}
-			switch n := countNonOverlapping(cur.Content, *oldText); {
-			case n == 0:
-				return refuse(fmt.Sprintf("old_text was not found in %q. Call %s(%q) and copy the exact passage.",
-					name, m.names.read, name))
-			case n > 1:
-				return refuse(fmt.Sprintf("old_text appears %d times in %q; it must match exactly once. "+
-					"Include more surrounding text.", n, name))
-			}
-			next = strings.Replace(cur.Content, *oldText, content, 1)
-			status = "updated"
+		var curText *string
+		if cur != nil {
+			curText = &cur.Content
 		}
-		if n := runes(next); n > limit {
-			return refuse(fmt.Sprintf("Memory file %q would be %d characters, over the limit of %d. "+
-				"Split the content into separate memory files.", name, n, limit))
+		next, status, te := m.nextContent(name, curText, content, oldText)
+		if te != nil {
+			return refuse(te.Message)
 		}
 		expected := ""
 		if cur != nil {
@@ -310,6 +300,41 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation
 			return nil, "", err
 		}
 	}
+}
+
+// nextContent is write_memory's edit of one file whose current content is
+// cur (nil: absent): the new content and the status ("created",
+// "appended" or "updated"), or the mistake that refuses it (no file to
+// edit, old_text missing or ambiguous, the result over MaxMemorySize).
+func (m *Memory) nextContent(name string, cur *string, content string, oldText *string) (next, status string, te *ToolError) {
+	if oldText == nil {
+		if cur != nil && !isBlank(*cur) {
+			next = strings.TrimRightFunc(*cur, isSpace) + "\n" + strings.TrimRightFunc(content, isSpace) + "\n"
+			status = "appended"
+		} else {
+			next = strings.TrimRightFunc(content, isSpace) + "\n"
+			status = "created"
+		}
+	} else {
+		if cur == nil {
+			return "", "", toolErr(fmt.Sprintf("There is no memory file %q to edit. Omit old_text to create it.", name))
+		}
+		switch n := countNonOverlapping(*cur, *oldText); {
+		case n == 0:
+			return "", "", toolErr(fmt.Sprintf("old_text was not found in %q. Call %s(%q) and copy the exact passage.",
+				name, m.names.read, name))
+		case n > 1:
+			return "", "", toolErr(fmt.Sprintf("old_text appears %d times in %q; it must match exactly once. "+
+				"Include more surrounding text.", n, name))
+		}
+		next = strings.Replace(*cur, *oldText, content, 1)
+		status = "updated"
+	}
+	if n, limit := runes(next), m.limits.MaxMemorySize; n > limit {
+		return "", "", toolErr(fmt.Sprintf("Memory file %q would be %d characters, over the limit of %d. "+
+			"Split the content into separate memory files.", name, n, limit))
+	}
+	return next, status, nil
 }
 
 // writeMetadata is the metadata of one write or delete: the notebook's,

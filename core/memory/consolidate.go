@@ -1,0 +1,750 @@
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/canon"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// ConsolidatorName is the [UpdatedByKey] of every change [Memory.Consolidate]
+// makes, followed by "/" and the model's id: "agentmem-consolidator/<model>".
+const ConsolidatorName = "agentmem-consolidator"
+
+// ModelKey is the metadata key that records the id of the model behind a
+// consolidation's change.
+const ModelKey = "model"
+
+// Defaults of [ConsolidateOptions].
+const (
+	DefaultPrunedFile          = "pruned.md"
+	DefaultConsolidationTokens = 4000
+	DefaultConsolidationRounds = 2
+)
+
+// StateDir is the folder, inside a notebook's scope, that holds the
+// consolidation state (checkpoint and pending edits) of each pruned file:
+// <scope>/.consolidation/<pruned file>.json. Its name starts with a dot,
+// which no memory file name does, so the model's tools cannot reach it,
+// and it is nested, so neither the injected file list nor search_memory
+// shows it. Erasing a namespace erases it too.
+const StateDir = ".consolidation"
+
+// Errors of [Memory.Consolidate].
+var (
+	// ErrNilModel reports a consolidation without a model.
+	ErrNilModel = errors.New("memory: Consolidate needs a model, got nil")
+	// ErrMalformedAnswer reports that the model's answer was not the JSON
+	// object of edits, twice in a row; nothing was written.
+	ErrMalformedAnswer = errors.New("memory: the consolidation model's answer was not the JSON object of edits (asked twice); nothing was written")
+	// ErrInvalidEdits reports that the model's edits could not apply to the
+	// notebook (a passage not found, a file over its limit, MEMORY.md over
+	// its budget, a pruned file edited), twice in a row; nothing was
+	// written.
+	ErrInvalidEdits = errors.New("memory: the consolidation model's edits do not apply to the notebook (asked twice); nothing was written")
+	// ErrConsolidationState reports a consolidation state file that is not
+	// the library's (edited by hand, or too large); nothing was written.
+	ErrConsolidationState = errors.New("memory: the consolidation state file is not valid; delete it to start over")
+)
+
+// ConsolidateOptions configures one [Memory.Consolidate] run. The zero
+// value (or nil) means defaults.
+type ConsolidateOptions struct {
+	// PrunedFile is the first file of the pruned-history series, in the
+	// scope (the history window's File). Default "pruned.md". Its series
+	// (pruned.md, pruned_0002.md, …) is read in order.
+	PrunedFile string
+	// MaxPrunedTokens bounds the pruned text one run reads, at 4
+	// characters per token (cut at a line break when one is in reach).
+	// A run that leaves more reports More. Default 4,000.
+	MaxPrunedTokens int
+	// Prompt overrides the system text; "" means
+	// [DefaultConsolidationPrompt]. Whatever it says, the data reaches the
+	// model only inside its delimited blocks.
+	Prompt string
+	// DryRun asks the model and returns the proposed edits and diff
+	// without writing anything (no edit, no checkpoint).
+	DryRun bool
+	// ModelID is recorded as the model's id when the model reports none.
+	ModelID string
+	// MaxRounds bounds how often a run re-reads the notebook and asks again
+	// when edits no longer apply because someone changed the notebook
+	// after the model answered. Default 2; past it the edits that still do
+	// not apply are skipped (reported in Skipped), since the concurrent
+	// change wins.
+	MaxRounds int
+	// MaxOutputTokens is passed to the model; 0 means its default.
+	MaxOutputTokens int
+	// Metadata is recorded with every change, over the consolidator's
+	// own keys ([UpdatedByKey], [ModelKey], run_id, tool_call_id).
+	Metadata map[string]string
+}
+
+// Checkpoint is how far consolidation has read a pruned-history series:
+// Offset characters (runes) into File, a scope-relative name.
+type Checkpoint struct {
+	File   string `json:"file"`
+	Offset int    `json:"offset"`
+}
+
+// FileChange is one file's content before and after a run's edits.
+type FileChange struct {
+	// File is the scope-relative name.
+	File string
+	// Before is the content before the edits; "" with Created.
+	Before string
+	// After is the content after the edits.
+	After string
+	// Created reports that the file did not exist.
+	Created bool
+}
+
+// SkippedEdit is an edit that did not apply, and why.
+type SkippedEdit struct {
+	Edit   Edit
+	Reason string
+}
+
+// ConsolidateResult reports one run.
+type ConsolidateResult struct {
+	// DryRun echoes the option: nothing was written.
+	DryRun bool
+	// From and To are the checkpoints before and after the run; equal when
+	// nothing was pruned since.
+	From, To Checkpoint
+	// PrunedChars is how much pruned text the run read.
+	PrunedChars int
+	// More reports that pruned text beyond To was left for another run.
+	More bool
+	// Edits are the edits of the run's plan (the last round's, after a
+	// re-ask).
+	Edits []Edit
+	// Changes are the files the plan changes, as computed when it was
+	// made (a dry run's proposal).
+	Changes []FileChange
+	// Diff renders Changes as a line diff.
+	Diff string
+	// Applied and Replayed count the edits written by this call and those
+	// found already written (a rerun after a crash).
+	Applied, Replayed int
+	// Skipped are edits that no longer applied after MaxRounds re-asks.
+	Skipped []SkippedEdit
+	// Asks is how many model requests the run made; Usage their tokens.
+	Asks  int
+	Usage Usage
+	// Model is the model id recorded with the changes.
+	Model string
+	// RunID is the run id of the edits (their operations derive from it).
+	RunID string
+}
+
+// consolidationState is the state file's content.
+type consolidationState struct {
+	// Epoch is random, drawn when the state file is created, so that a
+	// notebook erased and started over never reuses operation ids.
+	Epoch      string       `json:"epoch"`
+	Checkpoint Checkpoint   `json:"checkpoint"`
+	Pending    *pendingPlan `json:"pending,omitempty"`
+}
+
+// pendingPlan is a run's validated edits, stored before the first edit is
+// written, so that a rerun applies the same edits under the same
+// operations, whatever the model would answer now.
+type pendingPlan struct {
+	From  Checkpoint `json:"from"`
+	Next  Checkpoint `json:"next"`
+	Round int        `json:"round"`
+	Model string     `json:"model"`
+	Edits []Edit     `json:"edits"`
+}
+
+// maxStateChars bounds the state file a run reads.
+const maxStateChars = 1 << 20
+
+type consolidation struct {
+	m      *Memory
+	sc     scope
+	ns     string
+	model  Model
+	o      ConsolidateOptions
+	res    *ConsolidateResult
+	state  string // state file path
+	pruned string // PrunedFile, normalised
+}
+
+// Consolidate turns what was pruned from a conversation into notes: it
+// reads the pruned-history series ([ConsolidateOptions.PrunedFile]) from
+// the scope's checkpoint on, within a token budget, shows it with the
+// current MEMORY.md to model, and applies the edits it answers — appends,
+// replacements of one exact passage, new topic files — as write_memory
+// calls ([Memory.Call]: the same validation and compare-and-swap), then
+// advances the checkpoint. namespace is used as [Invocation.Namespace] is.
+//
+// The model's answer is parsed strictly (see [Edit]); a malformed answer,
+// or edits that do not apply to the notebook, is asked again once with
+// the reasons, then fails ([ErrMalformedAnswer], [ErrInvalidEdits])
+// without writing. MEMORY.md is kept within the injection budget: an edit
+// that grows it past what [Memory.Snapshot] can show is refused. The
+// pruned text is untrusted: it reaches the model only inside its data
+// block, its memory tags neutralised.
+//
+// # Exactly once
+//
+// The validated edits are stored with the checkpoint (in [StateDir])
+// before the first is written, and each edit's operation derives from the
+// scope, the checkpoint and the edit's position. A rerun after a crash at
+// any point, or a concurrent run, therefore applies the stored edits,
+// which the store answers as replays where they landed, and advances the
+// checkpoint once (compare-and-swap on the state file). A concurrent edit
+// by the user or the agent is never overwritten: an append re-reads the
+// file, and a replacement whose passage changed is re-asked with the new
+// notebook, up to MaxRounds times, then skipped.
+//
+// Every change records [UpdatedByKey] = "agentmem-consolidator/<model>"
+// and [ModelKey], with the run and edit ids, in its metadata and, on a
+// store with history, in its history entry, so `agentmem log` names the
+// consolidator and `agentmem restore` undoes the change.
+//
+// Errors: [ErrNilModel], [ErrMalformedAnswer], [ErrInvalidEdits],
+// [ErrConsolidationState], store.ErrInvalidPath (a bad namespace or
+// PrunedFile), the model's and the backend's errors. After an error, run
+// it again: it resumes where it stopped.
+func (m *Memory) Consolidate(ctx context.Context, namespace string, model Model, opts *ConsolidateOptions) (*ConsolidateResult, error) {
+	if model == nil {
+		return nil, ErrNilModel
+	}
+	var o ConsolidateOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.PrunedFile = cmpOr(o.PrunedFile, DefaultPrunedFile)
+	pruned, te := normalizeName(o.PrunedFile)
+	if te != nil || pruned == MainFile {
+		return nil, fmt.Errorf("memory: PrunedFile must be a memory file name other than %s: %w", MainFile, store.ErrInvalidPath)
+	}
+	if o.MaxPrunedTokens <= 0 {
+		o.MaxPrunedTokens = DefaultConsolidationTokens
+	}
+	if o.MaxRounds <= 0 {
+		o.MaxRounds = DefaultConsolidationRounds
+	}
+	if o.Prompt == "" {
+		o.Prompt = DefaultConsolidationPrompt
+	}
+	if err := store.ValidateMetadata(o.Metadata); err != nil {
+		return nil, fmt.Errorf("memory: ConsolidateOptions.Metadata: %w", err)
+	}
+	sc, err := m.resolve(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	c := &consolidation{m: m, sc: sc, ns: namespace, model: model, o: o, pruned: pruned,
+		state: sc.file(StateDir + "/" + pruned + ".json"), res: &ConsolidateResult{DryRun: o.DryRun}}
+	if err := c.run(ctx); err != nil {
+		return nil, err
+	}
+	return c.res, nil
+}
+
+func (c *consolidation) run(ctx context.Context) error {
+	var mine *Checkpoint // the From of the plan this call worked on
+	for attempt := 1; ; attempt++ {
+		st, ver, err := c.readState(ctx)
+		if err != nil {
+			return err
+		}
+		if mine != nil && (st.Pending == nil || st.Pending.From != *mine) {
+			return nil // another run finished the plan
+		}
+		if st.Pending == nil {
+			ch, err := c.readPruned(ctx, st.Checkpoint, nil)
+			if err != nil {
+				return err
+			}
+			c.res.From, c.res.To, c.res.More, c.res.PrunedChars = st.Checkpoint, ch.next, ch.more, runes(ch.text)
+			if ch.text == "" {
+				return nil
+			}
+			edits, changes, err := c.ask(ctx, ch.text, nil)
+			if err != nil {
+				return err
+			}
+			c.res.Edits, c.res.Changes, c.res.Diff = edits, changes, diffChanges(changes)
+			if c.o.DryRun {
+				return nil
+			}
+			if st.Epoch == "" {
+				st.Epoch = rand.Text()
+			}
+			st.Pending = &pendingPlan{From: st.Checkpoint, Next: ch.next, Model: c.res.Model, Edits: edits}
+			ver, err = c.writeState(ctx, st, ver, "plan")
+			if errors.Is(err, store.ErrConflict) && attempt < MaxAttempts {
+				if err := backoff(ctx, attempt); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		} else {
+			p := st.Pending
+			c.res.From, c.res.To, c.res.Model, c.res.Edits = p.From, p.Next, p.Model, p.Edits
+			if c.o.DryRun {
+				main, _, err := c.readNotebook(ctx)
+				if err != nil {
+					return err
+				}
+				changes, _, err := c.simulate(ctx, main, p.Edits)
+				if err != nil {
+					return err
+				}
+				c.res.Changes, c.res.Diff = changes, diffChanges(changes)
+				return nil
+			}
+		}
+		mine = &st.Pending.From
+		done, err := c.apply(ctx, st, ver)
+		switch {
+		case err == nil && done:
+			return nil
+		case err != nil && !errors.Is(err, store.ErrConflict):
+			return err
+		case attempt == MaxAttempts:
+			return fmt.Errorf("memory: the consolidation state kept changing: %w", err)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// apply writes the pending plan's edits, re-asks for those that no longer
+// apply (storing the new round first), and advances the checkpoint. A
+// conflict on the state file returns store.ErrConflict for run to re-read.
+func (c *consolidation) apply(ctx context.Context, st consolidationState, ver string) (bool, error) {
+	for {
+		p := st.Pending
+		runID := "consolidate-" + canon.Hash(map[string]any{"scope": c.sc.path, "epoch": st.Epoch,
+			"file": p.From.File, "offset": p.From.Offset, "round": p.Round})[:32]
+		c.res.RunID = runID
+		var failed []SkippedEdit
+		for i, e := range p.Edits {
+			call := "edit-" + strconv.Itoa(i+1)
+			inv := Invocation{Namespace: c.ns, RunID: runID, ToolCallID: call, Metadata: c.metadata(p.Model, runID, call)}
+			out, err := c.m.Call(ctx, inv, c.m.names.write, e.args())
+			if err != nil {
+				return false, err
+			}
+			switch r := out.(type) {
+			case *WriteResult:
+				if r.Replayed {
+					c.res.Replayed++
+				} else {
+					c.res.Applied++
+				}
+			case *ToolError:
+				failed = append(failed, SkippedEdit{Edit: e, Reason: r.Message})
+			}
+		}
+		if len(failed) > 0 && p.Round < c.o.MaxRounds {
+			ch, err := c.readPruned(ctx, p.From, &p.Next)
+			if err != nil {
+				return false, err
+			}
+			feedback := make([]string, 0, len(failed)+1)
+			feedback = append(feedback, "The notebook changed after your answer, so these edits no longer apply; "+
+				"the other edits were applied and show in the notebook above. Give the edits still needed.")
+			for _, f := range failed {
+				feedback = append(feedback, fmt.Sprintf("- edit of %q: %s", f.Edit.File, f.Reason))
+			}
+			edits, changes, err := c.ask(ctx, ch.text, feedback)
+			if err != nil {
+				return false, err
+			}
+			c.res.Edits, c.res.Changes, c.res.Diff = edits, changes, diffChanges(changes)
+			st.Pending = &pendingPlan{From: p.From, Next: p.Next, Round: p.Round + 1, Model: p.Model, Edits: edits}
+			if ver, err = c.writeState(ctx, st, ver, "plan"); err != nil {
+				return false, err
+			}
+			continue
+		}
+		c.res.Skipped = failed
+		next := consolidationState{Epoch: st.Epoch, Checkpoint: p.Next}
+		if _, err := c.writeState(ctx, next, ver, "advance"); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+}
+
+// metadata is the metadata of one change of the run.
+func (c *consolidation) metadata(model, runID, call string) map[string]string {
+	model = cmpOr(model, "unknown")
+	meta := map[string]string{UpdatedByKey: ConsolidatorName + "/" + model, ModelKey: model, "tool_call_id": call}
+	if runID != "" {
+		meta["run_id"] = runID
+	}
+	maps.Copy(meta, c.o.Metadata)
+	return meta
+}
+
+// readState reads the state file: the zero state when absent.
+func (c *consolidation) readState(ctx context.Context) (consolidationState, string, error) {
+	var st consolidationState
+	f, err := c.m.readFile(ctx, c.state, maxStateChars)
+	if err != nil || f == nil {
+		return st, "", err
+	}
+	if f.Truncated {
+		return st, "", ErrConsolidationState
+	}
+	dec := json.NewDecoder(strings.NewReader(f.Content))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil || st.Epoch == "" {
+		return st, "", fmt.Errorf("%w: %v", ErrConsolidationState, err)
+	}
+	return st, f.Version, nil
+}
+
+// writeState writes st over version ver (""= absent) and returns the new
+// version. Its operation derives from the scope, the epoch, the plan's
+// checkpoint and round, and what it writes, so a replay is answered by
+// the store and two runs can never both land a change over one version.
+func (c *consolidation) writeState(ctx context.Context, st consolidationState, ver, kind string) (string, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return "", err
+	}
+	content := string(b) + "\n"
+	fp := canon.Hash(map[string]any{"kind": "consolidate-" + kind, "content": content})
+	op := &store.Operation{ID: "consolidate-" + canon.Hash(map[string]any{"scope": c.sc.path, "epoch": st.Epoch,
+		"kind": kind, "state": fp, "over": ver}), Fingerprint: fp}
+	model := c.res.Model
+	if st.Pending != nil {
+		model = st.Pending.Model
+	}
+	mu, err := c.m.s.Write(ctx, store.WriteRequest{Path: c.state, Content: content, Expected: ver, Operation: op,
+		Metadata: c.metadata(model, c.res.RunID, kind)})
+	if err != nil {
+		return "", err
+	}
+	return mu.Version, nil
+}
+
+// readNotebook reads MEMORY.md (nil when absent) and the scope's other
+// memory files in one round trip, as the snapshot does.
+func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string, error) {
+	limit := 200
+	prefix := c.sc.path + "/"
+	r, err := c.m.s.ReadAndList(ctx, store.ReadAndListRequest{Path: c.sc.file(MainFile),
+		MaxChars: c.m.limits.MaxMemorySize, Prefix: prefix, Limit: limit + 2})
+	if err != nil {
+		return nil, nil, err
+	}
+	files, _, err := otherFiles(r.Paths, prefix, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	files = slices.DeleteFunc(files, c.isPruned)
+	return r.File, files, nil
+}
+
+// ask asks the model for edits until an answer parses and applies to the
+// notebook as read now: at most twice. feedback, when set, says why the
+// previous round's edits no longer applied.
+func (c *consolidation) ask(ctx context.Context, pruned string, feedback []string) ([]Edit, []FileChange, error) {
+	var last error
+	for try := 0; try < 2; try++ {
+		main, files, err := c.readNotebook(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur := ""
+		if main != nil {
+			cur = main.Content
+		}
+		req := consolidationRequest{main: cur, mainBudget: c.mainBudget(), files: files, pruned: pruned, feedback: feedback}
+		resp, err := c.model.Generate(ctx, ModelRequest{System: c.o.Prompt, User: req.userText(), MaxOutputTokens: c.o.MaxOutputTokens})
+		if err != nil {
+			return nil, nil, fmt.Errorf("memory: consolidation model: %w", err)
+		}
+		c.res.Asks++
+		c.res.Usage = c.res.Usage.add(resp.Usage)
+		c.res.Model = modelID(cmpOr(resp.Model, c.o.ModelID))
+		edits, perr := parseEdits(resp.Text)
+		if perr != nil {
+			last = fmt.Errorf("%w: %v", ErrMalformedAnswer, perr)
+			feedback = []string{perr.Error()}
+			continue
+		}
+		changes, problems, err := c.simulate(ctx, main, edits)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(problems) == 0 {
+			return edits, changes, nil
+		}
+		last = fmt.Errorf("%w: %s", ErrInvalidEdits, strings.Join(problems, "; "))
+		feedback = problems
+	}
+	return nil, nil, last
+}
+
+// modelID makes a model id fit for metadata: no NUL, at most 200 runes.
+func modelID(id string) string {
+	id = strings.ReplaceAll(id, "\x00", "")
+	id, _ = driver.CutRunes(id, 200)
+	return cmpOr(id, "unknown")
+}
+
+// mainBudget is how many characters of MEMORY.md the snapshot can show:
+// the injection budget less the guidance, the delimiters, the heading and
+// the section header.
+func (c *consolidation) mainBudget() int {
+	m := c.m
+	n := m.limits.MaxTokens*CharsPerToken - runes(m.Instructions()) - runes(BlockOpen) - runes(BlockClose) - runes(mainHeader)
+	if m.heading != "" {
+		n -= 5 + runes(m.heading)
+	}
+	return max(n, 0)
+}
+
+// simulate applies edits in order, as write_memory would (nextContent), to
+// the notebook as read: main is MEMORY.md, other files are read as
+// needed. It returns the files changed and the problems that refuse the
+// plan, each naming the edit.
+func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []Edit) ([]FileChange, []string, error) {
+	type file struct {
+		before, after *string
+	}
+	files := map[string]*file{}
+	if main != nil {
+		files[MainFile] = &file{before: &main.Content, after: &main.Content}
+		if main.Truncated {
+			files[MainFile] = nil
+		}
+	} else {
+		files[MainFile] = &file{}
+	}
+	var order, problems []string
+	for i, e := range edits {
+		bad := func(msg string) { problems = append(problems, fmt.Sprintf("edit %d (%s): %s", i+1, e.File, msg)) }
+		if c.isPruned(e.File) {
+			bad("the pruned-history files are not edited by consolidation; write to MEMORY.md or a topic file.")
+			continue
+		}
+		f, ok := files[e.File]
+		if !ok {
+			cur, err := c.m.readFile(ctx, c.sc.file(e.File), c.m.limits.MaxMemorySize)
+			if err != nil {
+				return nil, nil, err
+			}
+			f = &file{}
+			if cur != nil && cur.Truncated {
+				f = nil
+			} else if cur != nil {
+				f.before, f.after = &cur.Content, &cur.Content
+			}
+			files[e.File] = f
+		}
+		if f == nil {
+			bad(fmt.Sprintf("the file is larger than %d characters and cannot be edited.", c.m.limits.MaxMemorySize))
+			continue
+		}
+		next, _, te := c.m.nextContent(e.File, f.after, e.Content, e.OldText)
+		if te != nil {
+			bad(te.Message)
+			continue
+		}
+		if !slices.Contains(order, e.File) {
+			order = append(order, e.File)
+		}
+		f.after = &next
+	}
+	if f := files[MainFile]; f != nil && f.after != nil {
+		budget, after, before := c.mainBudget(), runes(*f.after), 0
+		if f.before != nil {
+			before = runes(*f.before)
+		}
+		if after > before && after > budget {
+			problems = append(problems, fmt.Sprintf("%s would be %d characters, over its budget of %d: replace "+
+				"stale entries, shorten them, or move details to a topic file.", MainFile, after, budget))
+		}
+		if lines := len(splitLines(*f.after)); c.m.limits.MaxLines > 0 && lines > c.m.limits.MaxLines &&
+			(f.before == nil || lines > len(splitLines(*f.before))) {
+			problems = append(problems, fmt.Sprintf("%s would have %d lines, over its limit of %d.", MainFile, lines, c.m.limits.MaxLines))
+		}
+	}
+	var changes []FileChange
+	for _, name := range order {
+		f := files[name]
+		ch := FileChange{File: name, After: *f.after, Created: f.before == nil}
+		if f.before != nil {
+			ch.Before = *f.before
+		}
+		if ch.Before != ch.After || ch.Created {
+			changes = append(changes, ch)
+		}
+	}
+	return changes, problems, nil
+}
+
+// isPruned reports whether name belongs to the pruned-history series.
+func (c *consolidation) isPruned(name string) bool {
+	_, ok := seriesNumber(c.pruned, name)
+	return ok
+}
+
+// seriesNumber returns n when name is the n-th file of the series that
+// starts at first: first itself is 1, "<stem>_NNNN<ext>" (at least four
+// digits) is NNNN, as memory's rotating append names them.
+func seriesNumber(first, name string) (int, bool) {
+	if name == first {
+		return 1, true
+	}
+	stem, ext := first, ""
+	if dot := strings.LastIndexByte(first, '.'); dot > 0 {
+		stem, ext = first[:dot], first[dot:]
+	}
+	digits, ok := strings.CutPrefix(name, stem+"_")
+	if !ok {
+		return 0, false
+	}
+	if digits, ok = strings.CutSuffix(digits, ext); !ok || len(digits) < 4 || len(digits) > 9 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 2 || fmt.Sprintf("%s_%04d%s", stem, n, ext) != name {
+		return 0, false
+	}
+	return n, true
+}
+
+// prunedSeries lists the files of the pruned-history series, in order. It
+// is the one place that knows how the series is named and found: the
+// reader below only walks what it returns.
+func (c *consolidation) prunedSeries(ctx context.Context) ([]string, error) {
+	stem := c.pruned
+	if dot := strings.LastIndexByte(stem, '.'); dot > 0 {
+		stem = stem[:dot]
+	}
+	prefix := c.sc.path + "/"
+	type entry struct {
+		name string
+		n    int
+	}
+	var found []entry
+	for p, err := range c.m.s.Walk(ctx, prefix+stem, 0) {
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimPrefix(p, prefix)
+		if n, ok := seriesNumber(c.pruned, name); ok {
+			found = append(found, entry{name, n})
+		}
+	}
+	slices.SortFunc(found, func(a, b entry) int { return a.n - b.n })
+	out := make([]string, len(found))
+	for i, e := range found {
+		out[i] = e.name
+	}
+	return out, nil
+}
+
+// prunedChunk is pruned text read from a checkpoint on.
+type prunedChunk struct {
+	text string
+	next Checkpoint
+	more bool
+}
+
+// readPruned reads the pruned text after from: up to the token budget
+// (cut at the last line break in reach) when to is nil, else exactly up
+// to to. A file of the series that is gone (deleted by retention) is
+// skipped; a file now shorter than the checkpoint is taken as read.
+func (c *consolidation) readPruned(ctx context.Context, from Checkpoint, to *Checkpoint) (prunedChunk, error) {
+	out := prunedChunk{next: from}
+	names, err := c.prunedSeries(ctx)
+	if err != nil {
+		return out, err
+	}
+	fromN := 1
+	if from.File != "" {
+		var ok bool
+		if fromN, ok = seriesNumber(c.pruned, from.File); !ok {
+			return out, fmt.Errorf("%w: checkpoint names another file", ErrConsolidationState)
+		}
+	}
+	toN := -1
+	if to != nil {
+		toN, _ = seriesNumber(c.pruned, to.File)
+	}
+	remaining := c.o.MaxPrunedTokens * CharsPerToken
+	var b strings.Builder
+	for _, name := range names {
+		n, _ := seriesNumber(c.pruned, name)
+		if n < fromN || (to != nil && n > toN) {
+			continue
+		}
+		off := 0
+		if n == fromN && name == from.File {
+			off = from.Offset
+		}
+		want := off + remaining + 1
+		if to != nil {
+			want = c.m.limits.MaxMemorySize * 4
+			if n == toN {
+				want = to.Offset
+			}
+		}
+		if want <= off {
+			continue
+		}
+		f, err := c.m.readFile(ctx, c.sc.file(name), want)
+		if err != nil {
+			return out, err
+		}
+		if f == nil {
+			continue
+		}
+		rs := []rune(f.Content)
+		off = min(off, len(rs))
+		chunk := rs[off:]
+		if to == nil && len(chunk) > remaining {
+			cut := chunk[:remaining]
+			if i := lastIndexRune(cut, '\n'); i >= 0 {
+				cut = cut[:i+1]
+			}
+			b.WriteString(string(cut))
+			out.next, out.more = Checkpoint{File: name, Offset: off + len(cut)}, true
+			break
+		}
+		b.WriteString(string(chunk))
+		out.next = Checkpoint{File: name, Offset: off + len(chunk)}
+		remaining -= len(chunk)
+	}
+	out.text = b.String()
+	if isBlank(out.text) {
+		out.text = ""
+	}
+	return out, nil
+}
+
+func lastIndexRune(rs []rune, r rune) int {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i] == r {
+			return i
+		}
+	}
+	return -1
+}

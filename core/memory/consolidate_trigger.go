@@ -1,0 +1,221 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Defaults of [TriggerOptions].
+const (
+	DefaultTriggerEvery   = 20
+	DefaultTriggerMaxRuns = 4
+)
+
+// maxTriggerPending bounds the namespaces a [Trigger] holds waiting; past
+// it new ones are dropped until the worker catches up (their pruned text
+// stays, and the next trigger picks it up).
+const maxTriggerPending = 10_000
+
+// TriggerOptions configures a [Trigger]: when to run [Memory.Consolidate]
+// in the background for a namespace whose history is being pruned.
+type TriggerOptions struct {
+	// Model is the consolidation model (required).
+	Model Model
+	// Every consolidates a namespace once this many pruned entries were
+	// reported for it. Default 20.
+	Every int
+	// Interval, when > 0, also consolidates every namespace with pruned
+	// entries not yet consolidated, this often.
+	Interval time.Duration
+	// MaxRuns bounds the runs of one trigger while a run reports More.
+	// Default 4.
+	MaxRuns int
+	// Options are passed to each run (PrunedFile, budget, prompt, …);
+	// DryRun is ignored.
+	Options *ConsolidateOptions
+	// Wait, when set, runs before each consolidation, so that the pruned
+	// entries reported have landed (an adapter passes its append queue's
+	// Flush).
+	Wait func(ctx context.Context) error
+	// OnError receives each failed run, from the trigger's goroutine. A
+	// failure is also logged at Warn ([Options.Logger]).
+	OnError func(ctx context.Context, err error)
+}
+
+// ErrTriggerClosed reports a [Trigger] used after Close.
+var ErrTriggerClosed = errors.New("memory: the consolidation trigger is closed")
+
+// Trigger runs consolidations in the background: after Every pruned
+// entries of a namespace, or on an Interval. It never blocks the caller
+// of [Trigger.Pruned] (a model request): runs happen on one goroutine of
+// its own, one namespace at a time, bounded by MaxRuns. It is safe for
+// concurrent use.
+type Trigger struct {
+	m   *Memory
+	o   TriggerOptions
+	cop ConsolidateOptions
+
+	mu      sync.Mutex
+	counts  map[string]int             // namespace → pruned entries since its last run
+	pending map[string]context.Context // namespaces due, with the values of their first report
+	order   []string
+	running bool
+	closed  bool
+	idle    *sync.Cond // signalled when the worker stops
+	stop    chan struct{}
+	ticking bool
+	ticker  sync.WaitGroup
+}
+
+// NewTrigger returns a trigger of consolidations over m. It fails with
+// [ErrNilModel] without a model.
+func (m *Memory) NewTrigger(o TriggerOptions) (*Trigger, error) {
+	if o.Model == nil {
+		return nil, ErrNilModel
+	}
+	if o.Every <= 0 {
+		o.Every = DefaultTriggerEvery
+	}
+	if o.MaxRuns <= 0 {
+		o.MaxRuns = DefaultTriggerMaxRuns
+	}
+	t := &Trigger{m: m, o: o, counts: map[string]int{}, pending: map[string]context.Context{}, stop: make(chan struct{})}
+	if o.Options != nil {
+		t.cop = *o.Options
+	}
+	t.cop.DryRun = false
+	t.idle = sync.NewCond(&t.mu)
+	return t, nil
+}
+
+// Pruned reports n entries pruned for namespace (as [Invocation.Namespace]
+// is used). It only counts and, when the namespace is due, schedules a
+// run; it never waits. The run keeps ctx's values but not its
+// cancellation.
+func (t *Trigger) Pruned(ctx context.Context, namespace string, n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || n <= 0 {
+		return
+	}
+	if _, ok := t.counts[namespace]; !ok && len(t.counts) >= maxTriggerPending {
+		return
+	}
+	t.counts[namespace] += n
+	if t.o.Interval > 0 && !t.ticking {
+		t.ticking = true
+		t.ticker.Add(1)
+		go t.tick(context.WithoutCancel(ctx))
+	}
+	if t.counts[namespace] >= t.o.Every {
+		t.schedule(context.WithoutCancel(ctx), namespace)
+	}
+}
+
+// schedule makes namespace due; t.mu is held.
+func (t *Trigger) schedule(ctx context.Context, namespace string) {
+	if _, ok := t.pending[namespace]; !ok {
+		t.pending[namespace] = ctx
+		t.order = append(t.order, namespace)
+	}
+	t.counts[namespace] = 0
+	if !t.running {
+		t.running = true
+		go t.work()
+	}
+}
+
+// tick schedules every namespace with pruned entries each Interval.
+func (t *Trigger) tick(ctx context.Context) {
+	defer t.ticker.Done()
+	tk := time.NewTicker(t.o.Interval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tk.C:
+			t.mu.Lock()
+			for ns, n := range t.counts {
+				if n > 0 && !t.closed {
+					t.schedule(ctx, ns)
+				}
+			}
+			t.mu.Unlock()
+		}
+	}
+}
+
+// work runs the due namespaces, oldest first, until none is left.
+func (t *Trigger) work() {
+	for {
+		t.mu.Lock()
+		if len(t.order) == 0 {
+			t.running = false
+			t.idle.Broadcast()
+			t.mu.Unlock()
+			return
+		}
+		ns := t.order[0]
+		t.order = t.order[1:]
+		ctx := t.pending[ns]
+		delete(t.pending, ns)
+		t.mu.Unlock()
+		if err := t.run(ctx, ns); err != nil {
+			if t.o.OnError != nil {
+				t.o.OnError(ctx, err)
+			}
+			t.m.log().WarnContext(ctx, "agentmem: background consolidation failed; the next trigger tries again",
+				"backend", t.m.backend, "error", err)
+		}
+	}
+}
+
+func (t *Trigger) run(ctx context.Context, ns string) error {
+	if t.o.Wait != nil {
+		if err := t.o.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	for range t.o.MaxRuns {
+		res, err := t.m.Consolidate(ctx, ns, t.o.Model, &t.cop)
+		if err != nil || !res.More {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush waits until no run is due or running, or ctx ends.
+func (t *Trigger) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		t.mu.Lock()
+		for t.running {
+			t.idle.Wait()
+		}
+		t.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the schedule, then waits for the runs already due (see
+// [Trigger.Flush]). Later reports are ignored.
+func (t *Trigger) Close(ctx context.Context) error {
+	t.mu.Lock()
+	if !t.closed {
+		t.closed = true
+		close(t.stop)
+	}
+	t.mu.Unlock()
+	t.ticker.Wait()
+	return t.Flush(ctx)
+}

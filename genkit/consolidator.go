@@ -1,0 +1,43 @@
+package genkit
+
+import (
+	"context"
+	"errors"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+
+	"github.com/agentmem/agentmem/core/memory"
+)
+
+// Model turns a Genkit model into the model behind
+// memory.Memory.Consolidate: one genkit.Generate call on g with a system
+// and a user message (never compiled as templates), the answer's text,
+// the usage from its GenerationUsage and the model's registry name as its
+// id. A nil g or m is an error on use.
+func Model(g *genkit.Genkit, m ai.Model) memory.Model { return genkitModel{g, m} }
+
+type genkitModel struct {
+	g *genkit.Genkit
+	m ai.Model
+}
+
+func (gm genkitModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+	if gm.g == nil || gm.m == nil {
+		return memory.ModelResponse{}, errors.New("genkit: Model needs a Genkit and a model, got nil")
+	}
+	opts := []ai.GenerateOption{ai.WithModel(gm.m),
+		ai.WithMessages(ai.NewSystemTextMessage(req.System), ai.NewUserTextMessage(req.User))}
+	if req.MaxOutputTokens > 0 {
+		opts = append(opts, ai.WithConfig(&ai.GenerationCommonConfig{MaxOutputTokens: req.MaxOutputTokens}))
+	}
+	resp, err := genkit.Generate(ctx, gm.g, opts...)
+	if err != nil {
+		return memory.ModelResponse{}, err
+	}
+	out := memory.ModelResponse{Text: resp.Text(), Model: gm.m.Name()}
+	if u := resp.Usage; u != nil {
+		out.Usage = memory.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+	}
+	return out, nil
+}
