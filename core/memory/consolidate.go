@@ -92,8 +92,10 @@ type ConsolidateOptions struct {
 // Checkpoint is how far consolidation has read a pruned-history series:
 // Offset characters (runes) into File, a scope-relative name.
 type Checkpoint struct {
-	File   string `json:"file"`
-	Offset int    `json:"offset"`
+	// File is the series file read up to Offset ("pruned_0002.md").
+	File string `json:"file"`
+	// Offset counts the runes of File already consolidated.
+	Offset int `json:"offset"`
 }
 
 // FileChange is one file's content before and after a run's edits.
@@ -110,7 +112,9 @@ type FileChange struct {
 
 // SkippedEdit is an edit that did not apply, and why.
 type SkippedEdit struct {
-	Edit   Edit
+	// Edit is the edit the model proposed.
+	Edit Edit
+	// Reason says why it did not apply.
 	Reason string
 }
 
@@ -138,8 +142,9 @@ type ConsolidateResult struct {
 	Applied, Replayed int
 	// Skipped are edits that no longer applied after MaxRounds re-asks.
 	Skipped []SkippedEdit
-	// Asks is how many model requests the run made; Usage their tokens.
-	Asks  int
+	// Asks is how many model requests the run made.
+	Asks int
+	// Usage is the tokens those requests used.
 	Usage Usage
 	// Model is the model id recorded with the changes.
 	Model string
