@@ -17,7 +17,8 @@ import (
 // clearEnv unsets every variable testenv reads, for the test.
 func clearEnv(t *testing.T) {
 	t.Helper()
-	for _, vars := range endpointVars {
+	for _, s := range specs {
+		vars := s.vars
 		for _, v := range vars {
 			t.Setenv(v, "")
 			os.Unsetenv(v)
