@@ -12,6 +12,7 @@ import (
 	"go/token"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -459,9 +460,10 @@ func checkCosmos(cache string) error {
 	if err := cosmosVersionIs(pkg); err != nil {
 		return err
 	}
-	for file, added := range patchAdds(cosmosPatch) {
+	adds := patchAdds(cosmosPatch)
+	for _, file := range slices.Sorted(maps.Keys(adds)) { // the same file named on every run
 		b, err := os.ReadFile(filepath.Join(pkg, file))
-		for _, line := range added {
+		for _, line := range adds[file] {
 			if err != nil || !bytes.Contains(b, []byte(line)) {
 				return fmt.Errorf("%w: the fix of %s in %s (testenv/cosmos/cosmosdb-server.patch; run scripts/emulators.sh install cosmos)", ErrNotInstalled, file, pkg)
 			}
