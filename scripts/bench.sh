@@ -8,17 +8,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 mapfile -t MODULES < <(go list -m -f '{{.Dir}}' | sed "s#^$ROOT/##")
-declare -A NEEDS=([postgres]=postgres [dynamodb]=dynamodb [firestore]=firestore [cosmosdb]=cosmos
-  [cmd/agentmem]="postgres dynamodb")
-emulators=()
-for m in "${MODULES[@]}"; do
-  # Only modules that have tests yet need their emulator.
-  if [[ -n "${NEEDS[$m]:-}" ]] && [[ -n "$(find "$m" -name '*_test.go' -print -quit)" ]]; then
-    for e in ${NEEDS[$m]}; do
-      [[ " ${emulators[*]} " == *" $e "* ]] || emulators+=("$e")
-    done
-  fi
-done
+# The emulators their tests name (testenv.Main(m, testenv.Postgres)…), as module testenv reads them.
+mapfile -t emulators < <(go run ./testenv/cmd/emulators needs "${MODULES[@]}")
 if ((${#emulators[@]})); then
   # Each benchmark binary starts (and stops) the emulators it needs from
   # TestMain (module testenv); only the prerequisites are installed here.
@@ -30,5 +21,5 @@ if [[ -z "${AGENTMEM_RETRIEVAL_DEV:-}" && -f "$ROOT/../shared/retrieval/dev.json
   export AGENTMEM_RETRIEVAL_DEV="$ROOT/../shared/retrieval/dev.json"
 fi
 pkgs=()
-for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done
+for m in "${MODULES[@]}"; do [[ "$m" == releasecheck ]] || pkgs+=("./$m/..."); done
 AGENTMEM_EMULATORS="${AGENTMEM_EMULATORS:-processes}" go test -p 1 -run '^$' -bench . -benchmem "$@" "${pkgs[@]}"

@@ -12,7 +12,7 @@
 # an installable module has no replace directive (`go install …@vX.Y.Z`
 # refuses one); every library module is tidy (`go mod tidy -diff`) and vets
 # with GOWORK=off. Installable modules are tidied and vetted against real
-# tags by scripts/consumer-check.sh.
+# tags by module releasecheck (go test ./releasecheck/).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

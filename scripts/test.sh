@@ -5,7 +5,7 @@
 # binary's TestMain starts its own with module testenv, as local processes,
 # and stops them by process group), the four backend packages once more on
 # containers (scripts/containers.sh), and a candidate release installed from
-# outside the repository. `make test` calls this.
+# outside the repository (module releasecheck). `make test` calls this.
 #
 #   TESTFLAGS           extra flags for go test (e.g. TESTFLAGS=-v)
 #   AGENTMEM_*          endpoints that win over starting an emulator (testenv)
@@ -20,19 +20,10 @@ export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 # the binary again.
 export GORACE="${GORACE:+$GORACE }atexit_sleep_ms=0"
 
-# Modules, in go.work order; the emulators each one needs.
+# Modules, in go.work order.
 mapfile -t MODULES < <(go list -m -f '{{.Dir}}' | sed "s#^$ROOT/##")
-declare -A NEEDS=([postgres]=postgres [dynamodb]=dynamodb [firestore]=firestore [cosmosdb]=cosmos
-  [cmd/agentmem]="postgres dynamodb")
-emulators=()
-for m in "${MODULES[@]}"; do
-  # Only modules that have tests yet need their emulator.
-  if [[ -n "${NEEDS[$m]:-}" ]] && [[ -n "$(find "$m" -name '*_test.go' -print -quit)" ]]; then
-    for e in ${NEEDS[$m]}; do
-      [[ " ${emulators[*]} " == *" $e "* ]] || emulators+=("$e")
-    done
-  fi
-done
+# The emulators their tests name (testenv.Main(m, testenv.Postgres)…), as module testenv reads them.
+mapfile -t emulators < <(go run ./testenv/cmd/emulators needs "${MODULES[@]}")
 
 echo "== gofmt, go vet"
 unformatted="$(gofmt -l "${MODULES[@]}")"
@@ -53,7 +44,8 @@ echo "== browser test prerequisites (console's TestBrowser*): Debian's chromium,
 
 echo "== go test (emulators: ${AGENTMEM_EMULATORS:-processes}, started by each test binary)"
 pkgs=()
-for m in "${MODULES[@]}"; do pkgs+=("./$m/..."); done
+# releasecheck (a candidate release installed from outside) runs last, alone.
+for m in "${MODULES[@]}"; do [[ "$m" == releasecheck ]] || pkgs+=("./$m/..."); done
 # shellcheck disable=SC2086
 AGENTMEM_EMULATORS="${AGENTMEM_EMULATORS:-processes}" go test -race -count=1 -timeout 30m ${TESTFLAGS:-} "${pkgs[@]}"
 
@@ -70,5 +62,6 @@ else
   scripts/containers.sh -run "$run" ./postgres/... ./dynamodb/... ./firestore/... ./cosmosdb/...
 fi
 
-echo "== a candidate release, installed from outside the repository"
-scripts/consumer-check.sh
+echo "== a candidate release, installed from outside the repository (releasecheck; -update rewrites its goldens)"
+# shellcheck disable=SC2086
+go test -count=1 -timeout 30m ${TESTFLAGS:-} ./releasecheck/

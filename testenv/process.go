@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,24 +31,6 @@ const CacheEnv = "AGENTMEM_EMULATORS_CACHE"
 // Deprecated: set [CacheEnv].
 const DeprecatedCacheEnv = "AGENTMEM_EMULATOR_CACHE"
 
-// Artifacts of the process path, as scripts/emulators.sh installs them.
-const (
-	firestoreJar   = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
-	firestoreClass = "com.google.cloud.datastore.emulator.firestore.CloudFirestore"
-	cosmosCLI      = "cosmos/node_modules/@vercel/cosmosdb-server/lib/cli.js"
-	ddbDir         = "dynamodb/package/emulator"
-	ddbLauncher    = "dynamodb/launcher"
-)
-
-// cosmosPatches are the fixes scripts/emulators.sh applies to
-// @vercel/cosmosdb-server, in its order: a file below lib/handler and a
-// text only the patched file has.
-var cosmosPatches = []struct{ file, text string }{
-	{"read-document.js", "if (!data || data[path] !== clientKeys[i])"},
-	{"batch-documents.js", `Object.assign({ partitionKey: req.headers["x-ms-documentdb-partitionkey"] }, body[i])`},
-	{"batch-documents.js", "undoAtomic"}, // an atomic batch rolls back on failure
-}
-
 type processStarter struct{}
 
 func (processStarter) kind() string { return "process" }
@@ -76,15 +57,12 @@ func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[stri
 		if err != nil {
 			return nil, err
 		}
-		java, err := javaBin()
-		if err != nil {
+		if err := specs[e].check(cache); err != nil {
 			return nil, err
 		}
+		java, _ := javaBin()
 		dir := filepath.Join(cache, ddbDir)
 		launcher := filepath.Join(cache, ddbLauncher)
-		if err := needFiles(filepath.Join(dir, "DynamoDBLocal.jar"), filepath.Join(launcher, "DdbLoopback.class")); err != nil {
-			return nil, err
-		}
 		p, err := spawn(ctx, env, "dynamodb", nil, []string{"DDB_LOCAL_TELEMETRY=0"}, java,
 			"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"),
 			"-cp", launcher+":"+filepath.Join(dir, "DynamoDBLocal.jar")+":"+filepath.Join(dir, "DynamoDBLocal_lib", "*"),
@@ -94,13 +72,10 @@ func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[stri
 		}
 		return endpoint(e, hostPort, ""), p.waitReady(ctx, func() bool { return httpAnswers("http://"+hostPort+"/", nil) })
 	case Firestore:
-		java, err := javaBin()
-		if err != nil {
+		if err := specs[e].check(""); err != nil {
 			return nil, err
 		}
-		if err := needFiles(firestoreJar); err != nil {
-			return nil, fmt.Errorf("%w (it comes from Google's Debian package google-cloud-cli-firestore-emulator; or set AGENTMEM_FIRESTORE_EMULATOR_HOST)", err)
-		}
+		java, _ := javaBin()
 		p, err := spawn(ctx, env, "firestore", nil, nil, java, "-Duser.language=en", "-cp", firestoreJar, firestoreClass,
 			"start", "--host=127.0.0.1", "--port="+strconv.Itoa(port))
 		if err != nil {
@@ -114,20 +89,11 @@ func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[stri
 		if err != nil {
 			return nil, err
 		}
-		node, err := exec.LookPath("node")
-		if err != nil {
-			return nil, fmt.Errorf("%w: node (apt-get install nodejs)", ErrNotInstalled)
-		}
-		cli := filepath.Join(cache, cosmosCLI)
-		if err := needFiles(cli); err != nil {
+		if err := specs[e].check(cache); err != nil {
 			return nil, err
 		}
-		for _, p := range cosmosPatches {
-			b, err := os.ReadFile(filepath.Join(filepath.Dir(cli), "handler", p.file))
-			if err != nil || !bytes.Contains(b, []byte(p.text)) {
-				return nil, fmt.Errorf("%w: the fix of lib/handler/%s in %s (run scripts/emulators.sh install)", ErrNotInstalled, p.file, filepath.Dir(filepath.Dir(cli)))
-			}
-		}
+		node, _ := exec.LookPath("node")
+		cli := filepath.Join(cache, cosmosCLI)
 		p, err := spawn(ctx, env, "cosmos", nil, nil, node, cli, "--host", "127.0.0.1", "-p", strconv.Itoa(port), "--no-ssl")
 		if err != nil {
 			return nil, err
@@ -233,7 +199,7 @@ func javaBin() (string, error) {
 	return j, nil
 }
 
-// cacheDir is where scripts/emulators.sh installs the emulators.
+// cacheDir is where [Install] installs the emulators.
 func cacheDir() (string, error) {
 	if d := os.Getenv(CacheEnv); d != "" {
 		return d, nil

@@ -62,15 +62,6 @@ var (
 	ErrNotReady = errors.New("testenv: read the emulator's log below: it did not answer")
 )
 
-// endpointVars are the variables an emulator's endpoint is given in; the
-// first one decides whether the environment gives it.
-var endpointVars = map[Emulator][]string{
-	Postgres:  {emulator.PostgresURL},
-	DynamoDB:  {emulator.DynamoDBEndpoint},
-	Firestore: {emulator.FirestoreHost, "FIRESTORE_EMULATOR_HOST"},
-	Cosmos:    {emulator.CosmosEndpoint, emulator.CosmosKey},
-}
-
 // M is what [Main] runs: a *testing.M, or anything with its Run method.
 type M interface{ Run() int }
 
@@ -204,14 +195,14 @@ func Start(ctx context.Context, need ...Emulator) (*Env, error) {
 	var todo []Emulator
 	seen := map[Emulator]bool{}
 	for _, e := range need {
-		if _, ok := endpointVars[e]; !ok {
+		if _, ok := specs[e]; !ok {
 			return env, fmt.Errorf("testenv: use one of %v: unknown emulator %q", All, string(e))
 		}
 		if seen[e] {
 			continue
 		}
 		seen[e] = true
-		if os.Getenv(endpointVars[e][0]) != "" {
+		if os.Getenv(specs[e].vars[0]) != "" {
 			fromEnv(env, e)
 			continue
 		}
@@ -254,7 +245,7 @@ func Start(ctx context.Context, need ...Emulator) (*Env, error) {
 			env.started[e] = s.kind()
 			env.mu.Unlock()
 			fmt.Fprintf(os.Stderr, "testenv: %s (%s) ready in %.1fs: %s\n", e, s.kind(),
-				time.Since(t0).Seconds(), vars[endpointVars[e][0]])
+				time.Since(t0).Seconds(), vars[specs[e].vars[0]])
 		})
 	}
 	wg.Wait()

@@ -17,7 +17,8 @@ import (
 // clearEnv unsets every variable testenv reads, for the test.
 func clearEnv(t *testing.T) {
 	t.Helper()
-	for _, vars := range endpointVars {
+	for _, s := range specs {
+		vars := s.vars
 		for _, v := range vars {
 			t.Setenv(v, "")
 			os.Unsetenv(v)
@@ -105,6 +106,8 @@ func TestProcessesNeedTheInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(cache, cosmosCLI), []byte("//"), 0o644)
+	os.WriteFile(filepath.Join(cache, cosmosPackage, "package.json"), []byte(`{"version": "`+cosmosVersion+`"}`), 0o644)
+	os.WriteFile(filepath.Join(handler, "batch-documents.js"), []byte(strings.Join(patchAdds(cosmosPatch)["lib/handler/batch-documents.js"], "\n")), 0o644)
 	os.WriteFile(filepath.Join(handler, "read-document.js"), []byte("if (data[path] !== clientKeys[i])"), 0o644)
 	if _, err := exec.LookPath("node"); err == nil {
 		env, err := Start(t.Context(), Cosmos)

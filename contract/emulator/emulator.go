@@ -10,6 +10,7 @@ package emulator
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -24,13 +25,15 @@ const (
 	missingVarMessage = "%s is not set: the %s emulator is not running; " + emulatorsUsage
 )
 
-// Names of the emulators testenv and scripts/emulators.sh know.
-var backendOf = map[string]string{
-	PostgresURL:      "postgres",
-	DynamoDBEndpoint: "dynamodb",
-	FirestoreHost:    "firestore",
-	CosmosEndpoint:   "cosmos",
-	CosmosKey:        "cosmos",
+// emulatorOf returns the name of the emulator (testenv.Emulator) whose
+// endpoint the variable name holds: its second word, as every variable here
+// is spelled (AGENTMEM_POSTGRES_URL is postgres's). testenv keeps the table
+// of emulators; this package only names their variables.
+func emulatorOf(name string) string {
+	if f := strings.Split(name, "_"); len(f) > 2 {
+		return strings.ToLower(f[1])
+	}
+	return "an"
 }
 
 // Lookup returns the value of the endpoint variable name, or "" and a
@@ -39,7 +42,7 @@ func Lookup(name string) (string, string) {
 	if v := os.Getenv(name); v != "" {
 		return v, ""
 	}
-	b := backendOf[name]
+	b := emulatorOf(name)
 	return "", sprintf(missingVarMessage, name, b, b)
 }
 

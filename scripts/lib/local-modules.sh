@@ -1,4 +1,4 @@
-# Shared by scripts/release.sh and scripts/consumer-check.sh (sourced, not run).
+# Sourced by scripts/release.sh and scripts/modules.sh (not run).
 #
 # agentmem's modules live in one repository, github.com/agentmem/agentmem,
 # tagged <module dir>/vX.Y.Z. with_local_modules runs a command with the go
