@@ -5,13 +5,12 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os/signal"
 	"os/user"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,10 +25,6 @@ import (
 // DefaultConsoleListen is where `agentmem console` listens without
 // --listen: loopback, on a free port the system picks.
 const DefaultConsoleListen = "127.0.0.1:0"
-
-// ConsoleCookie is the session cookie `agentmem console` sets when its
-// sign-in link is followed.
-const ConsoleCookie = "agentmem_console_local"
 
 // consoleClient is the client recorded (metadata client) with every
 // change made through `agentmem console`.
@@ -46,10 +41,10 @@ does) over the store, for you alone: it listens on loopback only (--listen,
 default a free port of 127.0.0.1) and prints a sign-in link on stdout,
 http://127.0.0.1:PORT/console/?token=TOKEN, the way notebook servers do.
 The token is random and made at start-up; the first request that carries it
-in the link signs in (an HttpOnly, SameSite=Strict session cookie, and a
-redirect to the same page without the token) and the link then signs in no
-more. For scripts, the token also works as an API key while the console
-runs: "Authorization: Bearer TOKEN". Whoever signs in is an admin of the
+in the link answers a page whose button signs in (the console's session, an
+HttpOnly, SameSite=Strict cookie) and the link then answers 403. The token is
+this console's API key while it runs: its sign-in page takes it, and so does
+the API ("Authorization: Bearer TOKEN", for scripts). Whoever signs in is an admin of the
 whole store (every namespace); each change records --user (default: your
 login name) as who made it, and "console" as the client. The store records
 history as for agentmem restore, so changes made here can be undone.
@@ -134,19 +129,18 @@ func (a *app) serveConsole(ctx context.Context, s *store.Store, listen, who stri
 }
 
 // localSignIn is the authentication of `agentmem console`: one token,
-// made at start-up, that signs in once from a link (?token=) and serves
-// as a bearer key; the sessions it opened.
+// made at start-up, the key of its one admin principal, whose link
+// (?token=) signs in once.
 type localSignIn struct {
 	token string
 	p     console.Principal
 
-	mu       sync.Mutex
-	spent    bool
-	sessions map[string]bool
+	mu    sync.Mutex
+	spent bool
 }
 
 func newLocalSignIn(token string, p console.Principal) *localSignIn {
-	return &localSignIn{token: token, p: p, sessions: map[string]bool{}}
+	return &localSignIn{token: token, p: p}
 }
 
 // is reports whether s is the token, in constant time.
@@ -155,30 +149,20 @@ func (l *localSignIn) is(s string) bool {
 }
 
 // authenticate is the console's Options.Authenticate: the token as a
-// bearer key, or the cookie of a session the link opened.
+// bearer key (the console's sign-in page resolves a typed key the same
+// way).
 func (l *localSignIn) authenticate(r *http.Request) (console.Principal, error) {
-	if token, ok := bearerToken(r); ok {
-		if l.is(token) {
-			return l.p, nil
-		}
-		return console.Principal{}, fmt.Errorf("%w: not this console's token", console.ErrUnauthenticated)
+	if token, ok := bearerToken(r); ok && l.is(token) {
+		return l.p, nil
 	}
-	if c, err := r.Cookie(ConsoleCookie); err == nil {
-		l.mu.Lock()
-		ok := l.sessions[c.Value]
-		l.mu.Unlock()
-		if ok {
-			return l.p, nil
-		}
-	}
-	return console.Principal{}, console.ErrUnauthenticated
+	return console.Principal{}, fmt.Errorf("%w: not this console's token", console.ErrUnauthenticated)
 }
 
 // wrap serves the sign-in link in front of h: a GET or HEAD with ?token=
-// the token, the first time, opens a session (its cookie set) and
-// redirects (303) to the same URL without the token; the token again, or
-// another one, answers 403 and opens nothing. Every other request goes
-// to h.
+// the token, the first time, answers a page whose one button signs in
+// with the token (a POST of it as the key to the console's sign-in, which
+// starts the console's session); the token again, or another one, answers
+// 403. Every other request goes to h.
 func (l *localSignIn) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -188,26 +172,28 @@ func (l *localSignIn) wrap(h http.Handler) http.Handler {
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		l.mu.Lock()
 		ok := !l.spent && l.is(q.Get("token"))
-		session := ""
 		if ok {
 			l.spent = true
-			session = rand.Text()
-			l.sessions[session] = true
 		}
 		l.mu.Unlock()
 		if !ok {
 			http.Error(w, "this sign-in link is not valid or was used already: restart agentmem console for a new one", http.StatusForbidden)
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: ConsoleCookie, Value: session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		q.Del("token")
-		p := r.URL.Path
-		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.Contains(p, "\\") {
-			p = consolePrefixes[1] // never a redirect to another host
-		}
-		to := url.URL{Path: p, RawQuery: q.Encode()}
-		http.Redirect(w, r, to.String(), http.StatusSeeOther)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = signInPage.Execute(w, struct{ Action, Key string }{consolePrefixes[1] + "signin", l.token})
 	})
 }
+
+// signInPage is what the sign-in link answers: one button that posts the
+// token as the key to the console's sign-in (no script: the console's
+// pages work with JavaScript off).
+var signInPage = template.Must(template.New("signin").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>agentmem console</title></head>
+<body><form method="post" action="{{.Action}}"><input type="hidden" name="key" value="{{.Key}}">
+<p>Sign in to the agentmem console on this machine.</p><button type="submit" autofocus>Sign in</button></form></body></html>
+`))

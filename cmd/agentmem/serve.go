@@ -72,8 +72,8 @@ tokens, the JSON API is served under /api/v1/ (its OpenAPI document at
 /api/v1/openapi.json) and the web console under /console/: a user's key
 reaches its own namespace there, an admin key (a key file line ending in
 "admin", or an OAuth token with --oauth-admin-scope) every namespace; over
-MCP an admin key is one user like any other. Any other path is the
-console's (404 when it has no page there). Beside them, without authentication,
+MCP an admin key is one user like any other. Any other path is 404.
+Beside them, without authentication,
 GET /healthz answers 200 while the process serves (it asks the store nothing)
 and GET /readyz 200 when the store answers one bounded read within 5s, else
 503: point liveness and readiness probes at them. Every MCP request needs
@@ -488,10 +488,8 @@ var consolePrefixes = []string{"/api/", "/console/"}
 // at its path (srv.Mount) and beside it GET /healthz (200 while the
 // process serves; no authentication, no store call) and GET /readyz (200
 // when the store answers a bounded point read within readyTimeout, else
-// 503). Every request the mux has no pattern for goes to api, the console
-// (its JSON API under /api/v1/, its pages under /console/), whole and
-// unchanged: the console refuses a path that is not clean itself (400)
-// rather than being redirected by the mux. With api nil, those get 404.
+// 503). Beside them api, the console: its JSON API at /api/v1/ and its
+// pages under /console/ (consoleRouter). Every other path is 404.
 func (a *app) httpHandler(srv *agentmemmcp.Server, s *store.Store, auth *agentmemmcp.HTTPOptions, api http.Handler) (http.Handler, error) {
 	mux := http.NewServeMux()
 	if err := srv.Mount(mux, auth); err != nil {
@@ -513,13 +511,27 @@ func (a *app) httpHandler(srv *agentmemmcp.Server, s *store.Store, auth *agentme
 	if api == nil {
 		return mux, nil
 	}
+	return consoleRouter(api, mux), nil
+}
+
+// consoleRouter sends the paths under /api/ to api whole, those under
+// /console/ to api without the prefix (its pages find their base path
+// from the request), and every other to mux. api refuses a path that is
+// not clean itself (400), rather than the mux redirecting it elsewhere.
+func consoleRouter(api, mux http.Handler) http.Handler {
+	pages := http.StripPrefix(strings.TrimSuffix(consolePrefixes[1], "/"), api)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern == "" {
+		switch p := r.URL.Path; {
+		case strings.HasPrefix(p, consolePrefixes[0]):
 			api.ServeHTTP(w, r)
-			return
+		case strings.HasPrefix(p, consolePrefixes[1]):
+			pages.ServeHTTP(w, r)
+		case p+"/" == consolePrefixes[1]:
+			http.Redirect(w, r, consolePrefixes[1], http.StatusMovedPermanently)
+		default:
+			mux.ServeHTTP(w, r)
 		}
-		mux.ServeHTTP(w, r)
-	}), nil
+	})
 }
 
 // probeReply answers a probe with a short uncached text.

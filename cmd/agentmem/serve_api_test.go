@@ -174,6 +174,14 @@ func TestServeAPIFlow(t *testing.T) {
 	if r = do(t, "GET", file, "key-ops", ""); r.code != http.StatusOK || r.h.Get("ETag") != v2 {
 		t.Fatalf("admin reads ana's file: %d %q", r.code, r.body)
 	}
+	// The whole console handler is under /console/ too (its pages at its
+	// root), and the API refuses a path that is not clean, unredirected.
+	if r = do(t, "GET", base+"/console/api/v1/namespaces/ana/files/main/MEMORY.md", "key-ana", ""); r.code != http.StatusOK || r.h.Get("ETag") != v2 {
+		t.Fatalf("GET /console/api/v1/…: %d %q", r.code, r.body)
+	}
+	if r = do(t, "GET", base+"/api/v1/namespaces/bob/../ana/files/main/MEMORY.md", "key-bob", ""); r.code != http.StatusBadRequest {
+		t.Fatalf("a path with ..: %d, want 400", r.code)
+	}
 
 	// Unknown and missing keys: 401 with the challenge.
 	for _, key := range []string{"", "key-mallory"} {
@@ -189,7 +197,7 @@ func TestServeAPIFlow(t *testing.T) {
 	if r = do(t, "GET", base+"/readyz", "", ""); r.code != http.StatusOK {
 		t.Errorf("/readyz: %d", r.code)
 	}
-	for _, p := range []string{"/", "/x", "/mcp/", "/api/v1/mcp"} {
+	for _, p := range []string{"/", "/x", "/mcp/", "/api/v1/mcp", "/console/mcp"} {
 		if r = do(t, "POST", base+p, "key-ana", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, "Content-Type", "application/json"); r.code != http.StatusNotFound || strings.Contains(r.body, "jsonrpc") {
 			t.Errorf("POST %s: %d %q; want 404, not MCP", p, r.code, r.body)
 		}
