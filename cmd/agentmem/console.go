@@ -107,7 +107,7 @@ func (a *app) serveConsole(ctx context.Context, s *store.Store, listen, who stri
 	if err != nil {
 		return fmt.Errorf("console: listen on %s: %w", listen, err)
 	}
-	hs := &http.Server{Handler: l.wrap(h), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: l.wrap(consoleRouter(h, http.NotFoundHandler())), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(a.stderr, "agentmem: console on http://%s%s for %s: open the link below (it signs in once; Ctrl-C stops)\n",

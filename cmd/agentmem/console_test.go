@@ -64,6 +64,9 @@ func TestConsoleSignsInOnceWithTheLink(t *testing.T) {
 	if r := do(t, "GET", base+"/api/v1/namespaces", token, ""); r.code != http.StatusOK {
 		t.Fatalf("admin listing with the token as a bearer key: %d, want 200", r.code)
 	}
+	if r := do(t, "GET", base+"/console/api/v1/namespaces", token, ""); r.code != http.StatusOK {
+		t.Fatalf("the console handler under /console/: %d, want 200", r.code)
+	}
 	if r := do(t, "GET", base+"/api/v1/namespaces", "", ""); r.code != http.StatusUnauthorized {
 		t.Errorf("no key: %d, want 401", r.code)
 	}
