@@ -21,6 +21,13 @@ import (
 //
 //	# comments and blank lines are ignored
 //	sha256:<64 hex digits> <user id>
+//	sha256:<64 hex digits> <user id> admin
+//
+// The optional third field is the key's role: [RoleUser] (the default,
+// so files written before roles keep working) or [RoleAdmin]. Over MCP
+// every key is its user's alone (an admin key reaches its own notebook);
+// the role matters to the console and its JSON API, where an admin key
+// reaches every namespace. [KeyFile.Verify] reports it ([IsAdmin]).
 //
 // The hash is SHA-256 of the key as the client sends it (after "Bearer ");
 // [HashKey] prints a line's first field. The file never holds a key. A
@@ -44,6 +51,30 @@ type KeyFile struct {
 type apiKey struct {
 	hash [sha256.Size]byte
 	user string
+	role string
+}
+
+// The roles of a key file line (its optional third field).
+const (
+	// RoleUser reaches its user's own namespace only: the default.
+	RoleUser = "user"
+	// RoleAdmin reaches every namespace of the console and its API, and
+	// their admin operations (listing namespaces, forgetting one).
+	RoleAdmin = "admin"
+)
+
+// RoleExtra is the key of auth.TokenInfo.Extra under which
+// [KeyFile.Verify] reports a key's role ([RoleUser] or [RoleAdmin]).
+const RoleExtra = "agentmem.role"
+
+// IsAdmin reports whether info, as [KeyFile.Verify] returned it, is an
+// admin key's. It is false for nil and for tokens of other verifiers.
+func IsAdmin(info *auth.TokenInfo) bool {
+	if info == nil {
+		return false
+	}
+	role, _ := info.Extra[RoleExtra].(string)
+	return role == RoleAdmin
 }
 
 // ErrKeyFile reports a key file that cannot be read or parsed.
@@ -68,24 +99,26 @@ func HashKey(key string) string {
 }
 
 // Verify is an auth.TokenVerifier: it returns the key's user as
-// TokenInfo.UserID (no expiry: a key lives until its line is removed), or
-// an error wrapping auth.ErrInvalidToken for an unknown key (HTTP 401).
+// TokenInfo.UserID (no expiry: a key lives until its line is removed) and
+// its role as TokenInfo.Extra[RoleExtra] ([IsAdmin]), or an error
+// wrapping auth.ErrInvalidToken for an unknown key (HTTP 401), or one
+// wrapping [ErrKeyFile] while the file cannot be read or parsed.
 func (k *KeyFile) Verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	keys, err := k.current()
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256([]byte(token))
-	user := ""
+	var found apiKey
 	for _, key := range keys {
 		if subtle.ConstantTimeCompare(sum[:], key.hash[:]) == 1 {
-			user = key.user
+			found = key
 		}
 	}
-	if user == "" {
+	if found.user == "" {
 		return nil, fmt.Errorf("%w: unknown API key", auth.ErrInvalidToken)
 	}
-	return &auth.TokenInfo{UserID: user}, nil
+	return &auth.TokenInfo{UserID: found.user, Extra: map[string]any{RoleExtra: found.role}}, nil
 }
 
 // current returns the keys, reloading the file when it changed.
@@ -140,12 +173,17 @@ func parseKeys(data []byte) ([]apiKey, error) {
 		f := strings.Fields(line)
 		hexHash, ok := strings.CutPrefix(f[0], "sha256:")
 		raw, err := hex.DecodeString(hexHash)
-		if len(f) != 2 || !ok || err != nil || len(raw) != sha256.Size {
-			return nil, fmt.Errorf("line %d: want \"sha256:<64 hex digits> <user id>\"", n)
+		if len(f) < 2 || len(f) > 3 || !ok || err != nil || len(raw) != sha256.Size {
+			return nil, fmt.Errorf("line %d: want \"sha256:<64 hex digits> <user id> [admin]\"", n)
 		}
-		var key apiKey
+		key := apiKey{user: f[1], role: RoleUser}
 		copy(key.hash[:], raw)
-		key.user = f[1]
+		if len(f) == 3 {
+			if f[2] != RoleUser && f[2] != RoleAdmin {
+				return nil, fmt.Errorf("line %d: the third field is the key's role: want %q or %q", n, RoleAdmin, RoleUser)
+			}
+			key.role = f[2]
+		}
 		if seen[key.hash] {
 			return nil, fmt.Errorf("line %d: this key hash is already listed", n)
 		}

@@ -9,7 +9,9 @@
 # root under .cache/docker-data; its socket, exec root with containerd's
 # sockets, pid file and log in a private directory under /tmp, since a unix
 # socket's path holds at most 107 bytes and a clone's path can be long),
-# then builds the images (scripts/emulators.sh images). On exit it removes every container
+# then builds the images (scripts/emulators.sh images). After the tests it builds the
+# agentmem image (Dockerfile) and smoke-tests it (cmd/agentmem/imagetest,
+# -tags image). On exit it removes every container
 # labelled agentmem.testenv; a daemon it started is stopped by its PID and
 # its data root (images included) deleted, so nothing is left behind. With a
 # daemon that was already running, the images are kept as a cache (remove
@@ -84,3 +86,9 @@ t2="$(now)"
 # shellcheck disable=SC2086
 AGENTMEM_EMULATORS=containers go test -count=1 ${TESTFLAGS:-} "$@"
 log "go test on containers in $(elapsed "$t2")s (all: $(elapsed "$t0")s)"
+
+# The agentmem image (Dockerfile, FROM scratch) built and smoke-tested on the same daemon.
+t3="$(now)"
+# shellcheck disable=SC2086
+go test -count=1 ${TESTFLAGS:-} -tags image -run '^TestImage' ./cmd/agentmem/imagetest/
+log "image built and smoke-tested in $(elapsed "$t3")s"

@@ -186,7 +186,7 @@ the versions differ, as diff(1).`,
 		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
 		a.appendCmd(), a.snapshotCmd(), a.exportCmd(), a.importCmd(), a.migrateCmd(),
 		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
-		a.logCmd(), a.diffCmd(), a.restoreCmd(),
+		a.logCmd(), a.diffCmd(), a.restoreCmd(), a.consoleCmd(),
 	)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

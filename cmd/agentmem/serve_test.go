@@ -92,7 +92,7 @@ func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
 	defer signal()
 	served := make(chan error, 1)
 	go func() {
-		served <- a.serveHTTP(ctx, srv, mem.Store(), &agentmemmcp.HTTPOptions{Keys: keys},
+		served <- a.serveHTTP(ctx, srv, mem.Store(), &agentmemmcp.HTTPOptions{Keys: keys}, nil,
 			&serveFlags{listen: "127.0.0.1:0", keys: keyPath, maxBody: agentmemmcp.DefaultMaxBodyBytes, shutdownTimeout: 30 * time.Second})
 	}()
 	addr := regexp.MustCompile(`serving MCP on (http://[0-9.:]+/)`)
@@ -316,7 +316,7 @@ func TestServeHealthAndReadiness(t *testing.T) {
 	}
 	var stderr syncBuffer
 	a := &app{stdin: strings.NewReader(""), stdout: &syncBuffer{}, stderr: &stderr}
-	h, err := a.httpHandler(srv, s, &agentmemmcp.HTTPOptions{Keys: keys, Path: "/mcp"})
+	h, err := a.httpHandler(srv, s, &agentmemmcp.HTTPOptions{Keys: keys, Path: "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
