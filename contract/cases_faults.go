@@ -165,6 +165,9 @@ var afterCrashWriters = []afterCrashWriter{
 		req := store.WriteRequest{Path: path, Content: writerLine + "\n"}
 		if f := read(t, s, path, 1000); f != nil {
 			req.Content, req.Expected = f.Content+writerLine+"\n", f.Version
+		} else if m, err := s.Delete(ctx, store.DeleteRequest{Path: path}); err != nil || m.Existed {
+			// What reads as absent is absent to a delete, too.
+			return fmt.Errorf("delete of the absent file = %+v, %w", m, err)
 		}
 		_, err := s.Write(ctx, req)
 		return err

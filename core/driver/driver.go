@@ -401,6 +401,8 @@ type Appender interface {
 // plus "/"); the receipt check still comes first, so a replay returns its
 // receipt. The store then skips its own check before the create (a read of
 // the ancestors and a one-entry listing): a create costs the Mutate alone.
+// A create over a tombstone, which the store sends with Expected the
+// tombstone's version (see [Mutator]), it still checks itself.
 //
 // Fallback: without it (or when it reports false, or the driver is no
 // Mutator) the store checks before every create with separate requests.
