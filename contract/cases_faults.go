@@ -1,10 +1,12 @@
 package contract
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -141,77 +143,129 @@ var faultCases = func() []Case {
 	return out
 }()
 
-// nativeAfterCrashCase: a tracked write crashes at every backend call,
-// leaving its receipt pending and perhaps its row written; then a writer
-// appends through the backend's own append (a driver.Appender where there
-// is one, over the unwrapped driver), which overwrites that row; then the
-// operation is replayed. Whoever overwrites a row first completes the
-// operation that wrote it, so the replay reports the write as done when
-// it landed (never applies it twice) and as a conflict when it did not.
-func nativeAfterCrashCase(sc faultScenario) Case {
-	return Case{sc.name + "_then_native_append", func(t *testing.T, e *Env) {
+// afterCrashWriter is how another writer changes the file after an
+// operation crashed: through the backend's own fast paths (a store over
+// the unwrapped driver), so that a primitive-path operation's leftovers
+// meet the atomic mutation and the native append.
+type afterCrashWriter struct {
+	name string
+	// write adds writerLine to the file at path through s.
+	write func(ctx context.Context, t *testing.T, s *store.Store, path string) error
+}
+
+var afterCrashWriters = []afterCrashWriter{
+	{"native_append", func(ctx context.Context, t *testing.T, s *store.Store, path string) error {
+		_, err := s.Append(ctx, store.AppendRequest{Path: path, Text: writerLine, MaxChars: 1000})
+		return err
+	}},
+	{"atomic_write", func(ctx context.Context, t *testing.T, s *store.Store, path string) error {
+		// A compare-and-swap on the version read, as the notebook's
+		// tools write: the row read is the crashed operation's, if it
+		// landed, or a tombstone it left (read as absent).
+		req := store.WriteRequest{Path: path, Content: writerLine + "\n"}
+		if f := read(t, s, path, 1000); f != nil {
+			req.Content, req.Expected = f.Content+writerLine+"\n", f.Version
+		} else if m, err := s.Delete(ctx, store.DeleteRequest{Path: path}); err != nil || m.Existed {
+			// What reads as absent is absent to a delete, too.
+			return fmt.Errorf("delete of the absent file = %+v, %w", m, err)
+		}
+		_, err := s.Write(ctx, req)
+		return err
+	}},
+}
+
+// afterCrashCase: a tracked operation crashes at every backend call,
+// leaving its receipt pending and perhaps its row (a file, or a delete's
+// tombstone) written; then another writer changes the file through the
+// backend's fast paths (over the unwrapped driver: a native append, or a
+// write with the version read, through a Mutator where there is one),
+// which overwrites that row; then the operation is replayed. Whoever
+// overwrites a row first completes the operation that wrote it, so the
+// replay reports the operation as done when it landed (never applies it
+// twice) and as a conflict when it did not; and a tombstone, whatever
+// operation it records, never makes the path look taken.
+func afterCrashCase(sc faultScenario, w afterCrashWriter) Case {
+	return Case{sc.name + "_then_" + w.name, func(t *testing.T, e *Env) {
 		n := sc.calls(t, e)
 		for _, mode := range []FaultMode{Crash, CrashAfter} {
 			for k := 1; k <= n; k++ {
 				t.Run(fmt.Sprintf("%s/k%d", mode, k), func(t *testing.T) {
-					sc.checkNative(t, e, mode, k)
+					sc.checkAfterCrash(t, e, w, mode, k)
 				})
 			}
 		}
 	}}
 }
 
-func (sc faultScenario) checkNative(t *testing.T, e *Env, mode FaultMode, k int) {
-	path := fmt.Sprintf("n/%s-%s-%d.md", sc.name, mode, k)
+func (sc faultScenario) checkAfterCrash(t *testing.T, e *Env, w afterCrashWriter, mode FaultMode, k int) {
+	path := fmt.Sprintf("n/%s-%s-%s-%d.md", sc.name, w.name, mode, k)
 	o := op("op-"+path, "fp")
-	expected, content := "", opLine+"\n"
+	seed := ""
 	if sc.seed {
-		expected, content = create(t, e.Store, path, "seed\n"), "seed\n"+opLine+"\n"
+		seed = create(t, e.Store, path, "seed\n")
 	}
-	req := store.WriteRequest{Path: path, Content: content, Expected: expected, Operation: o}
+	run := func(s *store.Store) (store.Mutation, error) {
+		if sc.delete {
+			return s.Delete(ctx(t), store.DeleteRequest{Path: path, Expected: seed, Operation: o})
+		}
+		content := opLine + "\n"
+		if sc.seed {
+			content = "seed\n" + content
+		}
+		return s.Write(ctx(t), store.WriteRequest{Path: path, Content: content, Expected: seed, Operation: o})
+	}
 	f := NewFaults(e.Driver)
 	f.Inject(k, mode)
-	m1, err1 := store.New(f, e.Options()).Write(ctx(t), req)
+	m1, err1 := run(store.New(f, e.Options()))
 	if err1 != nil && !errors.Is(err1, ErrInjected) {
 		t.Fatalf("faulty run: %v (calls %v)", err1, f.Calls())
 	}
-	landed := false
-	if cur := read(t, e.Store, path, 1000); cur != nil && cur.OperationID == o.ID && cur.Content == content {
-		landed = true
+	before := ""
+	if cur := read(t, e.Store, path, 1000); cur != nil {
+		before = cur.Content
 	}
-	native := store.New(shared(e.Raw), e.Options())
-	if _, err := native.Append(ctx(t), store.AppendRequest{Path: path, Text: writerLine, MaxChars: 1000}); err != nil {
-		t.Fatalf("native append: %v", err)
+	var landed bool
+	switch {
+	case sc.delete:
+		landed = before == ""
+	case sc.seed:
+		landed = before == "seed\n"+opLine+"\n"
+	default:
+		landed = before == opLine+"\n"
+	}
+	// Bounded: an append keeps retrying conflicts until its context ends.
+	wctx, cancel := context.WithTimeout(ctx(t), time.Minute)
+	defer cancel()
+	if err := w.write(wctx, t, store.New(shared(e.Raw), e.Options()), path); err != nil {
+		t.Fatalf("%s after the crash (landed %v): %v (calls %v)", w.name, landed, err, f.Calls())
 	}
 	e.expireLeases() // let the dead attempt's lease run out
 	replayer := e.NewStore(t, e.Options(), nil)
-	m2, err := replayer.Write(ctx(t), req)
+	m2, err := run(replayer)
 	switch {
 	case landed && (err != nil || !m2.Replayed):
-		t.Fatalf("replay of a write that landed = %+v, %v; want it replayed (faulty run %+v, %v; calls %v)", m2, err, m1, err1, f.Calls())
-	case landed && err1 == nil && m2.Version != m1.Version:
-		t.Fatalf("replay version %q, want %q", m2.Version, m1.Version)
+		t.Fatalf("replay of an operation that landed = %+v, %v; want it replayed (faulty run %+v, %v; calls %v)", m2, err, m1, err1, f.Calls())
+	case landed && err1 == nil && (m2.Version != m1.Version || m2.Existed != m1.Existed):
+		t.Fatalf("replay = %+v, want %+v", m2, m1)
+	case landed && m2.Existed != sc.seed:
+		t.Fatalf("replay = %+v, want Existed %v", m2, sc.seed)
 	case !landed && !errors.Is(err, store.ErrConflict):
-		t.Fatalf("replay of a write that did not land = %+v, %v; want ErrConflict (calls %v)", m2, err, f.Calls())
+		t.Fatalf("replay of an operation that did not land = %+v, %v; want ErrConflict (calls %v)", m2, err, f.Calls())
 	}
-	got := read(t, replayer, path, 1000)
-	want := "seed\n" + writerLine + "\n"
-	switch {
-	case landed && sc.seed:
-		want = "seed\n" + opLine + "\n" + writerLine + "\n"
-	case landed:
-		want = opLine + "\n" + writerLine + "\n"
-	case !sc.seed:
-		want = writerLine + "\n"
-	}
-	if got == nil || got.Content != want {
+	want := before + writerLine + "\n"
+	if got := read(t, replayer, path, 1000); got == nil || got.Content != want {
 		t.Fatalf("file = %+v, want %q (landed %v, replay %+v, %v)", got, want, landed, m2, err)
 	}
 }
 
-// nativeAfterCrashCases replace an existing file. (A create that crashed
-// leaves a tombstone, which a Mutator backend shared with a primitive-path
-// writer does not yet accept as absent: not covered here.)
-var nativeAfterCrashCases = []Case{
-	nativeAfterCrashCase(faultScenarios[1]),
-}
+// afterCrashCases cover a create, an update and a delete that crashed,
+// each followed by each writer.
+var afterCrashCases = func() []Case {
+	var out []Case
+	for _, sc := range faultScenarios {
+		for _, w := range afterCrashWriters {
+			out = append(out, afterCrashCase(sc, w))
+		}
+	}
+	return out
+}()

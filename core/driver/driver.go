@@ -283,8 +283,22 @@ type MutateResult struct {
 // A create (a write with Expected "") may be refused with
 // [ErrPathCollision] after the receipt check, when the driver can tell
 // atomically that a file lies on the path's way or below it (memstore
-// does); nothing is written then. Tombstones never occur on a Mutator
-// backend.
+// does); nothing is written then.
+//
+// Tombstones occur on a Mutator backend when a store shares its data over
+// the primitives alone (a store given only the nine primitives, or one
+// that predates this driver's Mutator). Mutate treats a tombstone as any
+// other row: a create over it is ErrPrecondition, and an Expected equal to
+// its version replaces it with the file written (Tombstone false, no
+// ExpiresAt) or, for a delete, removes it. The store does the rest: when a
+// change that expects no file is refused, it reads the row, and if it is a
+// tombstone it first settles the operation the tombstone records (a
+// delete that may have landed without its receipt being completed), then
+// conditions the change on the tombstone's version, checking a create's
+// path for collisions itself. It settles the operation named by any
+// expected version written on the primitive path the same way before the
+// Mutate that overwrites its row. So a Mutate need not look at the
+// Tombstone flag or at receipts other than p.Receipt.
 //
 // Fallback: without Mutator the store runs its receipt algorithm over the
 // nine primitives (reserve, conditional change, complete), which costs more
@@ -364,6 +378,12 @@ type AppendResult struct {
 // the primitive path) is returned in Existing like any other, and the store
 // settles it; so is the pending receipt of the file it would replace
 // (Unsettled), before anything overwrites the file that proves it landed.
+// An Appender that is not a Mutator may also leave p.Receipt pending (a
+// file system writes the receipt and the file apart): the store then names
+// the operation in p.Version, as on the primitive path, so that whoever
+// overwrites the row settles it first. An Appender that is also a Mutator
+// must store p.Receipt completed in the same atomic step as the file; its
+// versions name no operation, so a write over its rows looks up no receipt.
 //
 // Fallback: without Appender the store reads the file and writes it back with a compare-and-swap, again
 // after a backoff that grows with consecutive conflicts (see store's
@@ -381,6 +401,8 @@ type Appender interface {
 // plus "/"); the receipt check still comes first, so a replay returns its
 // receipt. The store then skips its own check before the create (a read of
 // the ancestors and a one-entry listing): a create costs the Mutate alone.
+// A create over a tombstone, which the store sends with Expected the
+// tombstone's version (see [Mutator]), it still checks itself.
 //
 // Fallback: without it (or when it reports false, or the driver is no
 // Mutator) the store checks before every create with separate requests.

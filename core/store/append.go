@@ -180,13 +180,15 @@ func (a appendCall) native(ctx context.Context) (m Mutation, missing bool, err e
 	for round := 0; ; round++ {
 		now := s.now()
 		p := driver.AppendParams{Path: a.r.Path, Entry: a.entry, MaxChars: a.r.MaxChars, Metadata: a.meta, Version: newVersion(now, "")}
-		if op := a.r.Operation; op != nil {
+		if op := a.r.Operation; op != nil && s.mutator == nil {
 			// The version names the operation, as on the primitive path: an
 			// Appender that is not atomic across the receipt and the file
 			// (filestore writes two files) may leave its receipt pending,
 			// and whoever overwrites the row then settles it first
 			// (settleVersion), or a replay would find the row gone and
-			// append again.
+			// append again. An Appender that is also a Mutator records the
+			// completed receipt with the file, so its rows need no
+			// settling, and a write over them costs no receipt lookup.
 			p.Version = newVersion(now, op.ID)
 		}
 		record, err := s.historyOn()
