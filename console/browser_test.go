@@ -50,8 +50,9 @@ func browserPrereqs(t *testing.T) (node, dir string) {
 // create and delete, search, history and diff, a double-submitted
 // restore, stored markup rendered inert (a dialog fails the run), a
 // cross-origin POST refused, expired and unknown sessions sent to sign-in,
-// a user key with JavaScript off, forget behind a typed confirmation and
-// the export download. One browser launch serves every flow (flows.mjs).
+// a user key with JavaScript off, forget behind a typed confirmation, the
+// export download and its import upload. One browser launch serves every
+// flow (flows.mjs).
 //
 // The screenshots go to a temporary folder; AGENTMEM_CONSOLE_SCREENSHOTS=../docs
 // writes the ones docs/ and the README show.
@@ -128,7 +129,7 @@ func TestBrowserFlows(t *testing.T) {
 	}
 	for _, flow := range []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
 		"restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
-		"user key, JavaScript off", "forget behind a typed confirmation", "export download"} {
+		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload"} {
 		if !strings.Contains(string(out), "ok "+flow+"\n") {
 			t.Errorf("flow %q did not report ok", flow)
 		}

@@ -19,6 +19,9 @@ import (
 // HTTP handler does.
 const DefaultMaxBodyBytes = 1 << 20
 
+// DefaultMaxImportBytes bounds an imported archive by default (64 MiB).
+const DefaultMaxImportBytes = 64 << 20
+
 // Metadata keys the API stamps on every write and restore it makes. A
 // request cannot set them itself.
 const (
@@ -80,6 +83,10 @@ type Options struct {
 	// MaxBodyBytes bounds each request body; a larger one is refused with
 	// 413. Default [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
+	// MaxImportBytes bounds the archive of an import (the API's body, the
+	// page's upload); a larger one is refused with 413 and writes nothing.
+	// Default [DefaultMaxImportBytes].
+	MaxImportBytes int64
 	// Logger receives an Error record for each request that failed on the
 	// server's side (500), with the operation and the error's kind
 	// (store.ErrorKind). nil means slog.Default.
@@ -105,6 +112,7 @@ type Handler struct {
 	auth       func(*http.Request) (Principal, error)
 	resMeta    string
 	maxBody    int64
+	maxImport  int64
 	log        *slog.Logger
 	logDetails bool
 	mux        *http.ServeMux
@@ -118,7 +126,7 @@ type Handler struct {
 
 // New returns the API handler over s. It does no I/O: every request reads
 // the store under its own context. It fails with [ErrOptions] when s or
-// opts.Authenticate is nil, MaxBodyBytes is negative, or opts.Memory sets
+// opts.Authenticate is nil, MaxBodyBytes or MaxImportBytes is negative, or opts.Memory sets
 // a namespace or is refused by memory.New.
 func New(s *store.Store, opts *Options) (*Handler, error) {
 	if s == nil || s.Driver() == nil {
@@ -132,6 +140,9 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	}
 	if opts.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("%w: MaxBodyBytes must be positive, got %d", ErrOptions, opts.MaxBodyBytes)
+	}
+	if opts.MaxImportBytes < 0 {
+		return nil, fmt.Errorf("%w: MaxImportBytes must be positive, got %d", ErrOptions, opts.MaxImportBytes)
 	}
 	var mo memory.Options
 	if opts.Memory != nil {
@@ -152,6 +163,7 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 		auth:       opts.Authenticate,
 		resMeta:    opts.ResourceMetadataURL,
 		maxBody:    opts.MaxBodyBytes,
+		maxImport:  cmp.Or(opts.MaxImportBytes, DefaultMaxImportBytes),
 		log:        opts.Logger,
 		logDetails: opts.LogDetails,
 		mux:        http.NewServeMux(),

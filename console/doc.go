@@ -79,8 +79,8 @@
 // shows your text (still in the form, now against the current version),
 // theirs and the difference. A restore is a compare-and-swap on the
 // version the page showed as current, exactly once per form render.
-// Forgetting a namespace needs an admin and its typed name. Import is not
-// served yet.
+// Forgetting a namespace needs an admin and its typed name. The notebook
+// page uploads an export back (multipart), exactly once per form render.
 //
 // Mount the handler at the root, or under a prefix with http.StripPrefix
 // (the pages find their base path from the request): the pages need the
@@ -88,5 +88,13 @@
 //
 // Forgetting a namespace (DELETE /api/v1/namespaces/{ns}) needs an admin
 // and ?confirm=<namespace>; export streams the archive agentmem export
-// writes. Import is not served yet.
+// writes (core/archive). Import (POST /api/v1/namespaces/{ns}/import, the
+// tar as the body, Content-Type application/x-tar) reads it back: an admin
+// into any namespace, a user principal into its own, every path of the
+// archive inside the namespace. The archive is checked whole first (a
+// damaged one is 422 and writes nothing, one over MaxImportBytes 413);
+// every write is a compare-and-swap; files that differ are kept and
+// listed (409 with the counts) unless ?force=1; each file written records
+// the principal (UpdatedByKey, ClientKey) over the archive's metadata; an
+// Idempotency-Key applies each file once.
 package console

@@ -1,17 +1,15 @@
 package console
 
 import (
-	"archive/tar"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/core/archive"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -312,101 +310,37 @@ func (h *Handler) snapshot(c *call) error {
 	return writeJSON(c.w, http.StatusOK, SnapshotJSON{Namespace: c.ns, Instructions: h.mem.Instructions(), Snapshot: block})
 }
 
-// The export format, the same as agentmem export's: one tar entry per
-// file, named by its store path, its version and metadata in PAX records,
-// then a JSON manifest.
-const (
-	manifestName = ".agentmem-manifest.json"
-	manifestType = "agentmem-export/v1"
-	paxVersion   = "AGENTMEM.version"
-	paxMeta      = "AGENTMEM.metadata"
-)
-
-type manifest struct {
-	Format string          `json:"format"`
-	Prefix string          `json:"prefix"`
-	Files  []manifestEntry `json:"files"`
-}
-
-type manifestEntry struct {
-	Path     string            `json:"path"`
-	Version  string            `json:"version"`
-	Bytes    int               `json:"bytes"`
-	SHA256   string            `json:"sha256"`
-	Metadata map[string]string `json:"metadata,omitempty"`
-}
-
 // export streams the namespace as the archive agentmem export writes for
-// the prefix "<namespace>/" (agentmem import reads it). A failure after
-// the first byte aborts the response, so a client never takes a cut
-// archive for a whole one (the manifest, last, is missing).
+// the prefix "<namespace>/" (core/archive; agentmem import and the import
+// route read it). A failure after the first byte aborts the response, so
+// a client never takes a cut archive for a whole one (the manifest, last,
+// is missing).
 func (h *Handler) export(c *call) error {
 	ctx := c.r.Context()
-	prefix := c.ns + "/"
-	started := false
-	var tw *tar.Writer
-	begin := func() {
-		if !started {
-			started = true
-			c.w.Header().Set("Content-Type", "application/x-tar")
-			c.w.Header().Set("Content-Disposition", `attachment; filename="`+c.ns+`.tar"`)
-			c.w.Header().Set("Cache-Control", "no-store")
-			c.w.WriteHeader(http.StatusOK)
-			tw = tar.NewWriter(c.w)
-		}
+	w := &exportWriter{c: c}
+	_, err := archive.Export(ctx, h.s, c.ns+"/", w, nil)
+	if err == nil || !w.started {
+		return err
 	}
-	abort := func(err error) error {
-		if !started {
-			return err
-		}
-		h.log.ErrorContext(ctx, "agentmem/console: export failed after it began; the response is cut", "error_kind", store.ErrorKind(err))
-		panic(http.ErrAbortHandler)
+	h.log.ErrorContext(ctx, "agentmem/console: export failed after it began; the response is cut", "error_kind", store.ErrorKind(err))
+	panic(http.ErrAbortHandler)
+}
+
+// exportWriter sends the export's headers with its first byte, so that a
+// failure before it is answered as a problem.
+type exportWriter struct {
+	c       *call
+	started bool
+}
+
+func (w *exportWriter) Write(b []byte) (int, error) {
+	if !w.started {
+		w.started = true
+		hd := w.c.w.Header()
+		hd.Set("Content-Type", "application/x-tar")
+		hd.Set("Content-Disposition", `attachment; filename="`+w.c.ns+`.tar"`)
+		hd.Set("Cache-Control", "no-store")
+		w.c.w.WriteHeader(http.StatusOK)
 	}
-	now := time.Now().Truncate(time.Second)
-	files := []manifestEntry{}
-	for p, err := range h.s.Walk(ctx, prefix, 0) {
-		if err != nil {
-			return abort(err)
-		}
-		f, err := h.s.Read(ctx, p, wholeFile)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return abort(err)
-		}
-		pax := map[string]string{paxVersion: f.Version}
-		if len(f.Metadata) > 0 {
-			b, err := json.Marshal(f.Metadata)
-			if err != nil {
-				return abort(err)
-			}
-			pax[paxMeta] = string(b)
-		}
-		begin()
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: 0o644, Size: int64(len(f.Content)), ModTime: now, Format: tar.FormatPAX, PAXRecords: pax}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return abort(err)
-		}
-		if _, err := io.WriteString(tw, f.Content); err != nil {
-			return abort(err)
-		}
-		files = append(files, manifestEntry{Path: p, Version: f.Version, Bytes: len(f.Content), SHA256: digestHex(f.Content), Metadata: f.Metadata})
-	}
-	b, err := json.MarshalIndent(manifest{Format: manifestType, Prefix: prefix, Files: files}, "", "  ")
-	if err != nil {
-		return abort(err)
-	}
-	b = append(b, '\n')
-	begin()
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: manifestName, Mode: 0o644, Size: int64(len(b)), ModTime: now}); err != nil {
-		return abort(err)
-	}
-	if _, err := tw.Write(b); err != nil {
-		return abort(err)
-	}
-	if err := tw.Close(); err != nil {
-		return abort(err)
-	}
-	return nil
+	return w.c.w.Write(b)
 }

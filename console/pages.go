@@ -26,7 +26,7 @@ var assets embed.FS
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
 var pageNames = []string{"signin", "error", "namespaces", "notebook", "file", "edit", "conflict",
-	"history", "version", "diff", "search", "forget", "forgotten"}
+	"history", "version", "diff", "search", "forget", "forgotten", "imported"}
 
 // contentSecurityPolicy is sent with every page: only the console's own
 // script and style, no inline script, no framing, forms post only here.
@@ -168,6 +168,7 @@ func (h *Handler) registerPages() error {
 		"POST " + ns + "/restore":           (*Handler).restoreForm,
 		"GET " + ns + "/search":             (*Handler).searchPage,
 		"GET " + ns + "/export":             (*Handler).exportPage,
+		"POST " + ns + "/import":            (*Handler).importForm,
 		"GET " + ns + "/forget":             (*Handler).forgetPage,
 		"POST " + ns + "/forget":            (*Handler).forgetForm,
 	} {
@@ -425,6 +426,8 @@ type notebookData struct {
 	Next     string
 	Snapshot string
 	Instr    string
+	// ImportToken makes the import form's submit exactly once.
+	ImportToken string
 }
 
 func (h *Handler) notebookPage(pc *pageCall) error {
@@ -441,7 +444,7 @@ func (h *Handler) notebookPage(pc *pageCall) error {
 	if err != nil {
 		return err
 	}
-	d := notebookData{Files: []fileRow{}}
+	d := notebookData{Files: []fileRow{}, ImportToken: formToken()}
 	for _, p := range paths {
 		f, err := h.s.Read(ctx, p, wholeFile)
 		if errors.Is(err, store.ErrNotFound) {

@@ -73,6 +73,8 @@ var problemTitles = map[string]string{
 	"too-large":               "Too large",
 	"confirmation-required":   "Confirmation required",
 	"forget-incomplete":       "Files changed while forgetting",
+	"archive-refused":         "Archive refused",
+	"import-incomplete":       "Files differ from the archive",
 	"history-unsupported":     "History unsupported",
 	"unavailable":             "Unavailable",
 	"internal":                "Internal server error",

@@ -66,4 +66,8 @@ var routes = []route{
 		statuses: statuses(nsStatuses, 200, 409, 412, 413, 415, 422, 428), serve: (*Handler).restore},
 	{method: "GET", pattern: nsPattern + "/export", op: "exportNamespace", namespaced: true,
 		statuses: statuses(nsStatuses, 200), serve: (*Handler).export},
+	// Import: an admin into any namespace, a user into its own (the
+	// archive's paths must lie in it).
+	{method: "POST", pattern: nsPattern + "/import", op: "importNamespace", namespaced: true,
+		statuses: statuses(nsStatuses, 200, 409, 413, 415, 422), serve: (*Handler).importNamespace},
 }

@@ -1,54 +1,38 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
+
+	"github.com/agentmem/agentmem/core/archive"
+	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
 )
 
-// oldArchive builds an archive as the previous version of export wrote
-// it: each entry's version and metadata in its PAX header (headerMeta,
-// which a forger may change), the manifest last.
-func oldArchive(t *testing.T, headerMeta string) []byte {
-	t.Helper()
+// import maps every archive that core/archive refuses to exit 2 (bad
+// input, nothing written), and an export of a store reads back whole.
+func TestImportArchiveExitCodes(t *testing.T) {
+	a := &app{}
+	src := store.New(memstore.New(), nil)
+	if _, err := src.Write(t.Context(), store.WriteRequest{Path: "k/a.md", Content: "a\n"}); err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	content := "- lives in Hanoi\n"
-	md := map[string]string{"updated_by": "agent"}
-	pax := map[string]string{paxVersion: "01V1", paxMeta: headerMeta}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "kamal/main/MEMORY.md", Mode: archiveFileMode,
-		Size: int64(len(content)), Format: tar.FormatPAX, PAXRecords: pax}); err != nil {
-		t.Fatal(err)
+	if n, err := a.export(t.Context(), src, "k/", &buf); err != nil || n != 1 {
+		t.Fatalf("export = %d, %v", n, err)
 	}
-	tw.Write([]byte(content))
-	m := manifest{Format: manifestType, Prefix: "kamal/", Files: []manifestEntry{
-		{Path: "kamal/main/MEMORY.md", Version: "01V1", Bytes: len(content), SHA256: sha(content), Metadata: md}}}
-	b, _ := json.Marshal(m)
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: ManifestName, Mode: archiveFileMode, Size: int64(len(b))}); err != nil {
-		t.Fatal(err)
+	good := buf.Bytes()
+	for name, in := range map[string][]byte{"empty": nil, "garbage": []byte("not a tar"), "cut short": good[:512]} {
+		_, err := a.importArchive(t.Context(), store.New(memstore.New(), nil), bytes.NewReader(in), true)
+		if exitCode(err) != exitUsage {
+			t.Errorf("%s: err = %v (exit %d), want exit 2", name, err, exitCode(err))
+		}
 	}
-	tw.Write(b)
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
+	rep, err := a.importArchive(t.Context(), store.New(memstore.New(), nil), bytes.NewReader(good), false)
+	if err != nil || rep.Created != 1 {
+		t.Fatalf("import = %+v, %v", rep, err)
 	}
-	return buf.Bytes()
-}
-
-// An archive of the previous version still imports, with the manifest's
-// metadata; one whose entry header carries other metadata than the
-// manifest (a forged updated_by) is refused as damaged.
-func TestCheckArchiveEarlierFormat(t *testing.T) {
-	man, err := checkArchive(bytes.NewReader(oldArchive(t, `{"updated_by":"agent"}`)))
-	if err != nil {
-		t.Fatalf("archive of the earlier format: %v", err)
-	}
-	if got := man.Files[0].Metadata["updated_by"]; got != "agent" {
-		t.Errorf("updated_by = %q, want agent", got)
-	}
-	_, err = checkArchive(bytes.NewReader(oldArchive(t, `{"updated_by":"mallory"}`)))
-	if err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), "differs from the manifest") {
-		t.Fatalf("forged header: err = %v (exit %d), want a damaged archive, exit 2", err, exitCode(err))
+	if _, err := archive.Check(bytes.NewReader(good)); err != nil {
+		t.Fatalf("Check(export) = %v", err)
 	}
 }

@@ -261,6 +261,17 @@ try {
     const [dl] = await Promise.all([page.waitForEvent("download"), page.click("a:text-is('Export (.tar)')")]);
     assert.equal(dl.suggestedFilename(), "alice.tar");
   });
+
+  await flow("import upload", async () => {
+    await page.goto(base + "/ns/alice/");
+    const [dl] = await Promise.all([page.waitForEvent("download"), page.click("a:text-is('Export (.tar)')")]);
+    await page.setInputFiles("form.import input[type=file]", await dl.path());
+    await page.click("form.import button[type=submit]");
+    await page.waitForSelector("h1:text-is('Imported into alice')");
+    const text = await page.textContent("main");
+    assert.ok(text.includes("0 created, 0 replaced") && text.includes("unchanged"), text);
+    await shot(page, "import");
+  });
 } catch (e) {
   console.error("FAIL: " + (e && e.stack ? e.stack : e));
   exit = 1;
