@@ -149,3 +149,30 @@ func BenchmarkHistory(b *testing.B) {
 		return d
 	})
 }
+
+// BenchmarkIndexedWrite is an idempotent write with the search index off
+// and on, alternately (see contract.BenchIndexedWrite): the latency of the
+// write with the index on as a ratio to off (vs-off), the embeddings per
+// changed write and per unchanged rewrite, index bytes per chunk.
+func BenchmarkIndexedWrite(b *testing.B) {
+	contract.BenchIndexedWrite(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}
+
+// BenchmarkHybridSearch is a search over 1,000 files of one scope, index
+// warm, literal, BM25 and hybrid alternately (see
+// contract.BenchHybridSearch): hybrid-vs-literal and bm25-vs-literal.
+func BenchmarkHybridSearch(b *testing.B) {
+	contract.BenchHybridSearch(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"math"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem/core/internal/lexis"
 )
@@ -20,20 +23,27 @@ const (
 // occurrence is one query term found in a body, in runes.
 type occurrence struct{ term, start, end int }
 
-// doc is one candidate's statistics for the query terms.
+// doc is one candidate's statistics for the query terms: its body's
+// length and the positions of each query term in it (rune offset pairs),
+// its name's length and term frequencies.
 type doc struct {
 	bodyLen, nameLen int
-	bodyTF, nameTF   []int
-	occ              []occurrence
+	bodyPos          [][]int
+	nameTF           []int
 }
+
+// scanners keeps Scanners, with the stems they cached, between searches.
+var scanners = sync.Pool{New: func() any { return lexis.NewScanner() }}
 
 // bm25 scores cands by BM25F over two fields, the body and the
 // scope-relative name without its extension ("food.md" → "food"), with
-// document frequencies and average lengths from cands alone. It returns nil
-// when the query has no terms (the caller then scores literally) and the
-// files with a positive score otherwise.
-func bm25(prefix, query string, cands []candidate) []hit {
-	sc := lexis.NewScanner()
+// document frequencies and average lengths from cands alone. Each body's
+// terms come from cache when that exact content was analysed before. It
+// returns nil when the query has no terms (the caller then scores
+// literally) and the files with a positive score otherwise.
+func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
+	sc := scanners.Get().(*lexis.Scanner)
+	defer scanners.Put(sc)
 	q := sc.Terms(query)
 	if len(q) == 0 {
 		return nil
@@ -43,18 +53,18 @@ func bm25(prefix, query string, cands []candidate) []hit {
 		index[t] = i
 	}
 	docs := make([]doc, len(cands))
+	pos := make([][]int, len(q)*len(cands))
+	tfs := make([]int, len(q)*len(cands))
 	df := make([]int, len(q))
 	var sumBody, sumName float64
 	for i, c := range cands {
 		d := &docs[i]
-		d.bodyTF, d.nameTF = make([]int, len(q)), make([]int, len(q))
-		sc.Each(c.content, func(t string, start, end int) {
-			d.bodyLen++
-			if j, ok := index[t]; ok {
-				d.bodyTF[j]++
-				d.occ = append(d.occ, occurrence{j, start, end})
-			}
-		})
+		body := cache.bodyOf(sc, c.path, c.content)
+		d.bodyLen = body.n
+		d.bodyPos, d.nameTF = pos[i*len(q):(i+1)*len(q)], tfs[i*len(q):(i+1)*len(q)]
+		for j, t := range q {
+			d.bodyPos[j] = body.positions(t)
+		}
 		sc.Each(nameField(strings.TrimPrefix(c.path, prefix)), func(t string, _, _ int) {
 			d.nameLen++
 			if j, ok := index[t]; ok {
@@ -62,7 +72,7 @@ func bm25(prefix, query string, cands []candidate) []hit {
 			}
 		})
 		for j := range q {
-			if d.bodyTF[j]+d.nameTF[j] > 0 {
+			if len(d.bodyPos[j])+d.nameTF[j] > 0 {
 				df[j]++
 			}
 		}
@@ -82,7 +92,7 @@ func bm25(prefix, query string, cands []candidate) []hit {
 		normName := 1 - bm25B + bm25B*float64(d.nameLen)/avgName
 		score := 0.0
 		for j := range q {
-			tf := float64(d.bodyTF[j])/normBody + nameWeight*float64(d.nameTF[j])/normName
+			tf := float64(len(d.bodyPos[j])/2)/normBody + nameWeight*float64(d.nameTF[j])/normName
 			if tf > 0 {
 				score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1)
 			}
@@ -90,13 +100,26 @@ func bm25(prefix, query string, cands []candidate) []hit {
 		if score <= 0 {
 			continue
 		}
-		content, occ := c.content, d.occ
+		content, bodyPos := c.content, d.bodyPos
 		hits = append(hits, hit{
 			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4,
-			snippet: func(w int) string { return passage(content, occ, idf, w) },
+			snippet: func(w int) string { return passage(content, occurrences(bodyPos), idf, w) },
 		})
 	}
 	return hits
+}
+
+// occurrences lists the query terms' positions (bodyPos[j]: term j's rune
+// offset pairs) in the order of the body.
+func occurrences(bodyPos [][]int) []occurrence {
+	var occ []occurrence
+	for j, ps := range bodyPos {
+		for k := 0; k+1 < len(ps); k += 2 {
+			occ = append(occ, occurrence{j, ps[k], ps[k+1]})
+		}
+	}
+	slices.SortFunc(occ, func(a, b occurrence) int { return cmp.Compare(a.start, b.start) })
+	return occ
 }
 
 // nameField is the part of a file name that describes it: the name

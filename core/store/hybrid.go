@@ -3,11 +3,13 @@ package store
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"path"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/chunk"
@@ -141,18 +143,24 @@ func (s *Store) getRows(ctx context.Context, paths []string) (map[string]*driver
 }
 
 // decodeIndex turns first parts (by file path) into vectors of model,
-// reading the further parts of long records.
+// reading the further parts of long records. Rows are decoded once per
+// content (see [analysisCache]); the maps returned may be shared with the
+// cache and are never modified.
 func (s *Store) decodeIndex(ctx context.Context, rows map[string]string, model string) (map[string]indexed, error) {
 	out := make(map[string]indexed, len(rows))
 	var more []string
 	owner := map[string]string{}
 	for p, content := range rows {
-		rec := decodeRecord(content)
-		if rec == nil || rec.Model != model {
+		d := s.cache.rowOf(indexPath(p, 1), content)
+		if d == nil || d.model != model {
 			continue // malformed, or another model's: never scored
 		}
-		out[p] = rec.add(indexed{})
-		for k := 2; k <= rec.Parts; k++ {
+		if d.parts <= 1 {
+			out[p] = d.vecs
+			continue
+		}
+		out[p] = maps.Clone(d.vecs)
+		for k := 2; k <= d.parts; k++ {
 			at := indexPath(p, k)
 			more = append(more, at)
 			owner[at] = p
@@ -167,8 +175,8 @@ func (s *Store) decodeIndex(ctx context.Context, rows map[string]string, model s
 			if f == nil || f.Tombstone {
 				continue
 			}
-			if rec := decodeRecord(f.Content); rec != nil && rec.Model == model {
-				rec.add(out[owner[at]])
+			if d := s.cache.rowOf(at, f.Content); d != nil && d.model == model {
+				maps.Copy(out[owner[at]], d.vecs)
 			}
 		}
 	}
@@ -201,7 +209,7 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
 	}
-	lex := bm25(r.Prefix, r.Query, cands)
+	lex := bm25(&s.cache, r.Prefix, r.Query, cands)
 	if lex == nil {
 		lex = lexical(r.Prefix, terms, cands)
 	}
@@ -216,7 +224,7 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 			return SearchResult{}, ctx.Err()
 		}
 		s.warn(ctx, "the embedder failed during a hybrid search; the result is ranked by BM25 alone", "", r.Prefix, err)
-		return rank(bmReq, terms, cands), nil
+		return rank(&s.cache, bmReq, terms, cands), nil
 	}
 	order := make([]int, 0, len(cands))
 	for i := range cands {
@@ -273,9 +281,10 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 	return res, nil
 }
 
-// sortHits orders hits by score (desc), then path.
+// sortHits orders hits by score (desc), then path. Paths are distinct, so
+// the order is total and an unstable sort gives the one result.
 func sortHits(hits []hit) {
-	slices.SortStableFunc(hits, func(a, b hit) int {
+	slices.SortFunc(hits, func(a, b hit) int {
 		if a.score != b.score {
 			return cmp.Compare(b.score, a.score)
 		}
@@ -305,17 +314,22 @@ func (s *Store) vectorScores(ctx context.Context, query string, cands []candidat
 	var missing []ref
 	stale := make([]bool, len(cands))
 	for i, c := range cands {
-		chunks[i] = chunk.Split(path.Base(c.path), c.content)
+		chunks[i] = s.cache.chunksOf(c.path, c.content)
 		ix := recs[c.path]
+		runes := -1
 		for j, ch := range chunks[i] {
 			if _, ok := ix[ch.Hash]; ok {
 				continue
 			}
-			if c.cut && ch.End >= len([]rune(c.content))-chunk.MaxRunes {
-				stale[i] = true // the cut end's chunks are not the file's
-				continue
-			}
 			stale[i] = true
+			if c.cut {
+				if runes < 0 {
+					runes = utf8.RuneCountInString(c.content)
+				}
+				if ch.End >= runes-chunk.MaxRunes {
+					continue // the cut end's chunks are not the file's
+				}
+			}
 			missing = append(missing, ref{i, j})
 		}
 	}
@@ -332,8 +346,12 @@ func (s *Store) vectorScores(ctx context.Context, query string, cands []candidat
 	var computed [][]float32
 	var err error
 	texts := make([]string, len(missing))
+	full := map[int][]chunk.Chunk{} // with their texts, for the files embedded here
 	for k, m := range missing {
-		texts[k] = chunks[m.file][m.chunk].Text
+		if full[m.file] == nil {
+			full[m.file] = chunk.Split(path.Base(cands[m.file].path), cands[m.file].content)
+		}
+		texts[k] = full[m.file][m.chunk].Text
 	}
 	if _, ok := s.embedder.(QueryEmbedder); ok || len(texts) == 0 {
 		var qerr error
@@ -356,30 +374,24 @@ func (s *Store) vectorScores(ctx context.Context, query string, cands []candidat
 	if err != nil {
 		return nil, err
 	}
-	hints := map[int]map[string][]float32{}
+	hints := map[int]map[string][]float32{} // by file: the vectors computed here
 	for k, m := range missing {
-		ch := chunks[m.file][m.chunk]
-		if recs == nil {
-			recs = map[string]indexed{}
+		if computed[k] == nil {
+			continue
 		}
-		ix := recs[cands[m.file].path]
-		if ix == nil {
-			ix = indexed{}
-			recs[cands[m.file].path] = ix
+		if hints[m.file] == nil {
+			hints[m.file] = map[string][]float32{}
 		}
-		if computed[k] != nil {
-			ix[ch.Hash] = computed[k]
-			if hints[m.file] == nil {
-				hints[m.file] = map[string][]float32{}
-			}
-			hints[m.file][ch.Hash] = computed[k]
-		}
+		hints[m.file][chunks[m.file][m.chunk].Hash] = computed[k]
 	}
 	out := make([]fileVec, len(cands))
 	for i, c := range cands {
 		ix := recs[c.path]
 		for _, ch := range chunks[i] {
 			v := ix[ch.Hash]
+			if v == nil {
+				v = hints[i][ch.Hash]
+			}
 			if v == nil || len(v) != len(qv) || qv == nil {
 				continue
 			}

@@ -23,13 +23,26 @@ const (
 	maxIndexAttempts = 5
 	// maxHints bounds the vectors a search hands the indexer for one path.
 	maxHints = 256
+	// indexQuiet is how long the indexer lets a path rest after its last
+	// change before indexing it, and indexMaxDelay the longest it waits
+	// while the path keeps changing: a burst of writes to one file is
+	// indexed once, and the indexer's own writes do not compete with the
+	// burst's (a search meanwhile embeds what the index lacks).
+	indexQuiet    = 20 * time.Millisecond
+	indexMaxDelay = 500 * time.Millisecond
+	// indexLinger is how long the worker, its queue empty, keeps looking
+	// at it every indexQuiet before it sleeps until woken: a write within
+	// that time queues its path without waking a goroutine (which costs
+	// as much as a whole write on memstore).
+	indexLinger = 5 * time.Second
 )
 
 // indexJob is one path waiting to be indexed, with the vectors a search
 // already computed for some of its chunks (by chunk hash).
 type indexJob struct {
-	attempts int
-	hints    map[string][]float32
+	attempts    int
+	hints       map[string][]float32
+	first, last time.Time // when the path was queued, and changed last
 }
 
 // indexer is a Store's background queue of paths to index, started by the
@@ -39,9 +52,11 @@ type indexer struct {
 	queue   []string
 	jobs    map[string]*indexJob
 	running bool // the worker holds a job
+	hurry   int  // callers of WaitIndexed: index without resting
+	parked  bool // the worker sleeps until woken (see indexLinger)
 	started bool
 	closed  bool
-	idle    chan struct{} // closed while nothing is queued or running
+	idle    chan struct{} // made by WaitIndexed, closed once nothing is queued or running
 	wake    chan struct{}
 	done    chan struct{}
 	cancel  context.CancelFunc
@@ -50,9 +65,7 @@ type indexer struct {
 }
 
 func newIndexer() *indexer {
-	idle := make(chan struct{})
-	close(idle)
-	return &indexer{jobs: map[string]*indexJob{}, idle: idle, wake: make(chan struct{}, 1),
+	return &indexer{jobs: map[string]*indexJob{}, wake: make(chan struct{}, 1),
 		done: make(chan struct{}), timers: map[*time.Timer]struct{}{}, retry: time.Second}
 }
 
@@ -80,15 +93,17 @@ func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]f
 		ix.cancel = cancel
 		go s.indexWorker(wctx)
 	}
+	now := time.Now()
 	j := ix.jobs[p]
 	if j == nil {
 		if len(ix.jobs) >= maxIndexQueue {
 			return
 		}
-		j = &indexJob{attempts: attempts}
+		j = &indexJob{attempts: attempts, first: now}
 		ix.jobs[p] = j
 		ix.queue = append(ix.queue, p)
 	}
+	j.last = now
 	for h, v := range hints {
 		if j.hints == nil {
 			j.hints = map[string][]float32{}
@@ -97,37 +112,64 @@ func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]f
 			j.hints[h] = v
 		}
 	}
-	select {
-	case <-ix.idle:
-		ix.idle = make(chan struct{})
-	default:
-	}
-	select {
-	case ix.wake <- struct{}{}:
-	default:
+	if ix.parked {
+		ix.parked = false
+		select {
+		case ix.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// indexWorker indexes queued paths one at a time until Close.
+// rest returns how long the job at the head of the queue should still
+// wait (see indexQuiet), 0 when it is due. ix.mu is held.
+func (ix *indexer) rest(j *indexJob, now time.Time) time.Duration {
+	if ix.hurry > 0 || ix.closed {
+		return 0
+	}
+	return max(0, min(j.last.Add(indexQuiet).Sub(now), j.first.Add(indexMaxDelay).Sub(now)))
+}
+
+// indexWorker indexes queued paths one at a time, in the order they were
+// queued, each once it has rested (see indexQuiet), until Close.
 func (s *Store) indexWorker(ctx context.Context) {
 	ix := s.ix
 	defer close(ix.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	worked := time.Now()
 	for {
 		ix.mu.Lock()
-		for len(ix.queue) == 0 {
-			if !ix.running {
-				select {
-				case <-ix.idle:
-				default:
+		for {
+			var wait time.Duration
+			if len(ix.queue) == 0 {
+				if !ix.running && ix.idle != nil {
 					close(ix.idle)
+					ix.idle = nil
 				}
-			}
-			if ix.closed {
-				ix.mu.Unlock()
-				return
+				if ix.closed {
+					ix.mu.Unlock()
+					return
+				}
+				if time.Since(worked) >= indexLinger {
+					ix.parked = true
+					ix.mu.Unlock()
+					<-ix.wake
+					ix.mu.Lock()
+					ix.parked = false
+					continue
+				}
+				wait = indexQuiet // linger: look again soon, unwoken
+			} else if wait = ix.rest(ix.jobs[ix.queue[0]], time.Now()); wait <= 0 {
+				break
 			}
 			ix.mu.Unlock()
-			<-ix.wake
+			timer.Reset(wait)
+			select {
+			case <-ix.wake:
+			case <-timer.C:
+			}
+			timer.Stop()
 			ix.mu.Lock()
 		}
 		p := ix.queue[0]
@@ -135,6 +177,7 @@ func (s *Store) indexWorker(ctx context.Context) {
 		j := ix.jobs[p]
 		delete(ix.jobs, p)
 		ix.running = true
+		worked = time.Now()
 		closing := ix.closed
 		ix.mu.Unlock()
 
@@ -176,25 +219,39 @@ func (s *Store) retryIndex(ctx context.Context, p string, attempts int) {
 
 // WaitIndexed blocks until the background indexer has nothing queued or
 // running (retries scheduled for later do not count), or ctx is done
-// (ctx's error). Without an embedder it returns at once. Tests and
+// (ctx's error); while it waits, queued paths are indexed without resting
+// (see indexQuiet). Without an embedder it returns at once. Tests and
 // commands that exit after writing use it; searches never need it (a
 // search embeds, within its bounds, what the index lacks).
 func (s *Store) WaitIndexed(ctx context.Context) error {
 	if s.embedder == nil {
 		return nil
 	}
+	s.ix.mu.Lock()
+	s.ix.hurry++
+	s.ix.mu.Unlock()
+	select {
+	case s.ix.wake <- struct{}{}:
+	default:
+	}
+	defer func() {
+		s.ix.mu.Lock()
+		s.ix.hurry--
+		s.ix.mu.Unlock()
+	}()
 	for {
 		s.ix.mu.Lock()
+		if len(s.ix.queue) == 0 && !s.ix.running {
+			s.ix.mu.Unlock()
+			return nil
+		}
+		if s.ix.idle == nil {
+			s.ix.idle = make(chan struct{})
+		}
 		idle := s.ix.idle
 		s.ix.mu.Unlock()
 		select {
 		case <-idle:
-			s.ix.mu.Lock()
-			still := len(s.ix.queue) == 0 && !s.ix.running
-			s.ix.mu.Unlock()
-			if still {
-				return nil
-			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}

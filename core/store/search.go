@@ -82,7 +82,7 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 	if err != nil {
 		return SearchResult{}, err
 	}
-	res = rank(r, terms, cands)
+	res = rank(&s.cache, r, terms, cands)
 	res.Truncated = res.Truncated || truncated
 	return res, nil
 }
@@ -182,8 +182,9 @@ type hit struct {
 }
 
 // rank scores cands (sorted by path, contents already bounded, at most
-// r.MaxFiles of them) in r's mode and shapes the best into matches.
-func rank(r SearchRequest, terms []string, cands []candidate) SearchResult {
+// r.MaxFiles of them) in r's mode, with the analysis kept in cache, and
+// shapes the best into matches.
+func rank(cache *analysisCache, r SearchRequest, terms []string, cands []candidate) SearchResult {
 	res := SearchResult{Matches: []Match{}}
 	if len(cands) > r.MaxFiles {
 		cands, res.Truncated = cands[:r.MaxFiles], true
@@ -191,7 +192,7 @@ func rank(r SearchRequest, terms []string, cands []candidate) SearchResult {
 	res.Scanned = len(cands)
 	var hits []hit
 	if r.Mode != SearchLiteral {
-		hits = bm25(r.Prefix, r.Query, cands)
+		hits = bm25(cache, r.Prefix, r.Query, cands)
 	}
 	if hits == nil { // literal mode, or a query without words
 		hits = lexical(r.Prefix, terms, cands)

@@ -98,6 +98,7 @@ type Store struct {
 
 	embedder Embedder
 	ix       *indexer
+	cache    analysisCache // searches' analysis of what they read
 
 	mu        sync.Mutex
 	completed map[string]struct{} // versions whose receipts this store saw settled

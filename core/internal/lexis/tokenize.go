@@ -20,13 +20,17 @@ type Token struct {
 	Start, End int
 }
 
-// Scanner turns words into terms, caching each word's stem: one search
-// stems the same few thousand words again and again. A Scanner is not safe
-// for concurrent use.
+// Scanner turns words into terms, caching each word's stem (at most
+// [MaxStems] of them): searches stem the same few thousand words again and
+// again. A Scanner is not safe for concurrent use.
 type Scanner struct {
 	stems map[string]string
 	buf   []byte
 }
+
+// MaxStems bounds the stems a Scanner keeps; past it the cache starts
+// over.
+const MaxStems = 1 << 16
 
 // NewScanner returns an empty Scanner.
 func NewScanner() *Scanner { return &Scanner{stems: map[string]string{}} }
@@ -107,6 +111,9 @@ func (sc *Scanner) term() string {
 		}
 	}
 	t := string(Stem(clean))
+	if len(sc.stems) >= MaxStems {
+		clear(sc.stems)
+	}
 	sc.stems[key] = t
 	return t
 }

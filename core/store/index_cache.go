@@ -1,0 +1,233 @@
+package store
+
+import (
+	"container/list"
+	"path"
+	"slices"
+	"sync"
+
+	"github.com/agentmem/agentmem/core/internal/chunk"
+	"github.com/agentmem/agentmem/core/internal/lexis"
+)
+
+// analysisBudget bounds, in (estimated) bytes, what one Store keeps of its
+// searches' analysis of the files and index rows they read.
+const analysisBudget = 32 << 20
+
+// analysisCache keeps what a search derives from the content it reads —
+// a file body's terms and their positions (BM25), its chunks' spans and
+// hashes (hybrid), an index row's decoded vectors — so that the next
+// search over unchanged files only reads them. An entry is keyed by the
+// row's path and holds the exact content it was derived from: it is used
+// only when the content just read is that same string, so a search never
+// scores stale analysis, whoever changed the row. Least recently used
+// entries go first once the budget is spent. The zero value is ready; it
+// is safe for concurrent use. Values are never modified once stored.
+type analysisCache struct {
+	mu    sync.Mutex
+	used  int
+	items map[string]*list.Element
+	order list.List // front: most recently used
+}
+
+// cached is one entry: the content it was derived from and the value.
+type cached struct {
+	key, content string
+	val          any
+	size         int
+}
+
+// get returns the value stored under key if it was derived from content.
+func (c *analysisCache) get(key, content string) any {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.items[key]
+	if e == nil {
+		return nil
+	}
+	it := e.Value.(*cached)
+	if it.content != content {
+		return nil
+	}
+	c.order.MoveToFront(e)
+	return it.val
+}
+
+// put stores val, derived from content and costing size bytes besides the
+// content, under key (replacing what key held), then evicts the least
+// recently used entries past the budget. An entry larger than a quarter
+// of the budget is not kept.
+func (c *analysisCache) put(key, content string, val any, size int) {
+	if c == nil {
+		return
+	}
+	size += len(key) + len(content) + 96 // the entry, its list element and map slot
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.items[key]; e != nil {
+		c.used -= e.Value.(*cached).size
+		c.order.Remove(e)
+		delete(c.items, key)
+	}
+	if size > analysisBudget/4 {
+		return
+	}
+	if c.items == nil {
+		c.items = map[string]*list.Element{}
+	}
+	c.items[key] = c.order.PushFront(&cached{key: key, content: content, val: val, size: size})
+	c.used += size
+	for c.used > analysisBudget {
+		e := c.order.Back()
+		it := e.Value.(*cached)
+		c.order.Remove(e)
+		delete(c.items, it.key)
+		c.used -= it.size
+	}
+}
+
+// Cache key prefixes: a file's analysis and an index row's decoding.
+const (
+	fileKey = "f\x00"
+	rowKey  = "r\x00"
+)
+
+// fileAnalysis is what searches derived from one file's (bounded)
+// content; either part may be missing (nil) until a search needs it.
+type fileAnalysis struct {
+	body   *bodyTerms
+	chunks []chunk.Chunk // spans and hashes; Text dropped (see chunksOf)
+}
+
+// size estimates the bytes of a's parts.
+func (a *fileAnalysis) size() int {
+	n := 0
+	if a.body != nil {
+		n += a.body.size()
+	}
+	for _, c := range a.chunks {
+		n += 88 + len(c.Headings) + len(c.Hash)
+	}
+	return n
+}
+
+// bodyTerms is a body's terms (lexis) with their positions: terms sorted,
+// the positions of terms[i] in pos[at[i]:at[i+1]] as rune offset pairs
+// (start, end) in order.
+type bodyTerms struct {
+	n     int // number of terms in the body (with repeats)
+	terms []string
+	at    []int
+	pos   []int
+}
+
+func (b *bodyTerms) size() int {
+	n := 48 + 8*(len(b.at)+len(b.pos))
+	for _, t := range b.terms {
+		n += 16 + len(t)
+	}
+	return n
+}
+
+// positions returns the (start, end) pairs of term t in the body.
+func (b *bodyTerms) positions(t string) []int {
+	i, ok := slices.BinarySearch(b.terms, t)
+	if !ok {
+		return nil
+	}
+	return b.pos[b.at[i]:b.at[i+1]]
+}
+
+// analyze builds the bodyTerms of content.
+func analyze(sc *lexis.Scanner, content string) *bodyTerms {
+	byTerm := map[string][]int{}
+	n := 0
+	sc.Each(content, func(t string, start, end int) {
+		n++
+		byTerm[t] = append(byTerm[t], start, end)
+	})
+	b := &bodyTerms{n: n, terms: make([]string, 0, len(byTerm)), at: make([]int, 0, len(byTerm)+1)}
+	for t := range byTerm {
+		b.terms = append(b.terms, t)
+	}
+	slices.Sort(b.terms)
+	b.pos = make([]int, 0, 2*n)
+	for _, t := range b.terms {
+		b.at = append(b.at, len(b.pos))
+		b.pos = append(b.pos, byTerm[t]...)
+	}
+	b.at = append(b.at, len(b.pos))
+	return b
+}
+
+// fileAnalysisOf returns the cached analysis of the file at p with this
+// content, or an empty one.
+func (c *analysisCache) fileAnalysisOf(p, content string) *fileAnalysis {
+	if a, ok := c.get(fileKey+p, content).(*fileAnalysis); ok {
+		return a
+	}
+	return &fileAnalysis{}
+}
+
+// bodyOf returns the terms of the body of the file at p, content as read,
+// from the cache or analysed now (and kept).
+func (c *analysisCache) bodyOf(sc *lexis.Scanner, p, content string) *bodyTerms {
+	a := c.fileAnalysisOf(p, content)
+	if a.body != nil {
+		return a.body
+	}
+	next := &fileAnalysis{body: analyze(sc, content), chunks: a.chunks}
+	c.put(fileKey+p, content, next, next.size())
+	return next.body
+}
+
+// chunksOf returns the chunks of the file at p, content as read, from the
+// cache or split now (and kept). Their Text is empty: [chunkTexts] gives
+// it for the few chunks a search embeds.
+func (c *analysisCache) chunksOf(p, content string) []chunk.Chunk {
+	a := c.fileAnalysisOf(p, content)
+	if a.chunks != nil {
+		return a.chunks
+	}
+	cs := chunk.Split(path.Base(p), content)
+	for i := range cs {
+		cs[i].Text = ""
+	}
+	if cs == nil {
+		cs = []chunk.Chunk{} // cached as "no chunk", not "not split yet"
+	}
+	next := &fileAnalysis{body: a.body, chunks: cs}
+	c.put(fileKey+p, content, next, next.size())
+	return cs
+}
+
+// decodedRow is an index row part as searches use it: its model and part
+// count, and its well-formed vectors (normalised) by chunk hash.
+type decodedRow struct {
+	model string
+	parts int
+	vecs  indexed
+}
+
+// rowOf decodes the index row at rowPath with this content, from the
+// cache or now (and kept); nil for a malformed row.
+func (c *analysisCache) rowOf(rowPath, content string) *decodedRow {
+	if v := c.get(rowKey+rowPath, content); v != nil {
+		d, _ := v.(*decodedRow)
+		return d
+	}
+	var d *decodedRow
+	size := 0
+	if rec := decodeRecord(content); rec != nil {
+		d = &decodedRow{model: rec.Model, parts: rec.Parts, vecs: rec.add(indexed{})}
+		size = 64 + len(rec.Model)
+		for h, v := range d.vecs {
+			size += 64 + len(h) + 4*len(v)
+		}
+	}
+	c.put(rowKey+rowPath, content, d, size) // a malformed row is remembered too
+	return d
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestAnalysisCacheBudget(t *testing.T) {
+	var c analysisCache
+	big := strings.Repeat("x", 1<<20)
+	for i := range 100 {
+		c.put(fmt.Sprint("k", i), big+fmt.Sprint(i), i, 0)
+		if c.used > analysisBudget {
+			t.Fatalf("after %d entries the cache holds %d bytes, over its budget of %d", i+1, c.used, analysisBudget)
+		}
+	}
+	if got := c.get("k99", big+"99"); got != 99 {
+		t.Errorf("the newest entry = %v, want 99", got)
+	}
+	if got := c.get("k0", big+"0"); got != nil {
+		t.Errorf("the oldest entry survived eviction: %v", got)
+	}
+	if len(c.items) != c.order.Len() {
+		t.Errorf("%d keys for %d entries", len(c.items), c.order.Len())
+	}
+	c.put("huge", strings.Repeat("y", analysisBudget/4), "v", 0)
+	if got := c.get("huge", strings.Repeat("y", analysisBudget/4)); got != nil {
+		t.Errorf("an entry over a quarter of the budget was kept")
+	}
+}
+
+func TestAnalysisCacheExactContent(t *testing.T) {
+	var c analysisCache
+	c.put("k", "café", 1, 0)
+	for _, other := range []string{"cafe", "café ", "", "caf"} {
+		if got := c.get("k", other); got != nil {
+			t.Errorf("get(%q) = %v: the analysis of other content was used", other, got)
+		}
+	}
+	if got := c.get("k", "café"); got != 1 {
+		t.Errorf("get(same content) = %v, want 1", got)
+	}
+	c.put("k", "new", 2, 0)
+	if got := c.get("k", "café"); got != nil {
+		t.Errorf("a replaced entry still answers: %v", got)
+	}
+	var nilCache *analysisCache
+	nilCache.put("k", "v", 1, 0)
+	if got := nilCache.get("k", "v"); got != nil {
+		t.Errorf("a nil cache answered %v", got)
+	}
+}
