@@ -4,7 +4,7 @@
 # user needs no Go toolchain. `make dist` calls it; `make release` too.
 #
 #   scripts/dist.sh [VERSION]   (default: git describe)
-#   PLATFORMS="linux/amd64 darwin/arm64" scripts/dist.sh   (a subset)
+#   PLATFORMS="linux/amd64 darwin/arm64" scripts/dist.sh   (a subset; none builds nothing)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -13,6 +13,7 @@ OUT="$ROOT/dist"
 mkdir -p "$OUT"
 rm -f "$OUT"/agentmem-* "$OUT/SHA256SUMS"
 PLATFORMS="${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}"
+if [[ "$PLATFORMS" == none ]]; then echo "dist: PLATFORMS=none: nothing built" >&2; exit 0; fi
 for platform in $PLATFORMS; do
   os="${platform%/*}" arch="${platform#*/}"
   ext=""; [[ "$os" == windows ]] && ext=".exe"
