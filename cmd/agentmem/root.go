@@ -185,7 +185,7 @@ the versions differ, as diff(1).`,
 	root.AddCommand(
 		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
 		a.appendCmd(), a.snapshotCmd(), a.exportCmd(), a.importCmd(), a.migrateCmd(),
-		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
+		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(), a.consolidateCmd(),
 		a.logCmd(), a.diffCmd(), a.restoreCmd(),
 	)
 	root.InitDefaultCompletionCmd()
