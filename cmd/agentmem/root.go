@@ -185,9 +185,10 @@ the versions differ, as diff(1).`,
 	root.AddCommand(
 		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
 		a.appendCmd(), a.snapshotCmd(), a.exportCmd(), a.importCmd(), a.migrateCmd(),
-		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(), a.consolidateCmd(),
+		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
 		a.logCmd(), a.diffCmd(), a.restoreCmd(),
 	)
+	root.AddCommand(a.consolidateCmd())
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
