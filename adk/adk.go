@@ -99,7 +99,7 @@ type Toolset struct {
 	opts   Options
 	tools  []tool.Tool
 	pruner *pruner // nil without a history window
-	err    error   // ErrNilMemory, or nil
+	err    error   // ErrNilMemory, a bad HistoryWindow.Consolidate, or nil
 }
 
 // requestProcessor and functionTool mirror the interfaces ADK looks for
@@ -127,7 +127,9 @@ var ErrNilMemory = errors.New("adk: pass a notebook (memory.New) to NewToolset: 
 
 // NewToolset returns the toolset for mem. Add it to
 // llmagent.Config.Toolsets. With a nil mem the toolset has no tools and
-// fails every request with [ErrNilMemory].
+// fails every request with [ErrNilMemory]; with a
+// [HistoryWindow.Consolidate] that has no Model, likewise with
+// memory.ErrNilModel.
 func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 	t := &Toolset{mem: mem}
 	if opts != nil {
@@ -141,7 +143,12 @@ func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 		t.tools = append(t.tools, &memTool{set: t, spec: spec})
 	}
 	if t.opts.HistoryWindow.Max > 0 {
-		t.pruner = newPruner(mem, t.opts.HistoryWindow, t.opts.OnError)
+		p, err := newPruner(mem, t.opts.HistoryWindow, t.opts.OnError)
+		if err != nil {
+			t.err, t.tools = err, nil
+			return t
+		}
+		t.pruner = p
 	}
 	return t
 }

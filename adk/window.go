@@ -83,26 +83,77 @@ type HistoryWindow struct {
 	// current one) last appended to longer ago than MaxAge, when the series
 	// moves to a new file. 0 keeps them all.
 	MaxAge time.Duration
+	// Consolidate, when set (with its Model), turns what the window prunes
+	// into notes in the background (memory.Memory.Consolidate, through a
+	// memory.Trigger): once Consolidate.Every contents of a user were
+	// newly pruned (default 20; contents pruned again by later requests
+	// count once), and every Consolidate.Interval when set. Runs happen on
+	// the trigger's goroutine, one at a time, at most Consolidate.MaxRuns
+	// in a row per user, each after the queued appends landed: a model
+	// request never waits for one, and their failures go to
+	// Consolidate.OnError (else [Options.OnError]) and the notebook's
+	// logger, never to a request. Consolidate.Options.PrunedFile defaults
+	// to File. [Toolset.Flush] waits for the runs due, [Toolset.Close]
+	// stops the trigger; contents pruned since the last run stay for the
+	// next one (or `agentmem consolidate`). A Consolidate without a Model
+	// fails every request with memory.ErrNilModel.
+	Consolidate *memory.TriggerOptions
 }
 
 // pruner is the history window of one Toolset.
 type pruner struct {
-	mem   *memory.Memory
-	win   HistoryWindow
-	onErr func(context.Context, error)
-	queue *memory.AppendQueue
+	mem     *memory.Memory
+	win     HistoryWindow
+	onErr   func(context.Context, error)
+	queue   *memory.AppendQueue
+	trigger *memory.Trigger // nil without HistoryWindow.Consolidate
 
 	mu   sync.Mutex
 	runs map[string]session.Session // invocation id → its session, from the plugin
 }
 
-func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, error)) *pruner {
+func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, error)) (*pruner, error) {
 	if w.File == "" {
 		w.File = DefaultPrunedFile
 	}
-	return &pruner{mem: mem, win: w, onErr: onErr, runs: map[string]session.Session{},
+	p := &pruner{mem: mem, win: w, onErr: onErr, runs: map[string]session.Session{},
 		queue: mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: onErr,
 			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})}
+	if w.Consolidate != nil {
+		o := triggerOptions(*w.Consolidate, w.File, p.queue, onErr)
+		var err error
+		if p.trigger, err = mem.NewTrigger(o); err != nil {
+			return nil, fmt.Errorf("adk: HistoryWindow.Consolidate: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// triggerOptions completes the window's consolidation options: the pruned
+// file, waiting for the queued appends first, and the toolset's OnError.
+func triggerOptions(o memory.TriggerOptions, file string, queue *memory.AppendQueue, onErr func(context.Context, error)) memory.TriggerOptions {
+	var cop memory.ConsolidateOptions
+	if o.Options != nil {
+		cop = *o.Options
+	}
+	if cop.PrunedFile == "" {
+		cop.PrunedFile = file
+	}
+	o.Options = &cop
+	if wait := o.Wait; wait != nil {
+		o.Wait = func(ctx context.Context) error {
+			if err := queue.Wait(ctx); err != nil {
+				return err
+			}
+			return wait(ctx)
+		}
+	} else {
+		o.Wait = queue.Wait
+	}
+	if o.OnError == nil {
+		o.OnError = onErr
+	}
+	return o
 }
 
 // maxRuns bounds the sessions of runs in flight the plugin records; past
@@ -172,34 +223,55 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
 	}
 	path := scope + "/" + p.win.File
+	ops := make([]string, 0, k)
 	for i, src := range sourceEvents(sess, contents[:k], ctx.InvocationID()) {
-		if err := p.queue.Add(ctx, path, renderContent(contents[i], src), "adk-prune:"+digest(path, src.id)); err != nil {
+		op := "adk-prune:" + digest(path, src.id)
+		if err := p.queue.Add(ctx, path, renderContent(contents[i], src), op); err != nil {
 			return nil, err
 		}
+		ops = append(ops, op)
+	}
+	if p.trigger != nil {
+		p.trigger.PrunedOnce(ctx, memory.EscapeNamespace(ctx.UserID()), ops...)
 	}
 	return contents[k:], nil
 }
 
 // Flush waits until every pruned content queued so far is appended (or has
 // failed), and returns the first failure not yet reported when the
-// notebook's InjectionErrors mode is memory.RaiseErrors. It returns nil at
-// once when the toolset has no history window.
+// notebook's InjectionErrors mode is memory.RaiseErrors; with
+// [HistoryWindow.Consolidate], it then waits for the consolidations due
+// (their failures go to OnError, not here). It returns nil at once when
+// the toolset has no history window.
 func (t *Toolset) Flush(ctx context.Context) error {
 	if t.pruner == nil {
 		return nil
 	}
-	return t.pruner.queue.Flush(ctx)
+	err := t.pruner.queue.Flush(ctx)
+	if tr := t.pruner.trigger; tr != nil {
+		if werr := tr.Flush(ctx); err == nil {
+			err = werr
+		}
+	}
+	return err
 }
 
 // Close flushes (see [Toolset.Flush]) and closes the history window: later
-// model requests that would prune fail with memory.ErrQueueClosed. Call it
+// model requests that would prune fail with memory.ErrQueueClosed, and
+// background consolidation stops after the runs already due. Call it
 // when the application shuts down. Without a history window it does
 // nothing.
 func (t *Toolset) Close(ctx context.Context) error {
 	if t.pruner == nil {
 		return nil
 	}
-	return t.pruner.queue.Close(ctx)
+	err := t.pruner.queue.Close(ctx)
+	if tr := t.pruner.trigger; tr != nil {
+		if cerr := tr.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // cutPoint returns how many leading contents to leave out so that at most

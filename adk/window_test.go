@@ -352,3 +352,130 @@ func TestHistoryWindowRotates(t *testing.T) {
 		})
 	}
 }
+
+// blockingModel is a consolidation model whose Generate waits for release:
+// it reports each request on entered and answers "- note <n>".
+type blockingModel struct {
+	entered chan int
+	release chan struct{}
+	fail    error
+
+	mu sync.Mutex
+	n  int
+}
+
+func (m *blockingModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+	m.mu.Lock()
+	m.n++
+	n := m.n
+	m.mu.Unlock()
+	m.entered <- n
+	<-m.release
+	if m.fail != nil {
+		return memory.ModelResponse{}, m.fail
+	}
+	return memory.ModelResponse{Model: "scripted", Text: fmt.Sprintf(`{"edits":[{"file":null,"content":"- note %d","old_text":null}]}`, n)}, nil
+}
+
+// awaitEntered waits for the model's next request (a hang guard, not a
+// timing check).
+func awaitEntered(t *testing.T, m *blockingModel) int {
+	t.Helper()
+	select {
+	case n := <-m.entered:
+		return n
+	case <-time.After(30 * time.Second):
+		t.Fatal("no consolidation reached the model")
+		return 0
+	}
+}
+
+// TestHistoryWindowConsolidates: with HistoryWindow.Consolidate, the
+// window consolidates a user's pruned contents in the background: the
+// agent's turns complete while the model is still answering, the edits
+// land once the model answers, and they name the consolidator.
+func TestHistoryWindowConsolidates(t *testing.T) {
+	mem, s := newMemory(t, nil)
+	prompts, scripts := adktest.Conversation(6)
+	model := &blockingModel{entered: make(chan int, 16), release: make(chan struct{})}
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{
+		Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 2}}})
+	r := newRig(t, scripts, ts)
+	r.run(t, "kamal", "s1", prompts[0])
+	r.run(t, "kamal", "s1", prompts[1]) // prunes prompt 1 and answer 1: due
+	awaitEntered(t, model)
+	// The consolidation waits for its model; the agent's turns do not.
+	for _, p := range prompts[2:] {
+		r.run(t, "kamal", "s1", p)
+	}
+	if n := len(r.model.Requests()); n != 6 {
+		t.Fatalf("%d model requests while the consolidation waited", n)
+	}
+	if f, err := s.Read(t.Context(), "kamal/main/MEMORY.md", 1<<16); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("MEMORY.md before the model answered: %v, %v", f, err)
+	}
+	close(model.release)
+	if err := ts.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Read(t.Context(), "kamal/main/MEMORY.md", 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Prompts 3–6 pruned 8 more contents: the first run, then one more
+	// (the namespace was due again while the first ran), which reads all
+	// that was left: two notes, each once.
+	if f.Content != "- note 1\n- note 2\n" || f.Metadata[memory.UpdatedByKey] != memory.ConsolidatorName+"/scripted" {
+		t.Fatalf("MEMORY.md = %q, %v", f.Content, f.Metadata)
+	}
+}
+
+// TestHistoryWindowConsolidationErrors: a failed consolidation reaches
+// OnError and the logger, never a model request; a Consolidate without a
+// model fails every request with memory.ErrNilModel.
+func TestHistoryWindowConsolidationErrors(t *testing.T) {
+	var logs bytes.Buffer
+	mem, err := memory.New(store.New(memstore.New(), nil), &memory.Options{
+		InjectionErrors: memory.RaiseErrors, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("model down")
+	model := &blockingModel{entered: make(chan int, 16), release: make(chan struct{}), fail: boom}
+	close(model.release)
+	reported := make(chan error, 16)
+	prompts, scripts := adktest.Conversation(4)
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
+		HistoryWindow: agentmemadk.HistoryWindow{Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 1}},
+		OnError:       func(_ context.Context, err error) { reported <- err },
+	})
+	r := newRig(t, scripts, ts)
+	for _, p := range prompts {
+		r.run(t, "kamal", "s1", p) // fails the test on any error
+	}
+	if err := ts.Close(t.Context()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case err := <-reported:
+		if !errors.Is(err, boom) {
+			t.Fatalf("OnError got %v", err)
+		}
+	default:
+		t.Fatal("OnError got nothing")
+	}
+	if !strings.Contains(logs.String(), "model down") {
+		t.Fatalf("logs: %q", logs.String())
+	}
+
+	bad := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 2, Consolidate: &memory.TriggerOptions{}}})
+	var runErr error
+	for _, err := range newRig(t, scripts, bad).runner.Run(t.Context(), "kamal", "s2", genai.NewContentFromText(prompts[0], genai.RoleUser), agent.RunConfig{}) {
+		if err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if !errors.Is(runErr, memory.ErrNilModel) {
+		t.Fatalf("a Consolidate without a model: %v", runErr)
+	}
+}

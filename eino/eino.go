@@ -69,10 +69,11 @@ func WithRunID(ctx context.Context, id string) context.Context {
 // for concurrent use.
 type Middleware struct {
 	*adk.BaseChatModelAgentMiddleware
-	mem   *memory.Memory
-	opts  Options
-	tools []tool.BaseTool
-	queue *memory.AppendQueue // nil without a history window
+	mem     *memory.Memory
+	opts    Options
+	tools   []tool.BaseTool
+	queue   *memory.AppendQueue // nil without a history window
+	trigger *memory.Trigger     // nil without HistoryWindow.Consolidate
 }
 
 var (
@@ -82,7 +83,9 @@ var (
 )
 
 // NewMiddleware returns the middleware for mem. Add it to
-// adk.ChatModelAgentConfig.Handlers.
+// adk.ChatModelAgentConfig.Handlers. It fails with [ErrNilMemory] for a
+// nil mem and with memory.ErrNilModel for a HistoryWindow.Consolidate
+// without a Model.
 func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 	if mem == nil {
 		return nil, ErrNilMemory
@@ -100,6 +103,12 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 		}
 		m.queue = mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: w.OnError,
 			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})
+		if w.Consolidate != nil {
+			var err error
+			if m.trigger, err = mem.NewTrigger(triggerOptions(*w.Consolidate, w.File, m.queue, w.OnError)); err != nil {
+				return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
+			}
+		}
 	}
 	for _, spec := range mem.Tools() {
 		b, err := json.Marshal(spec.InputSchema)

@@ -76,28 +76,84 @@ type HistoryWindow struct {
 	// in RaiseErrors mode also returned by the next model call, Flush or
 	// Close.
 	OnError func(ctx context.Context, err error)
+	// Consolidate, when set (with its Model), turns what the window prunes
+	// into notes in the background (memory.Memory.Consolidate, through a
+	// memory.Trigger): once Consolidate.Every messages of a user were
+	// newly pruned (default 20; messages pruned again by later calls count
+	// once), and every Consolidate.Interval when set. Runs happen on the
+	// trigger's goroutine, one at a time, at most Consolidate.MaxRuns in a
+	// row per user, each after the queued appends landed: a model call
+	// never waits for one, and their failures go to Consolidate.OnError
+	// (else OnError) and the notebook's logger, never to a model call.
+	// Consolidate.Options.PrunedFile defaults to File. [Middleware.Flush]
+	// waits for the runs due, [Middleware.Close] stops the trigger;
+	// messages pruned since the last run stay for the next one (or
+	// `agentmem consolidate`). [NewMiddleware] fails with
+	// memory.ErrNilModel for a Consolidate without a Model.
+	Consolidate *memory.TriggerOptions
+}
+
+// triggerOptions completes the window's consolidation options: the pruned
+// file, waiting for the queued appends first, and the window's OnError.
+func triggerOptions(o memory.TriggerOptions, file string, queue *memory.AppendQueue, onErr func(context.Context, error)) memory.TriggerOptions {
+	var cop memory.ConsolidateOptions
+	if o.Options != nil {
+		cop = *o.Options
+	}
+	if cop.PrunedFile == "" {
+		cop.PrunedFile = file
+	}
+	o.Options = &cop
+	if wait := o.Wait; wait != nil {
+		o.Wait = func(ctx context.Context) error {
+			if err := queue.Wait(ctx); err != nil {
+				return err
+			}
+			return wait(ctx)
+		}
+	} else {
+		o.Wait = queue.Wait
+	}
+	if o.OnError == nil {
+		o.OnError = onErr
+	}
+	return o
 }
 
 // Flush waits until every pruned message queued so far is appended (or has
 // failed), and returns the first failure not yet reported when the
-// notebook's InjectionErrors mode is memory.RaiseErrors. It returns nil at
-// once without a history window.
+// notebook's InjectionErrors mode is memory.RaiseErrors; with
+// [HistoryWindow.Consolidate], it then waits for the consolidations due
+// (their failures go to OnError, not here). It returns nil at once without
+// a history window.
 func (m *Middleware) Flush(ctx context.Context) error {
 	if m.queue == nil {
 		return nil
 	}
-	return m.queue.Flush(ctx)
+	err := m.queue.Flush(ctx)
+	if m.trigger != nil {
+		if werr := m.trigger.Flush(ctx); err == nil {
+			err = werr
+		}
+	}
+	return err
 }
 
 // Close flushes (see [Middleware.Flush]) and closes the history window:
-// later model calls that would prune fail with memory.ErrQueueClosed. Call
-// it when the application shuts down. Without a history window it does
-// nothing.
+// later model calls that would prune fail with memory.ErrQueueClosed, and
+// background consolidation stops after the runs already due. Call it when
+// the application shuts down. Without a history window it does nothing.
 func (m *Middleware) Close(ctx context.Context) error {
 	if m.queue == nil {
 		return nil
 	}
-	return m.queue.Close(ctx)
+	err := m.queue.Close(ctx)
+	if m.trigger != nil {
+		if cerr := m.trigger.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // prune cuts the oldest messages beyond the window, queues them and
@@ -128,10 +184,16 @@ func (m *Middleware) prune(ctx context.Context, ns string, msgs []*schema.Messag
 		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
 	}
 	path := scope + "/" + m.opts.HistoryWindow.File
+	ops := make([]string, 0, k)
 	for i, msg := range body[:k] {
-		if err := m.queue.Add(ctx, path, render(msg), "eino-prune:"+digest(path, messageKey(body, i))); err != nil {
+		op := "eino-prune:" + digest(path, messageKey(body, i))
+		if err := m.queue.Add(ctx, path, render(msg), op); err != nil {
 			return nil, err
 		}
+		ops = append(ops, op)
+	}
+	if m.trigger != nil {
+		m.trigger.PrunedOnce(ctx, ns, ops...)
 	}
 	return append(slices.Clip(msgs[:sys]), body[k:]...), nil
 }

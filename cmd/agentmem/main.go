@@ -11,6 +11,7 @@
 //	agentmem log kamal/main/MEMORY.md       # recorded changes (store URL with ?history=30d)
 //	agentmem diff kamal/main/MEMORY.md      # the last change, as a unified diff
 //	agentmem restore kamal/main/MEMORY.md V # a past version written back, exactly once
+//	agentmem consolidate --model anthropic:claude-sonnet-4-5 kamal  # pruned history into notes
 //
 // The store is --store URL, else $AGENTMEM_STORE, else
 // sqlite:.agent-memory.db (the quickstart's file). Every backend is compiled

@@ -188,6 +188,7 @@ the versions differ, as diff(1).`,
 		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
 		a.logCmd(), a.diffCmd(), a.restoreCmd(), a.consoleCmd(),
 	)
+	root.AddCommand(a.consolidateCmd())
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {

@@ -37,10 +37,11 @@ type TriggerOptions struct {
 	Options *ConsolidateOptions
 	// Wait, when set, runs before each consolidation, so that the pruned
 	// entries reported have landed (an adapter passes its append queue's
-	// Flush).
+	// [AppendQueue.Wait]).
 	Wait func(ctx context.Context) error
-	// OnError receives each failed run, from the trigger's goroutine. A
-	// failure is also logged at Warn ([Options.Logger]).
+	// OnError receives each failed run, from the trigger's goroutine (it
+	// must not call the trigger's Flush or Close). A failure is also
+	// logged at Warn ([Options.Logger]).
 	OnError func(ctx context.Context, err error)
 }
 
@@ -59,6 +60,7 @@ type Trigger struct {
 
 	mu      sync.Mutex
 	counts  map[string]int             // namespace → pruned entries since its last run
+	seen    map[string]struct{}        // namespace and operation id reported to PrunedOnce
 	pending map[string]context.Context // namespaces due, with the values of their first report
 	order   []string
 	running bool
@@ -81,7 +83,7 @@ func (m *Memory) NewTrigger(o TriggerOptions) (*Trigger, error) {
 	if o.MaxRuns <= 0 {
 		o.MaxRuns = DefaultTriggerMaxRuns
 	}
-	t := &Trigger{m: m, o: o, counts: map[string]int{}, pending: map[string]context.Context{}, stop: make(chan struct{})}
+	t := &Trigger{m: m, o: o, counts: map[string]int{}, seen: map[string]struct{}{}, pending: map[string]context.Context{}, stop: make(chan struct{})}
 	if o.Options != nil {
 		t.cop = *o.Options
 	}
@@ -112,6 +114,35 @@ func (t *Trigger) Pruned(ctx context.Context, namespace string, n int) {
 	if t.counts[namespace] >= t.o.Every {
 		t.schedule(context.WithoutCancel(ctx), namespace)
 	}
+}
+
+// maxTriggerSeen bounds the record of entries reported to
+// [Trigger.PrunedOnce]; past it the record starts over (an entry reported
+// again then counts again: at worst a run that finds little to do).
+const maxTriggerSeen = 100_000
+
+// PrunedOnce reports the pruned entries of namespace named by ops (their
+// append's operation ids), as Pruned does, counting each op once: a
+// history window prunes the same oldest entries again on every request,
+// and only the new ones count towards Every. It never waits.
+func (t *Trigger) PrunedOnce(ctx context.Context, namespace string, ops ...string) {
+	t.mu.Lock()
+	n := 0
+	if !t.closed {
+		for _, op := range ops {
+			key := namespace + "\x00" + op
+			if _, ok := t.seen[key]; ok {
+				continue
+			}
+			if len(t.seen) >= maxTriggerSeen {
+				clear(t.seen)
+			}
+			t.seen[key] = struct{}{}
+			n++
+		}
+	}
+	t.mu.Unlock()
+	t.Pruned(ctx, namespace, n)
 }
 
 // schedule makes namespace due; t.mu is held.

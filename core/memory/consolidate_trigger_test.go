@@ -59,3 +59,32 @@ func TestTriggerReportsFailures(t *testing.T) {
 		t.Fatalf("OnError got %v (%v)", got, err)
 	}
 }
+
+// TestTriggerPrunedOnce: an entry reported again (a history window prunes
+// the same oldest entries on every request) counts once towards Every.
+func TestTriggerPrunedOnce(t *testing.T) {
+	m, s := newMem(t, nil)
+	seed(t, s, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
+	asks := 0
+	model := ModelFunc(func(context.Context, ModelRequest) (ModelResponse, error) {
+		asks++
+		return ModelResponse{Text: theAnswer, Model: "m"}, nil
+	})
+	tr, err := m.NewTrigger(TriggerOptions{Model: model, Every: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.PrunedOnce(t.Context(), "u", "a", "b")
+	tr.PrunedOnce(t.Context(), "u", "a", "b")
+	tr.PrunedOnce(t.Context(), "v", "c") // another namespace counts apart
+	if err := tr.Flush(t.Context()); err != nil || asks != 0 {
+		t.Fatalf("a run started below Every: %v, %d asks", err, asks)
+	}
+	tr.PrunedOnce(t.Context(), "u", "a", "b", "c") // one new: due
+	if err := tr.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, s, "u/main/MEMORY.md"); got != wantMemory || asks != 1 {
+		t.Fatalf("MEMORY.md = %q after %d asks", got, asks)
+	}
+}

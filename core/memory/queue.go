@@ -149,16 +149,28 @@ func (q *AppendQueue) Err() error {
 // Flush waits until every append added before it is done, then returns
 // [AppendQueue.Err].
 func (q *AppendQueue) Flush(ctx context.Context) error {
+	if err := q.Wait(ctx); err != nil {
+		return err
+	}
+	return q.Err()
+}
+
+// Wait waits until every append added before it is done, as Flush does,
+// but leaves a failure for [AppendQueue.Err] (or the next Flush) to
+// return: for a background job that needs the appends landed, such as a
+// [Trigger]'s ([TriggerOptions.Wait]). It fails only with the context's
+// error.
+func (q *AppendQueue) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	if err := q.enqueue(ctx, queued{barrier: done}); err != nil {
 		return err
 	}
 	select {
 	case <-done:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return q.Err()
 }
 
 // Close refuses further adds ([ErrQueueClosed]), waits for the adds let in

@@ -66,6 +66,11 @@ func TestAppendQueueErrors(t *testing.T) {
 			if err := q.Add(t.Context(), "kamal/main/pruned.md", "one", "a"); err != nil {
 				t.Fatal(err)
 			}
+			// Wait leaves the failure for Flush (a trigger waits for the
+			// appends without taking the next request's error).
+			if err := q.Wait(t.Context()); err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
 			flushErr := q.Flush(t.Context())
 			mu.Lock()
 			defer mu.Unlock()
