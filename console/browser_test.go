@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/filestore"
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -51,7 +52,8 @@ func browserPrereqs(t *testing.T) (node, dir string) {
 // restore, stored markup rendered inert (a dialog fails the run), a
 // cross-origin POST refused, expired and unknown sessions sent to sign-in,
 // a user key with JavaScript off, forget behind a typed confirmation, the
-// export download and its import upload. One browser launch serves every
+// export download and its import upload, a consolidation previewed and
+// applied with a scripted model (JavaScript off). One browser launch serves every
 // flow (flows.mjs).
 //
 // The screenshots go to a temporary folder; AGENTMEM_CONSOLE_SCREENSHOTS=../docs
@@ -65,7 +67,8 @@ func TestBrowserFlows(t *testing.T) {
 	}
 	s := store.New(fd, &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { s.Close() })
-	e := newEnvOn(t, s, nil)
+	model := &scriptedModel{answers: []string{consolidateAnswer}}
+	e := newEnvOn(t, s, &Options{Consolidator: memory.ModelFunc(model.generate)})
 	e.h.observe = nil // the pages' API calls are not the handler tests' status census
 
 	seedAs := func(p, content, who string) string {
@@ -89,6 +92,8 @@ func TestBrowserFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	seedAs("bob/main/MEMORY.md", "- bob's note\n", "bob")
+	seedAs("carol/main/MEMORY.md", "- lives in Hanoi\n", "carol")
+	seedAs("carol/main/pruned.md", consolidatePruned, "carol")
 
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
@@ -129,7 +134,7 @@ func TestBrowserFlows(t *testing.T) {
 	}
 	for _, flow := range []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
 		"restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
-		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload"} {
+		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off"} {
 		if !strings.Contains(string(out), "ok "+flow+"\n") {
 			t.Errorf("flow %q did not report ok", flow)
 		}

@@ -97,6 +97,17 @@ type Options struct {
 	// SessionTTL is how long a console sign-in lasts; default
 	// [DefaultSessionTTL].
 	SessionTTL time.Duration
+	// Consolidator is the model behind consolidation (memory.Consolidate):
+	// POST /api/v1/namespaces/{ns}/consolidate and the notebook page's
+	// "Consolidate now". nil turns the feature off: the route answers 501
+	// (problem consolidation-not-configured) and the page shows no button.
+	Consolidator memory.Model
+	// ConsolidateOptions are the defaults of every consolidation (pruned
+	// file, token budget, prompt, model id, metadata); nil means
+	// core/memory's. DryRun is the request's (?dry_run=1, the page's
+	// Preview), and the console adds [RequestedByKey] and [ClientKey] to
+	// Metadata.
+	ConsolidateOptions *memory.ConsolidateOptions
 }
 
 // Handler serves the JSON API of one store under /api/v1/. It is an
@@ -119,6 +130,9 @@ type Handler struct {
 	pages      map[string]*template.Template
 	cop        *http.CrossOriginProtection
 	sessions   *sessions
+	// model is Options.Consolidator with its errors marked; nil = off.
+	model           memory.Model
+	consolidateOpts memory.ConsolidateOptions
 	// observe, when set (by tests), is told the operation and status of
 	// every response.
 	observe func(op string, status int)
@@ -126,8 +140,9 @@ type Handler struct {
 
 // New returns the API handler over s. It does no I/O: every request reads
 // the store under its own context. It fails with [ErrOptions] when s or
-// opts.Authenticate is nil, MaxBodyBytes or MaxImportBytes is negative, or opts.Memory sets
-// a namespace or is refused by memory.New.
+// opts.Authenticate is nil, MaxBodyBytes or MaxImportBytes is negative,
+// opts.Memory sets a namespace or is refused by memory.New, or
+// opts.ConsolidateOptions holds invalid Metadata.
 func New(s *store.Store, opts *Options) (*Handler, error) {
 	if s == nil || s.Driver() == nil {
 		return nil, fmt.Errorf("%w: pass a store with a driver to serve", ErrOptions)
@@ -144,6 +159,13 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	if opts.MaxImportBytes < 0 {
 		return nil, fmt.Errorf("%w: MaxImportBytes must be positive, got %d", ErrOptions, opts.MaxImportBytes)
 	}
+	var co memory.ConsolidateOptions
+	if opts.ConsolidateOptions != nil {
+		co = *opts.ConsolidateOptions
+		if err := store.ValidateMetadata(co.Metadata); err != nil {
+			return nil, fmt.Errorf("%w: ConsolidateOptions.Metadata: %w", ErrOptions, err)
+		}
+	}
 	var mo memory.Options
 	if opts.Memory != nil {
 		mo = *opts.Memory
@@ -157,16 +179,20 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 		return nil, fmt.Errorf("%w: Memory: %w", ErrOptions, err)
 	}
 	h := &Handler{
-		s:          s,
-		mem:        mem,
-		agent:      cmpOr(mo.AgentName, memory.DefaultAgentName),
-		auth:       opts.Authenticate,
-		resMeta:    opts.ResourceMetadataURL,
-		maxBody:    opts.MaxBodyBytes,
-		maxImport:  cmp.Or(opts.MaxImportBytes, DefaultMaxImportBytes),
-		log:        opts.Logger,
-		logDetails: opts.LogDetails,
-		mux:        http.NewServeMux(),
+		s:               s,
+		mem:             mem,
+		agent:           cmpOr(mo.AgentName, memory.DefaultAgentName),
+		auth:            opts.Authenticate,
+		resMeta:         opts.ResourceMetadataURL,
+		maxBody:         opts.MaxBodyBytes,
+		maxImport:       cmp.Or(opts.MaxImportBytes, DefaultMaxImportBytes),
+		log:             opts.Logger,
+		logDetails:      opts.LogDetails,
+		mux:             http.NewServeMux(),
+		consolidateOpts: co,
+	}
+	if opts.Consolidator != nil {
+		h.model = markModel(opts.Consolidator)
 	}
 	h.sessions = newSessions(cmp.Or(opts.SessionTTL, DefaultSessionTTL))
 	h.limits = withDefaultLimits(mo.Limits)

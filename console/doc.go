@@ -97,4 +97,38 @@
 // listed (409 with the counts) unless ?force=1; each file written records
 // the principal (UpdatedByKey, ClientKey) over the archive's metadata; an
 // Idempotency-Key applies each file once.
+//
+// # Consolidation
+//
+// With [Options.Consolidator] set, POST /api/v1/namespaces/{ns}/consolidate
+// (the namespace's user or an admin) runs memory.Consolidate on the
+// namespace's notebook: pruned history since the checkpoint becomes edits
+// of MEMORY.md and topic files, applied with write_memory's validation
+// and compare-and-swap; while a run leaves more, it runs again, up to
+// [MaxConsolidateRuns]. It answers [ConsolidateJSON]: the counts, the diff
+// and the model's token usage. ?dry_run=1 answers the proposal and writes
+// nothing. Every change records UpdatedByKey
+// "agentmem-consolidator/<model>" (core/memory's) and the principal under
+// [RequestedByKey] and [ClientKey]. Without a model the route answers 501
+// (consolidation-not-configured); the model failing answers 502
+// (model-failed), its answer not being valid edits 502
+// (model-answer-invalid); either way the failing run wrote nothing.
+//
+// Exactly once: core/memory stores each run's plan with its checkpoint
+// before writing, so a run that stopped half way is resumed by the next
+// (its edits answered as replays). On top of that, an apply with an
+// Idempotency-Key (or the page's form token) is recorded in the
+// notebook's consolidation state (<agent>/.consolidation/requests/): a
+// claim before the model is asked (the key used for another request
+// answers 422 there), the answer once done. A retry after the answer gets
+// the same answer, with Idempotent-Replayed: true, and writes nothing,
+// even if more was pruned since; a retry after a failure or a lost answer
+// runs again, resuming where the first stopped, and answers what it did.
+// A dry run ignores the key.
+//
+// The notebook page's Preview is a dry run that shows the proposed
+// diff; its Apply (and the notebook page's "Consolidate now") runs
+// consolidation for real, which asks the model again: what it applies may
+// differ from the preview, and the page after it shows exactly what was
+// applied. Both are plain forms and work with JavaScript off.
 package console

@@ -26,7 +26,7 @@ var assets embed.FS
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
 var pageNames = []string{"signin", "error", "namespaces", "notebook", "file", "edit", "conflict",
-	"history", "version", "diff", "search", "forget", "forgotten", "imported"}
+	"history", "version", "diff", "search", "forget", "forgotten", "imported", "consolidated"}
 
 // contentSecurityPolicy is sent with every page: only the console's own
 // script and style, no inline script, no framing, forms post only here.
@@ -169,6 +169,7 @@ func (h *Handler) registerPages() error {
 		"GET " + ns + "/search":             (*Handler).searchPage,
 		"GET " + ns + "/export":             (*Handler).exportPage,
 		"POST " + ns + "/import":            (*Handler).importForm,
+		"POST " + ns + "/consolidate":       (*Handler).consolidateForm,
 		"GET " + ns + "/forget":             (*Handler).forgetPage,
 		"POST " + ns + "/forget":            (*Handler).forgetForm,
 	} {
@@ -428,6 +429,10 @@ type notebookData struct {
 	Instr    string
 	// ImportToken makes the import form's submit exactly once.
 	ImportToken string
+	// Consolidate shows the "Consolidate now" form (Options.Consolidator
+	// is set); ConsolidateToken makes its Apply exactly once.
+	Consolidate      bool
+	ConsolidateToken string
 }
 
 func (h *Handler) notebookPage(pc *pageCall) error {
@@ -444,7 +449,10 @@ func (h *Handler) notebookPage(pc *pageCall) error {
 	if err != nil {
 		return err
 	}
-	d := notebookData{Files: []fileRow{}, ImportToken: formToken()}
+	d := notebookData{Files: []fileRow{}, ImportToken: formToken(), Consolidate: h.model != nil}
+	if d.Consolidate {
+		d.ConsolidateToken = formToken()
+	}
 	for _, p := range paths {
 		f, err := h.s.Read(ctx, p, wholeFile)
 		if errors.Is(err, store.ErrNotFound) {

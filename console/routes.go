@@ -70,4 +70,8 @@ var routes = []route{
 	// archive's paths must lie in it).
 	{method: "POST", pattern: nsPattern + "/import", op: "importNamespace", namespaced: true,
 		statuses: statuses(nsStatuses, 200, 409, 413, 415, 422), serve: (*Handler).importNamespace},
+	// Consolidation: the user of the namespace or an admin; 501 without
+	// Options.Consolidator, 502 when the model fails or answers badly.
+	{method: "POST", pattern: nsPattern + "/consolidate", op: "consolidateNamespace", namespaced: true,
+		statuses: statuses(nsStatuses, 200, 409, 422, 501, 502), serve: (*Handler).consolidateNamespace},
 }

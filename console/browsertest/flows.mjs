@@ -272,6 +272,29 @@ try {
     assert.ok(text.includes("0 created, 0 replaced") && text.includes("unchanged"), text);
     await shot(page, "import");
   });
+
+  await flow("consolidate, JavaScript off", async () => {
+    const ctx = await newContext({ javaScriptEnabled: false });
+    const p = await ctx.newPage();
+    await signIn(p, "admin-key");
+    await p.goto(base + "/ns/carol/");
+    const before = await api("GET", "namespaces/carol/files/main/MEMORY.md", "admin-key");
+    await p.click("form.consolidate button:text-is('Preview')");
+    await p.waitForSelector("h1:has-text('Consolidation preview')");
+    assert.match(await p.innerText("pre.diff"), /\+- lives in Da Nang/, "the proposed change is shown");
+    assert.match(await p.innerText("main"), /Nothing was written/);
+    assert.equal((await api("GET", "namespaces/carol/files/main/MEMORY.md", "admin-key")).etag, before.etag, "a preview writes nothing");
+    await shot(p, "consolidate-preview");
+    await p.click("form.consolidate button:text-is('Apply')");
+    await p.waitForSelector("h1:has-text('Consolidated')");
+    assert.match(await p.innerText("main"), /3 edits applied/);
+    assert.match(await p.innerText("pre.diff"), /\+- lives in Da Nang/, "what was applied is shown");
+    const f = await api("GET", "namespaces/carol/files/main/MEMORY.md", "admin-key");
+    assert.match(f.json.content, /lives in Da Nang/);
+    assert.equal(f.json.metadata.updated_by, "agentmem-consolidator/scripted-1");
+    assert.equal(f.json.metadata.requested_by, "root");
+    await ctx.close();
+  });
 } catch (e) {
   console.error("FAIL: " + (e && e.stack ? e.stack : e));
   exit = 1;
