@@ -2,9 +2,12 @@
 // test -run Browser): playwright-core on Debian's /usr/bin/chromium,
 // headless, one launch for every flow. The Go test starts the console and
 // passes, in the environment:
-//   CONSOLE_URL   the console's base URL (http://127.0.0.1:port)
+//   CONSOLE_URL   the console's base URL (http://127.0.0.1:port, or with the
+//                 path it is mounted under: http://127.0.0.1:port/console/)
+//   API_URL       the origin serving /api/v1/ (default CONSOLE_URL: the
+//                 console handler serves both)
 //   EVIL_URL      a page on another origin whose form posts to the console
-//   EXPIRED_SID   the id of a session the test has expired
+//   EXPIRED_SID   the id of a session the test has expired (or ended)
 //   SHOTS_DIR     where the screenshots go
 //   CHROMIUM      the browser binary (default /usr/bin/chromium)
 // Each flow prints "ok <name>"; the first failure exits 1 with its reason.
@@ -12,13 +15,15 @@ import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
 import path from "node:path";
 
-const base = process.env.CONSOLE_URL;
+const base = (process.env.CONSOLE_URL || "").replace(/\/$/, "");
+const apiBase = (process.env.API_URL || base).replace(/\/$/, "");
+const root = base ? new URL(base).pathname.replace(/\/$/, "") : ""; // the path the console is mounted under
 const evil = process.env.EVIL_URL;
 const shots = process.env.SHOTS_DIR;
 assert.ok(base && evil && shots && process.env.EXPIRED_SID, "run me from go test -run Browser (CONSOLE_URL, EVIL_URL, SHOTS_DIR, EXPIRED_SID)");
 
 const api = async (method, p, key, { body, headers = {} } = {}) => {
-  const r = await fetch(base + "/api/v1/" + p, {
+  const r = await fetch(apiBase + "/api/v1/" + p, {
     method,
     headers: { Authorization: "Bearer " + key, ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...headers },
     body: body !== undefined ? JSON.stringify(body) : undefined,
@@ -64,7 +69,7 @@ try {
     await page.waitForSelector("p.error");
     await shot(page, "signin");
     await signIn(page, "admin-key");
-    assert.equal(new URL(page.url()).pathname, "/");
+    assert.equal(new URL(page.url()).pathname, root + "/");
     const cookies = await admin.cookies();
     const sc = cookies.find((c) => c.name === "agentmem_session");
     assert.ok(sc && sc.httpOnly && sc.sameSite === "Strict", "HttpOnly, SameSite=Strict session cookie");
@@ -223,7 +228,7 @@ try {
     const ctx = await newContext({ javaScriptEnabled: false });
     const p = await ctx.newPage();
     await signIn(p, "alice-key");
-    assert.equal(new URL(p.url()).pathname, "/ns/alice/");
+    assert.equal(new URL(p.url()).pathname, root + "/ns/alice/");
     assert.equal(await p.locator("a:text-is('Namespaces')").count(), 0, "no admin pages for a user");
     const r = await p.goto(base + "/ns/bob/");
     assert.equal(r.status(), 404, "another user's namespace is not there");
