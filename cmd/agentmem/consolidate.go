@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,7 +132,7 @@ func (a *app) consolidate(ctx context.Context, m *memory.Memory, ns string, mode
 		applied, replayed, skipped, asks = applied+res.Applied, replayed+res.Replayed, skipped+len(res.Skipped), asks+res.Asks
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
-		id = cmpOr(res.Model, id)
+		id = cmp.Or(res.Model, id)
 		fmt.Fprint(a.stdout, res.Diff)
 		for _, sk := range res.Skipped {
 			fmt.Fprintf(a.stderr, "agentmem: skipped an edit of %s: %s\n", sk.Edit.File, sk.Reason)
@@ -153,7 +154,7 @@ func (a *app) consolidate(ctx context.Context, m *memory.Memory, ns string, mode
 		return nil
 	}
 	fmt.Fprintf(a.stderr, "consolidated %d characters of pruned text in %s: %s applied, %d replayed, %d skipped; %s, %d input and %d output tokens (model %s)\n",
-		chars, plural(runs, "run"), plural(applied, "edit"), replayed, skipped, plural(asks, "model request"), usage.InputTokens, usage.OutputTokens, cmpOr(id, "unknown"))
+		chars, plural(runs, "run"), plural(applied, "edit"), replayed, skipped, plural(asks, "model request"), usage.InputTokens, usage.OutputTokens, cmp.Or(id, "unknown"))
 	return nil
 }
 
@@ -176,13 +177,6 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // openModel returns the model that spec (PROVIDER:MODEL) names.
@@ -257,5 +251,5 @@ func (s *scriptModel) Generate(ctx context.Context, req memory.ModelRequest) (me
 	}
 	ans := s.answers[s.next]
 	s.next++
-	return memory.ModelResponse{Text: ans.Text, Model: cmpOr(ans.Model, "script")}, nil
+	return memory.ModelResponse{Text: ans.Text, Model: cmp.Or(ans.Model, "script")}, nil
 }

@@ -46,6 +46,7 @@ type serveFlags struct {
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
 	pollInterval    time.Duration
+	model           string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -138,6 +139,7 @@ line wins over its variable.`,
 	fl.Int64Var(&f.maxBody, "max-body", agentmemmcp.DefaultMaxBodyBytes, "http: the largest request body, in `bytes` (413 beyond)")
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long (0: never)")
 	fl.DurationVar(&f.pollInterval, "poll-interval", agentmemmcp.DefaultPollInterval, "how often subscribed resources are checked for changes made by other processes (negative: never)")
+	fl.StringVar(&f.model, "model", "", "http: the `PROVIDER:MODEL` behind the console's \"Consolidate now\" (as agentmem consolidate --model: anthropic:MODEL; empty: no button)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown (SIGINT, SIGTERM) waits for calls in flight")
 	fl.VisitAll(func(f *pflag.Flag) { f.Usage += " ($" + envName(f.Name) + ")" })
 	cmd.AddCommand(a.keygenCmd())
@@ -345,6 +347,14 @@ func (a *app) consoleHandler(s *store.Store, auth *agentmemmcp.HTTPOptions, f *s
 	}
 	if auth.OAuth != nil {
 		opts.ResourceMetadataURL = auth.OAuth.MetadataURL()
+	}
+	if f.model != "" {
+		m, err := openModel(f.model)
+		if err != nil {
+			return nil, err
+		}
+		_, name, _ := strings.Cut(f.model, ":")
+		opts.Consolidator, opts.ConsolidateOptions = m, &memory.ConsolidateOptions{ModelID: name}
 	}
 	return console.New(s, opts)
 }

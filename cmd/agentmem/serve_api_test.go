@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -357,6 +359,42 @@ func TestServeFlagsFromEnvironment(t *testing.T) {
 	for _, want := range []string{"($AGENTMEM_LISTEN)", "($AGENTMEM_OAUTH_ADMIN_SCOPE)", "($AGENTMEM_SHUTDOWN_TIMEOUT)", "AGENTMEM_TIMEOUT"} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("serve --help does not show %s", want)
+		}
+	}
+}
+
+// serve --model puts a model behind the console's "Consolidate now": the
+// API's consolidate route answers 501 without one, and applies a
+// consolidation with one.
+func TestServeConsolidateModel(t *testing.T) {
+	dir := t.TempDir()
+	keys := writeKeys(t, "ana")
+	script := filepath.Join(dir, "answers.json")
+	answer := `{"edits":[{"file":"MEMORY.md","content":"- prefers trains","old_text":null}]}`
+	if err := os.WriteFile(script, []byte(`[{"text":`+strconv.Quote(answer)+`,"model":"scripted"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, withModel := range []bool{false, true} {
+		args := []string{"--store", "sqlite:" + filepath.Join(dir, fmt.Sprint(withModel, ".db")), "serve", "--transport", "http", "--keys", keys, "--listen", "127.0.0.1:0", "--path", "/mcp"}
+		if withModel {
+			args = append(args, "--model", "script:"+script)
+		}
+		base := startServe(t, args...)
+		pruned := base + "/api/v1/namespaces/ana/files/main/pruned.md"
+		if r := do(t, "PUT", pruned, "key-ana", "- user: I take the train to Porto every month\n"); r.code != http.StatusCreated {
+			t.Fatalf("seed pruned.md: %d %q", r.code, r.body)
+		}
+		r := do(t, "POST", base+"/api/v1/namespaces/ana/consolidate", "key-ana", "")
+		switch {
+		case !withModel && r.code != http.StatusNotImplemented:
+			t.Fatalf("consolidate without --model: %d %q, want 501", r.code, r.body)
+		case withModel && r.code != http.StatusOK:
+			t.Fatalf("consolidate with --model: %d %q, want 200", r.code, r.body)
+		}
+		if withModel {
+			if f := do(t, "GET", base+"/api/v1/namespaces/ana/files/main/MEMORY.md", "key-ana", ""); f.code != http.StatusOK || !strings.Contains(f.body, "prefers trains") {
+				t.Fatalf("MEMORY.md after consolidating: %d %q", f.code, f.body)
+			}
 		}
 	}
 }
