@@ -1,0 +1,36 @@
+package wordvec
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// TestRegistered: importing wordvec registers "wordvec", so a store URL's
+// embedder=wordvec gets New's embedder, and hybrid search works on it.
+func TestRegistered(t *testing.T) {
+	want := newEmbedder(t).Model()
+	s, err := store.Open(t.Context(), "mem://?embedder=wordvec", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Embedder(); got == nil || got.Model() != want {
+		t.Fatalf("embedder=wordvec: %v, want model %q", got, want)
+	}
+	if _, err := s.Write(t.Context(), store.WriteRequest{Path: "u/main/a.md", Content: "Prefers trains to planes."}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Search(t.Context(), store.SearchRequest{Prefix: "u/main/", Query: "railway", Mode: store.SearchHybrid,
+		Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
+	if err != nil || len(res.Matches) != 1 {
+		t.Fatalf("hybrid search for a word the file lacks = %+v, %v", res, err)
+	}
+	if e, err := store.OpenEmbedder(t.Context(), "wordvec:uniform"); err != nil || e.Model() != want+"+uniform" {
+		t.Errorf("wordvec:uniform = %v, %v", e, err)
+	}
+	if _, err := store.OpenEmbedder(t.Context(), "wordvec:glove"); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("wordvec:glove = %v, want ErrInvalidOptions", err)
+	}
+}
