@@ -47,7 +47,7 @@ func TestRegistered(t *testing.T) {
 	if !errors.Is(err, ErrNoAPIKey) {
 		t.Errorf("embedder=openai without a key = %v, want ErrNoAPIKey", err)
 	}
-	if _, err := store.OpenEmbedder(t.Context(), "gemini:m@x"); !errors.Is(err, ErrInvalidSpec) {
-		t.Errorf("a bad dimension = %v, want ErrInvalidSpec", err)
+	if _, err := store.OpenEmbedder(t.Context(), "gemini:m@x"); !errors.Is(err, ErrInvalidSpec) || !errors.Is(err, store.ErrInvalidURL) {
+		t.Errorf("a bad dimension = %v, want ErrInvalidSpec and store.ErrInvalidURL", err)
 	}
 }

@@ -23,7 +23,7 @@ func init() {
 		case "uniform":
 			o.Weighting = WeightUniform
 		default:
-			return nil, fmt.Errorf("%w: %s has no model %q: write %s, or %s:uniform", ErrInvalidOptions, Name, model, Name, Name)
+			return nil, fmt.Errorf("%w: %w: %s has no model %q: write %s, or %s:uniform", store.ErrInvalidURL, ErrInvalidOptions, Name, model, Name, Name)
 		}
 		return New(ctx, &o)
 	})

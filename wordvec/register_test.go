@@ -30,7 +30,7 @@ func TestRegistered(t *testing.T) {
 	if e, err := store.OpenEmbedder(t.Context(), "wordvec:uniform"); err != nil || e.Model() != want+"+uniform" {
 		t.Errorf("wordvec:uniform = %v, %v", e, err)
 	}
-	if _, err := store.OpenEmbedder(t.Context(), "wordvec:glove"); !errors.Is(err, ErrInvalidOptions) {
-		t.Errorf("wordvec:glove = %v, want ErrInvalidOptions", err)
+	if _, err := store.OpenEmbedder(t.Context(), "wordvec:glove"); !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, store.ErrInvalidURL) {
+		t.Errorf("wordvec:glove = %v, want ErrInvalidOptions and store.ErrInvalidURL", err)
 	}
 }

@@ -26,7 +26,9 @@ const NoEmbedder = "none"
 
 // EmbedderOpener returns the embedder of one model of a registered
 // embedder name: model is what follows "NAME:" in the spec ("" for a bare
-// "wordvec"). A model it does not know, or a missing key, is its error.
+// "wordvec"). It reports a model or an option it does not know with an
+// error wrapping [ErrInvalidURL], as a [URLOpener] does; other failures (a
+// missing API key) are its own errors.
 type EmbedderOpener func(ctx context.Context, model string) (Embedder, error)
 
 var embedders struct {
