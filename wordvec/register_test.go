@@ -2,6 +2,7 @@ package wordvec
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem/core/store"
@@ -32,5 +33,26 @@ func TestRegistered(t *testing.T) {
 	}
 	if _, err := store.OpenEmbedder(t.Context(), "wordvec:glove"); !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, store.ErrInvalidURL) {
 		t.Errorf("wordvec:glove = %v, want ErrInvalidOptions and store.ErrInvalidURL", err)
+	}
+}
+
+// TestRegisteredIsNew: the registered embedder, made lazily, has New's
+// model id and New's vectors.
+func TestRegisteredIsNew(t *testing.T) {
+	for spec, opts := range map[string]*Options{"wordvec": nil, "wordvec:uniform": {Weighting: WeightUniform}} {
+		want, err := New(t.Context(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := store.OpenEmbedder(t.Context(), spec)
+		if err != nil || got.Model() != want.Model() {
+			t.Fatalf("%s: %v, %v; want model %q", spec, got, err, want.Model())
+		}
+		texts := []string{"Prefers trains to planes", "tea"}
+		a, err1 := got.Embed(t.Context(), texts)
+		b, err2 := want.Embed(t.Context(), texts)
+		if err1 != nil || err2 != nil || len(a) != 2 || len(b) != 2 || !slices.Equal(a[0], b[0]) || !slices.Equal(a[1], b[1]) {
+			t.Errorf("%s: vectors differ from New's: %v %v", spec, err1, err2)
+		}
 	}
 }
