@@ -1,7 +1,7 @@
 // Package embedapi embeds text through hosted and local embedding APIs over
-// plain HTTP (standard library only): OpenAI's /v1/embeddings and the servers
-// that speak it (Azure OpenAI, Voyage AI, vLLM, LM Studio, Ollama's /v1,
-// llama.cpp …), Google's Gemini API (models/{model}:batchEmbedContents) and
+// plain HTTP (standard library and agentmem's core only): OpenAI's
+// /v1/embeddings and the servers that speak it (Azure OpenAI, Voyage AI,
+// vLLM, LM Studio, Ollama's /v1, llama.cpp …), Google's Gemini API (models/{model}:batchEmbedContents) and
 // Ollama's native /api/embed.
 //
 // Each provider is a type with the method set of agentmem's embedder
@@ -10,6 +10,9 @@
 // Parse builds one from a spec such as "openai:text-embedding-3-small",
 // "gemini:gemini-embedding-001", "ollama:nomic-embed-text" or
 // "voyage:voyage-3.5", with keys from the usual environment variables.
+// Importing the package registers the names openai, ollama, gemini and
+// voyage with store.RegisterEmbedder, so a store URL's
+// ?embedder=openai:text-embedding-3-small builds the same embedder.
 //
 // # Model ids
 //

@@ -1,12 +1,16 @@
 // Package wordvec is an offline text embedder: averaged GloVe word vectors
 // from a table compiled into the binary, needing no key, no network and no
-// model download. Its Embedder has the method set of agentmem's embedder
-// interface (Model and Embed), so it can be passed wherever one is wanted
-// without this module importing agentmem's core; it imports only the
-// standard library.
+// model download. Its Embedder is a store.Embedder (Model and Embed); the
+// module requires only the standard library and agentmem's core.
 //
 //	e, err := wordvec.New(ctx, nil)
 //	vecs, err := e.Embed(ctx, []string{"Prefers trains to planes", "Does she like flying?"})
+//
+// Importing the package also registers the embedder name "wordvec" with
+// store.RegisterEmbedder, so a store URL turns hybrid search on with it:
+//
+//	import _ "github.com/agentmem/agentmem/wordvec"
+//	s, err := store.Open(ctx, "sqlite:memory.db?embedder=wordvec", nil)
 //
 // # The table
 //

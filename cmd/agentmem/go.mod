@@ -32,7 +32,9 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.11.2 // indirect
 	github.com/agentmem/agentmem/console v0.1.0
+	github.com/agentmem/agentmem/embedapi v0.1.0
 	github.com/agentmem/agentmem/testenv v0.1.0
+	github.com/agentmem/agentmem/wordvec v0.1.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect

@@ -12,11 +12,18 @@
 //	agentmem diff kamal/main/MEMORY.md      # the last change, as a unified diff
 //	agentmem restore kamal/main/MEMORY.md V # a past version written back, exactly once
 //	agentmem consolidate --model anthropic:claude-sonnet-4-5 kamal  # pruned history into notes
+//	agentmem search --json kamal/main/ tea  # what the notebook's search_memory returns
+//	agentmem reindex kamal/                 # the search index rebuilt after a model change
 //
 // The store is --store URL, else $AGENTMEM_STORE, else
 // sqlite:.agent-memory.db (the quickstart's file). Every backend is compiled
 // in, so every scheme of store.Open works: mem:, file:, sqlite:, postgres:,
-// postgresql:, dynamodb:, firestore:, cosmosdb:.
+// postgresql:, dynamodb:, firestore:, cosmosdb:. Search is hybrid (BM25
+// fused with chunk vectors) with the embedder of the URL's embedder=
+// parameter, else --embedder, else $AGENTMEM_EMBEDDER, else wordvec (offline
+// word vectors compiled in); every embedder of store.OpenEmbedder is
+// compiled in too (wordvec, openai:, ollama:, gemini:, voyage:), and none
+// turns it off. Writes index what they change before the command exits.
 //
 // Nothing is overwritten blindly: put creates only, unless given the version
 // it replaces (--if-version) or --force; edit, rm, import, migrate and forget

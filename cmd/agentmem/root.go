@@ -25,6 +25,11 @@ import (
 	_ "github.com/agentmem/agentmem/firestore"
 	_ "github.com/agentmem/agentmem/postgres"
 	_ "github.com/agentmem/agentmem/sqlite"
+
+	// Every embedder registers its name (the store URL's embedder=) on
+	// import: wordvec, the offline default, and the API ones.
+	_ "github.com/agentmem/agentmem/embedapi"
+	_ "github.com/agentmem/agentmem/wordvec"
 )
 
 // Exit codes; see the package documentation.
@@ -42,6 +47,14 @@ const DefaultStore = "sqlite:.agent-memory.db"
 
 // StoreEnv names the environment variable that gives the store URL.
 const StoreEnv = "AGENTMEM_STORE"
+
+// DefaultEmbedder is the embedder of hybrid search used when the store URL
+// has no embedder= parameter and neither --embedder nor $AGENTMEM_EMBEDDER
+// names one: the offline word vectors, no key and no network.
+const DefaultEmbedder = "wordvec"
+
+// EmbedderEnv names the environment variable that gives the embedder.
+const EmbedderEnv = "AGENTMEM_EMBEDDER"
 
 // wholeFile is the read bound that returns a file entire.
 const wholeFile = 1 << 40
@@ -79,7 +92,7 @@ func exitCode(err error) int {
 		errors.Is(err, store.ErrInvalidBound), errors.Is(err, store.ErrInvalidMetadata),
 		errors.Is(err, store.ErrInvalidContent), errors.Is(err, store.ErrInvalidOperation),
 		errors.Is(err, store.ErrPathCollision), errors.Is(err, store.ErrReservedPath),
-		errors.Is(err, store.ErrTooLarge):
+		errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrInvalidSearchMode):
 		// Bad input, not a store failure: 1 is kept for those.
 		return exitUsage
 	}
@@ -91,6 +104,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	storeURL       string
+	embedder       string // --embedder
 	timeout        time.Duration
 	// isTerminal reports whether f is an interactive terminal; tests replace it.
 	isTerminal func(f any) bool
@@ -140,6 +154,14 @@ postgres://user@host/db (password from PGPASSWORD or ~/.pgpass), dynamodb://TABL
 (?region=, ?endpoint=), firestore://PROJECT/COLLECTION, cosmosdb://HOST/DB/CONTAINER
 (key from AGENTMEM_COSMOS_KEY).
 
+Search ranks by meaning as well as words (hybrid: BM25 fused with vectors of
+the files' chunks) with the embedder of the store URL's embedder= parameter,
+else --embedder, else $AGENTMEM_EMBEDDER, else ` + DefaultEmbedder + ` (offline word
+vectors, no key, no network): wordvec, openai:MODEL (OPENAI_API_KEY),
+ollama:MODEL (OLLAMA_HOST), gemini:MODEL (GEMINI_API_KEY), voyage:MODEL
+(VOYAGE_API_KEY), or none for BM25 only. Writes index the files they change
+before the command exits; reindex rebuilds the index after a model change.
+
 Nothing is overwritten blindly: writes and deletes compare-and-swap on a version.
 
 With ?history=on (or ?history=30d, ?history=720h: the retention) in the store
@@ -181,12 +203,13 @@ the versions differ, as diff(1).`,
 	// No default value in the flag itself: help would print it, and a URL
 	// from the environment may hold a password.
 	root.PersistentFlags().StringVar(&a.storeURL, "store", "", "store `URL` (default $"+StoreEnv+", else "+DefaultStore+")")
+	root.PersistentFlags().StringVar(&a.embedder, "embedder", "", "embedder of hybrid search when the store URL has no embedder= parameter: wordvec, openai:MODEL, ollama:MODEL, gemini:MODEL, voyage:MODEL or none (default $"+EmbedderEnv+", else "+DefaultEmbedder+")")
 	root.PersistentFlags().DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the store to open and for each request")
 	root.AddCommand(
 		a.lsCmd(), a.catCmd(), a.putCmd(), a.editCmd(), a.rmCmd(), a.searchCmd(),
 		a.appendCmd(), a.snapshotCmd(), a.exportCmd(), a.importCmd(), a.migrateCmd(),
 		a.forgetCmd(), a.pruneCmd(), a.statsCmd(), a.serveCmd(),
-		a.logCmd(), a.diffCmd(), a.restoreCmd(), a.consoleCmd(),
+		a.logCmd(), a.diffCmd(), a.restoreCmd(), a.consoleCmd(), a.reindexCmd(),
 	)
 	root.AddCommand(a.consolidateCmd())
 	root.InitDefaultCompletionCmd()
@@ -270,11 +293,51 @@ func (a *app) openWith(ctx context.Context, rawURL string, opts *store.Options) 
 	}
 	octx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
+	opts, err := a.withEmbedder(octx, rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
 	s, err := store.Open(octx, rawURL, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", redact(rawURL), deadline(err, a.timeout))
 	}
 	return s, nil
+}
+
+// embedderSpec returns the embedder a store URL without embedder= gets:
+// --embedder, else $AGENTMEM_EMBEDDER, else DefaultEmbedder, and where it
+// came from.
+func (a *app) embedderSpec() (spec, from string) {
+	switch {
+	case a.embedder != "":
+		return a.embedder, "--embedder"
+	case os.Getenv(EmbedderEnv) != "":
+		return os.Getenv(EmbedderEnv), "$" + EmbedderEnv
+	}
+	return DefaultEmbedder, "the default embedder"
+}
+
+// withEmbedder returns opts with the embedder of embedderSpec, unless
+// rawURL has an embedder= parameter (the URL wins: store.Open opens it)
+// or opts has one already.
+func (a *app) withEmbedder(ctx context.Context, rawURL string, opts *store.Options) (*store.Options, error) {
+	if u, err := store.ParseURL(rawURL); err != nil || u.Query().Has(store.EmbedderParam) {
+		return opts, nil // store.Open says what is wrong with the URL, or opens its embedder
+	}
+	if opts != nil && opts.Embedder != nil {
+		return opts, nil
+	}
+	spec, from := a.embedderSpec()
+	e, err := store.OpenEmbedder(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", from, spec, err)
+	}
+	o := store.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Embedder = e
+	return &o, nil
 }
 
 // openExisting opens the store of --store, else $AGENTMEM_STORE, else

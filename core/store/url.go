@@ -144,17 +144,23 @@ func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
 // Each backend's package documentation lists its parameters; an unknown
 // parameter is an error. One parameter belongs to the store and works on
 // every backend: history (see [HistoryParam]), as in
-// "sqlite:memory.db?history=30d". Credentials come from each SDK's usual chain or
+// "sqlite:memory.db?history=30d", and embedder (see [EmbedderParam]), as
+// in "sqlite:memory.db?embedder=wordvec", which turns hybrid search on
+// (its package must be imported, as a backend's is). Credentials come from each SDK's usual chain or
 // from the environment, never from a URL's log line: no error repeats a
 // password or a query. opts configure the store as for [New]. The store
 // owns the driver: Close closes it and whatever the opener created.
 //
 // It fails with [ErrInvalidURL] for a URL that does not parse or that the
 // backend refuses, with [ErrUnknownScheme] when no imported package
-// registered the scheme (the error names the import that adds it), or with
-// the backend's error when it cannot be reached.
+// registered the scheme or the embedder (the error names the import that
+// adds it), with the embedder's error when it cannot be made (a missing
+// API key), or with the backend's error when it cannot be reached.
 func Open(ctx context.Context, rawURL string, opts *Options) (*Store, error) {
-	rawURL, opts, err := storeParams(rawURL, opts)
+	if ctx == nil {
+		return nil, errors.New("agentmem: Open needs a context (got nil)")
+	}
+	rawURL, opts, err := storeParams(ctx, rawURL, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -171,16 +177,18 @@ func Open(ctx context.Context, rawURL string, opts *Options) (*Store, error) {
 // Options.History, when set, wins.
 const HistoryParam = "history"
 
-// storeParams takes the store's own parameters (HistoryParam) off rawURL
-// and returns the URL for the backend and the options they make.
-func storeParams(rawURL string, opts *Options) (string, *Options, error) {
+// storeParams takes the store's own parameters (HistoryParam,
+// EmbedderParam) off rawURL and returns the URL for the backend and the
+// options they make. It opens the embedder the URL names.
+func storeParams(ctx context.Context, rawURL string, opts *Options) (string, *Options, error) {
 	u, err := ParseURL(rawURL)
 	if err != nil {
 		return "", nil, err
 	}
 	q, qerr := url.ParseQuery(u.RawQuery) // what parses, even on an error
-	vals, ok := q[HistoryParam]
-	if !ok {
+	hvals, hasHistory := q[HistoryParam]
+	_, hasEmbedder := q[EmbedderParam]
+	if !hasHistory && !hasEmbedder {
 		return rawURL, opts, nil
 	}
 	// The query is re-encoded below: a part that does not parse would be
@@ -188,22 +196,31 @@ func storeParams(rawURL string, opts *Options) (string, *Options, error) {
 	if qerr != nil {
 		return "", nil, URLError(u, "the query does not parse")
 	}
-	if len(vals) > 1 {
-		return "", nil, URLError(u, "parameter %q is given %d times", HistoryParam, len(vals))
-	}
-	retention, err := parseRetention(vals[0])
-	if err != nil {
-		return "", nil, err
-	}
-	q.Del(HistoryParam)
-	u.RawQuery = q.Encode()
 	o := Options{}
 	if opts != nil {
 		o = *opts
 	}
-	if o.History == nil {
-		o.History = &HistoryOptions{Retention: retention}
+	if hasHistory {
+		if len(hvals) > 1 {
+			return "", nil, URLError(u, "parameter %q is given %d times", HistoryParam, len(hvals))
+		}
+		retention, err := parseRetention(hvals[0])
+		if err != nil {
+			return "", nil, err
+		}
+		q.Del(HistoryParam)
+		if o.History == nil {
+			o.History = &HistoryOptions{Retention: retention}
+		}
 	}
+	if hasEmbedder {
+		_, e, err := embedderParam(ctx, u, q)
+		if err != nil {
+			return "", nil, err
+		}
+		o.Embedder = e // the URL's choice, "none" included, replaces the program's default
+	}
+	u.RawQuery = q.Encode()
 	return u.String(), &o, nil
 }
 
@@ -293,9 +310,9 @@ func CheckQuery(u *url.URL, known ...string) error {
 		if !slices.Contains(known, k) {
 			// The store's own parameters are taken off before the
 			// opener sees the URL, but they are known too.
-			hint := "known: " + strings.Join(append(slices.Clone(known), HistoryParam), ", ")
+			hint := "known: " + strings.Join(append(slices.Clone(known), HistoryParam, EmbedderParam), ", ")
 			if len(known) == 0 {
-				hint = "the only parameter known is " + HistoryParam + ", which every store takes"
+				hint = "the only parameters known are " + HistoryParam + " and " + EmbedderParam + ", which every store takes"
 			}
 			return URLError(u, "unknown parameter %q (%s)", k, hint)
 		}

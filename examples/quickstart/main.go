@@ -9,7 +9,8 @@
 // saves it with write_memory. Run 2, a new session: "Book me something to
 // Bangkok", and the model's request already carries the memory block. It
 // prints what the model saw and the MEMORY.md it left. Run it twice:
-// the second time the model already knows.
+// the second time the model already knows. search_memory ranks by meaning
+// as well as words, with the offline word-vector embedder (module wordvec).
 package main
 
 import (
@@ -37,6 +38,7 @@ import (
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/wordvec"
 )
 
 const (
@@ -49,23 +51,37 @@ func main() {
 	db := flag.String("db", ".agent-memory.db", "SQLite database file of the memory")
 	scripted := flag.Bool("scripted", false, "use the scripted model even when GEMINI_API_KEY or GOOGLE_API_KEY is set")
 	flag.Parse()
-	ctx := context.Background()
+	if err := run(context.Background(), *db, *scripted); err != nil {
+		log.Fatal(err)
+	}
+}
 
+// run plays the two runs on the SQLite file db. It returns (rather than
+// exiting) on an error, so that closing the store, which finishes the
+// search indexing of what was written, always happens.
+func run(ctx context.Context, db string, scripted bool) error {
 	// The driver is the only line to change for another backend
 	// (filestore.New, postgres.Open, dynamodb.New, firestore.New,
 	// cosmosdb.New).
-	d, err := sqlite.New(ctx, *db, nil)
+	d, err := sqlite.New(ctx, db, nil)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	s := store.New(d, nil)
-	defer s.Close()
+	// Search by meaning as well as words, offline: the word-vector
+	// embedder needs no key and no network (or store.Open(ctx,
+	// "sqlite:.agent-memory.db?embedder=openai:text-embedding-3-small", nil)).
+	emb, err := wordvec.New(ctx, nil)
+	if err != nil {
+		return err
+	}
+	s := store.New(d, &store.Options{Embedder: emb})
+	defer s.Close() // also finishes indexing what the run wrote
 
 	mem, err := memory.New(s, nil) // namespace = the ADK user id
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	llm, name := chooseModel(ctx, *scripted)
+	llm, name := chooseModel(ctx, scripted)
 	rec := &recorder{LLM: llm}
 	a, err := llmagent.New(llmagent.Config{
 		Name:        "travel_agent",
@@ -74,13 +90,13 @@ func main() {
 		Toolsets:    []tool.Toolset{agentmemadk.NewToolset(mem, nil)},
 	})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	r, err := runner.New(runner.Config{AppName: "quickstart", Agent: a, SessionService: session.InMemoryService(), AutoCreateSession: true})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Printf("agentmem quickstart: memory in %s (SQLite), model %s\n", *db, name)
+	fmt.Printf("agentmem quickstart: memory in %s (SQLite), model %s\n", db, name)
 
 	for i, prompt := range []string{remember, book} {
 		fmt.Printf("\n── run %d · user %s · new session ──\n", i+1, user)
@@ -89,7 +105,7 @@ func main() {
 		var lines []string
 		for ev, err := range r.Run(ctx, user, fmt.Sprintf("session-%d", i+1), msg, agent.RunConfig{}) {
 			if err != nil {
-				log.Fatal(err)
+				return err
 			}
 			lines = append(lines, describe(ev)...)
 		}
@@ -104,9 +120,10 @@ func main() {
 	path := user + "/main/" + memory.MainFile
 	f, err := s.Read(ctx, user+"/main/"+memory.MainFile, memory.DefaultMaxMemorySize)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	fmt.Printf("\n%s:\n%s", path, f.Content)
+	return nil
 }
 
 // chooseModel returns Gemini when a key is set (and -scripted is not), the
