@@ -372,6 +372,9 @@ func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]floa
 			return err
 		}
 		for i, ci := range batch {
+			if len(vs[i]) == 0 {
+				continue // a zero vector (no known word): never scored, and no length to compare
+			}
 			if dims != 0 && len(vs[i]) != dims {
 				known = map[string][]float32{} // the model's vectors changed length: start over
 			}

@@ -131,3 +131,45 @@ func TestReindex(t *testing.T) {
 		}
 	}
 }
+
+// zeroingEmbedder answers the zero vector for texts holding "qqq" (a
+// chunk with no known word) and counts the texts it embeds.
+type zeroingEmbedder struct{ tallyEmbedder }
+
+func (z *zeroingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := z.tallyEmbedder.Embed(ctx, texts)
+	for i, t := range texts {
+		if err == nil && strings.Contains(t, "qqq") {
+			vs[i] = make([]float32, len(vs[i]))
+		}
+	}
+	return vs, err
+}
+
+// TestIndexKeepsVectorsBesideAZeroOne: a chunk whose vector is zero is
+// left out of the index, but the chunks embedded before it in the same
+// batch keep theirs (the zero vector once reset them all), so a search
+// embeds only the query and that one chunk again.
+func TestIndexKeepsVectorsBesideAZeroOne(t *testing.T) {
+	ctx := t.Context()
+	e := &zeroingEmbedder{tallyEmbedder{fakeEmbedder: fakeEmbedder{"m"}}}
+	s := store.New(memstore.New(), &store.Options{Embedder: e})
+	defer s.Close()
+	content := "# Trains\n\n" + strings.Repeat("Prefers night trains to planes. ", 30) +
+		"\n\n# Noise\n\n" + strings.Repeat("qqq ", 60) +
+		"\n\n# Tea\n\n" + strings.Repeat("Drinks green tea every morning. ", 30) + "\n"
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "u/main/a.md", Content: content}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := e.count()
+	if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "railway journeys", Mode: store.SearchHybrid,
+		Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count() - before; n != 2 {
+		t.Fatalf("a hybrid search embedded %d texts, want 2 (the query and the zero chunk): the index lost the chunks beside the zero one", n)
+	}
+}
