@@ -51,6 +51,7 @@ type serveFlags struct {
 
 func (a *app) serveCmd() *cobra.Command {
 	var f serveFlags
+	var showVersion bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the notebook over MCP (stdio for one user, HTTP with API keys or OAuth)",
@@ -118,6 +119,10 @@ line wins over its variable.`,
       --oauth-issuer https://auth.example.com/ --oauth-audience https://memory.example.com/mcp`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion {
+				fmt.Fprintf(a.stdout, "agentmem %s\n", version())
+				return nil
+			}
 			if err := flagsFromEnv(cmd); err != nil {
 				return err
 			}
@@ -142,6 +147,9 @@ line wins over its variable.`,
 	fl.StringVar(&f.model, "model", "", "http: the `PROVIDER:MODEL` behind the console's \"Consolidate now\" (as agentmem consolidate --model: anthropic:MODEL; empty: no button)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown (SIGINT, SIGTERM) waits for calls in flight")
 	fl.VisitAll(func(f *pflag.Flag) { f.Usage += " ($" + envName(f.Name) + ")" })
+	// After the variables' names: --version has none (a deployment's
+	// health checks and image labels ask the binary, not the environment).
+	fl.BoolVar(&showVersion, "version", false, "print the version (as agentmem --version) and exit")
 	cmd.AddCommand(a.keygenCmd())
 	return cmd
 }
@@ -170,7 +178,7 @@ func flagsFromEnv(cmd *cobra.Command) error {
 	var err error
 	set := func(fl *pflag.Flag) {
 		v, ok := os.LookupEnv(envName(fl.Name))
-		if !ok || v == "" || fl.Changed || err != nil {
+		if !ok || v == "" || fl.Changed || err != nil || fl.Name == "version" {
 			return
 		}
 		if e := fl.Value.Set(v); e != nil {
