@@ -32,7 +32,7 @@ func BenchmarkRetrievalHybrid(b *testing.B) {
 		b.Fatal(err)
 	}
 	conv := retrieval.Conversations(convUsers, convSeed)
-	for _, set := range []retrieval.Set{dev, conv} {
+	for _, set := range []retrieval.Set{dev, retrieval.Notes(), conv} {
 		for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid} {
 			opts := &store.Options{Embedder: emb}
 			rep, err := retrieval.EvaluateWith(b.Context(), set, m, opts)
@@ -50,7 +50,7 @@ func BenchmarkRetrievalHybrid(b *testing.B) {
 					}
 					sc := rep[k]
 					label := fmt.Sprintf("%s %s/%s n=%d", set.Name, m, k, sc.N)
-					if set.Name == "dev" {
+					if set.Name != "conversations" {
 						b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
 					} else {
 						b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)

@@ -13,6 +13,7 @@ package retrieval
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,6 +265,28 @@ func LoadDevSet(path string) (Set, error) {
 	if err != nil {
 		return Set{}, err
 	}
+	return parseNotes("dev", path, b)
+}
+
+//go:embed testdata/notes.json
+var notesJSON []byte
+
+// Notes returns the second notes set, committed here (testdata/notes.json):
+// another user's 30 short topic notes and 60 queries of the four kinds of
+// dev.json (exact, morphology, question, paraphrase), written without
+// reference to dev.json's queries. Ranking parameters are chosen on it and
+// on [Conversations]; dev.json is the check.
+func Notes() Set {
+	set, err := parseNotes("notes", "testdata/notes.json", notesJSON)
+	if err != nil {
+		panic(err) // the committed file is checked by the package's tests
+	}
+	return set
+}
+
+// parseNotes reads a notes set in dev.json's format: a namespace, its files
+// and queries with one wanted file each.
+func parseNotes(name, path string, b []byte) (Set, error) {
 	var raw struct {
 		Namespace string            `json:"namespace"`
 		Files     map[string]string `json:"files"`
@@ -279,8 +302,11 @@ func LoadDevSet(path string) (Set, error) {
 	if raw.Namespace == "" || len(raw.Files) == 0 || len(raw.Queries) == 0 {
 		return Set{}, fmt.Errorf("retrieval: %s: want namespace, files and queries", path)
 	}
-	set := Set{Name: "dev", Users: map[string]map[string]string{raw.Namespace: raw.Files}, Queries: map[string][]Query{}}
+	set := Set{Name: name, Users: map[string]map[string]string{raw.Namespace: raw.Files}, Queries: map[string][]Query{}}
 	for _, q := range raw.Queries {
+		if raw.Files[q.Want] == "" {
+			return Set{}, fmt.Errorf("retrieval: %s: query %q wants %q, which is not one of its files", path, q.Q, q.Want)
+		}
 		set.Queries[raw.Namespace] = append(set.Queries[raw.Namespace], Query{Q: q.Q, Want: []string{q.Want}, Kind: q.Kind})
 	}
 	return set, nil

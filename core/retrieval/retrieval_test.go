@@ -108,7 +108,7 @@ func BenchmarkRetrieval(b *testing.B) {
 		b.Fatal(err)
 	}
 	conv := Conversations(convUsers, convSeed)
-	for _, set := range []Set{dev, conv} {
+	for _, set := range []Set{dev, Notes(), conv} {
 		for _, m := range modes {
 			rep, err := Evaluate(b.Context(), set, m)
 			if err != nil {
@@ -125,7 +125,7 @@ func BenchmarkRetrieval(b *testing.B) {
 					}
 					sc := rep[k]
 					label := fmt.Sprintf("%s %s/%s n=%d", set.Name, m, k, sc.N)
-					if set.Name == "dev" {
+					if set.Name != "conversations" {
 						b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
 					} else {
 						b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)
@@ -146,5 +146,39 @@ func BenchmarkRetrieval(b *testing.B) {
 			})
 			_ = r.Close()
 		}
+	}
+}
+
+func TestNotesSet(t *testing.T) {
+	set := Notes()
+	kinds := map[string]int{}
+	for _, qs := range set.Queries {
+		for _, q := range qs {
+			kinds[q.Kind]++
+		}
+	}
+	for _, k := range []string{"exact", "morphology", "question", "paraphrase"} {
+		if kinds[k] == 0 {
+			t.Fatalf("no %s query: %v", k, kinds)
+		}
+	}
+	if n := len(set.Users["priya"]); n < 25 || n > 40 {
+		t.Fatalf("%d notes", n)
+	}
+}
+
+// TestNotesBM25 pins the BM25 figures on the committed notes set: stop
+// words in questions no longer rank notes that merely share them, and
+// agent nouns meet their verbs ("runner" finds "Runs").
+func TestNotesBM25(t *testing.T) {
+	rep, err := Evaluate(t.Context(), Notes(), store.SearchBM25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep["all"].Recall3; r < 0.75 {
+		t.Fatalf("notes bm25 recall@3 = %.3f, want ≥ 0.75", r)
+	}
+	if r := rep["morphology"].Recall3; r < 0.99 {
+		t.Fatalf("notes bm25 morphology recall@3 = %.3f, want 1", r)
 	}
 }

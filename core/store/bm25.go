@@ -18,6 +18,10 @@ const (
 	bm25K1     = 1.2
 	bm25B      = 0.75
 	nameWeight = 2.0
+	// variantWeight is what an occurrence of a query term's variant
+	// ("runs" for "runner", see lexis.Variants) counts for, against 1 for
+	// the term itself: the variant may be another word.
+	variantWeight = 0.5
 )
 
 // occurrence is one query term found in a body, in runes.
@@ -29,7 +33,7 @@ type occurrence struct{ term, start, end int }
 type doc struct {
 	bodyLen, nameLen int
 	bodyPos          [][]int
-	nameTF           []int
+	bodyTF, nameTF   []float64
 }
 
 // scanners keeps Scanners, with the stems they cached, between searches.
@@ -44,35 +48,53 @@ var scanners = sync.Pool{New: func() any { return lexis.NewScanner() }}
 func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 	sc := scanners.Get().(*lexis.Scanner)
 	defer scanners.Put(sc)
-	q := sc.Terms(query)
+	q := sc.QueryTerms(query)
 	if len(q) == 0 {
 		return nil
 	}
-	index := make(map[string]int, len(q))
-	for i, t := range q {
-		index[t] = i
+	type slot struct {
+		group  int
+		weight float64
+	}
+	index := make(map[string]slot, len(q))
+	for i, g := range q {
+		for k, t := range g {
+			w := 1.0
+			if k > 0 {
+				w = variantWeight
+			}
+			index[t] = slot{i, w}
+		}
 	}
 	docs := make([]doc, len(cands))
 	pos := make([][]int, len(q)*len(cands))
-	tfs := make([]int, len(q)*len(cands))
+	tfs := make([]float64, 2*len(q)*len(cands))
 	df := make([]int, len(q))
 	var sumBody, sumName float64
 	for i, c := range cands {
 		d := &docs[i]
 		body := cache.bodyOf(sc, c.path, c.content)
 		d.bodyLen = body.n
-		d.bodyPos, d.nameTF = pos[i*len(q):(i+1)*len(q)], tfs[i*len(q):(i+1)*len(q)]
-		for j, t := range q {
-			d.bodyPos[j] = body.positions(t)
+		d.bodyPos = pos[i*len(q) : (i+1)*len(q)]
+		d.bodyTF, d.nameTF = tfs[2*i*len(q):(2*i+1)*len(q)], tfs[(2*i+1)*len(q):(2*i+2)*len(q)]
+		for j, g := range q {
+			d.bodyPos[j] = body.positions(g[0])
+			d.bodyTF[j] = float64(len(d.bodyPos[j]) / 2)
+			for _, v := range g[1:] {
+				if ps := body.positions(v); len(ps) > 0 {
+					d.bodyPos[j] = append(slices.Clip(d.bodyPos[j]), ps...)
+					d.bodyTF[j] += variantWeight * float64(len(ps)/2)
+				}
+			}
 		}
 		sc.Each(nameField(strings.TrimPrefix(c.path, prefix)), func(t string, _, _ int) {
 			d.nameLen++
-			if j, ok := index[t]; ok {
-				d.nameTF[j]++
+			if sl, ok := index[t]; ok {
+				d.nameTF[sl.group] += sl.weight
 			}
 		})
 		for j := range q {
-			if len(d.bodyPos[j])+d.nameTF[j] > 0 {
+			if d.bodyTF[j]+d.nameTF[j] > 0 {
 				df[j]++
 			}
 		}
@@ -92,7 +114,7 @@ func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 		normName := 1 - bm25B + bm25B*float64(d.nameLen)/avgName
 		score := 0.0
 		for j := range q {
-			tf := float64(len(d.bodyPos[j])/2)/normBody + nameWeight*float64(d.nameTF[j])/normName
+			tf := d.bodyTF[j]/normBody + nameWeight*d.nameTF[j]/normName
 			if tf > 0 {
 				score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1)
 			}

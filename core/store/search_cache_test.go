@@ -34,6 +34,13 @@ func TestSearchCacheSameResults(t *testing.T) {
 			for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid} {
 				for _, maxFileChars := range []int{65536, 700} {
 					r := store.SearchRequest{Prefix: "u/main/", Query: q, Mode: m, Limit: 8, MaxFiles: 100, MaxChars: 4000, MaxFileChars: maxFileChars}
+					// The indexer settles what earlier searches queued, so
+					// that the copy below holds the index rows this search
+					// reads (a row written in between changed the vectors
+					// one store had and not the other).
+					if err := warm.WaitIndexed(ctx); err != nil {
+						t.Fatal(err)
+					}
 					got, err := warm.Search(ctx, r)
 					if err != nil {
 						t.Fatal(err)
