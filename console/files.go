@@ -273,7 +273,7 @@ func (h *Handler) listFiles(c *call) error {
 
 // listAfter lists up to limit paths under prefix after after, and
 // reports whether there are more. It pages the driver as Store.ListPaths
-// does (tombstones skipped; receipts are never listed), since ListPaths
+// does (tombstones and reserved rows skipped; receipts are never listed), since ListPaths
 // has no After yet.
 func (h *Handler) listAfter(ctx context.Context, prefix, after string, limit int) ([]string, bool, error) {
 	var out []string
@@ -285,7 +285,9 @@ func (h *Handler) listAfter(ctx context.Context, prefix, after string, limit int
 		}
 		for _, e := range entries {
 			after = e.Path
-			if !e.Tombstone {
+			// Tombstones, and the rows the store keeps under reserved
+			// names (its search index): Store.ListPaths shows neither.
+			if !e.Tombstone && !errors.Is(store.ValidatePath(e.Path), store.ErrReservedPath) {
 				out = append(out, e.Path)
 			}
 		}
