@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,8 @@ func browserServe(t *testing.T, storeURL string) {
 	evilVersion := seedBrowser(t, storeURL)
 
 	keys := keyFileOf(t, "admin-key root admin", "alice-key alice")
-	base := runServe(t, "--store", storeURL, "serve", "--transport", "http", "--keys", keys, "--listen", "127.0.0.1:0", "--path", "/mcp")
+	base := runServe(t, "--store", storeURL, "serve", "--transport", "http", "--keys", keys, "--listen", "127.0.0.1:0", "--path", "/mcp",
+		"--model", "script:"+browserModel(t))
 	ended := endedSession(t, base+"/console")
 
 	// Another origin (localhost, not 127.0.0.1): its form posts a delete
@@ -152,6 +154,10 @@ func seedBrowser(t *testing.T, storeURL string) (evilVersion string) {
 	evil := `<script>window.__pwned=1;alert(1)</script><img src=x onerror="alert(2)"><b class="pwned" data-pwned>pwned</b>`
 	evilVersion = write("mallory/main/evil.md", evil+"\n", "", map[string]string{console.UpdatedByKey: evil, "note": evil})
 	write("bob/main/MEMORY.md", "- bob's note\n", "", by("bob"))
+	// What the consolidation flow consolidates (the answers: browserModel).
+	write("carol/main/MEMORY.md", "- lives in Hanoi\n", "", by("carol"))
+	write("carol/main/pruned.md", "- user (2025-06-01T09:00:00Z): I moved from Hanoi to Da Nang last month.\n"+
+		"- user (2025-06-01T09:01:00Z): Book me a window seat, always.\n", "", by("carol"))
 	return evilVersion
 }
 
@@ -192,4 +198,20 @@ func endedSession(t *testing.T, consoleURL string) string {
 		t.Fatalf("sign-out: %d, want 303", resp.StatusCode)
 	}
 	return sc.Value
+}
+
+// browserModel writes the answers of the scripted model behind the
+// console's "Consolidate now" (serve --model script:FILE): the flow's
+// preview and its apply each ask once; the same edits both times.
+func browserModel(t *testing.T) string {
+	t.Helper()
+	edits := `{"edits":[{"file":null,"old_text":"- lives in Hanoi","content":"- lives in Da Nang (moved 2025-05)"},` +
+		`{"file":"MEMORY.md","old_text":null,"content":"- prefers window seats; see travel.md"},` +
+		`{"file":"travel.md","old_text":null,"content":"# Travel\n- window seat, always"}]}`
+	answer := `{"model":"scripted-1","text":` + strconv.Quote(edits) + `}`
+	file := filepath.Join(t.TempDir(), "answers.json")
+	if err := os.WriteFile(file, []byte("["+strings.Repeat(answer+",", 3)+answer+"]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
