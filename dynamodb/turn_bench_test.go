@@ -31,3 +31,21 @@ func BenchmarkHistory(b *testing.B) {
 	c := newClient(b)
 	contract.BenchHistory(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
 }
+
+// BenchmarkIndexedWrite is an idempotent write with the search index off
+// and on, alternately (see contract.BenchIndexedWrite), on DynamoDB Local:
+// the latency with the index on as a ratio to off (vs-off), the embeddings
+// per changed write and per unchanged rewrite, index bytes per chunk.
+func BenchmarkIndexedWrite(b *testing.B) {
+	c := newClient(b)
+	contract.BenchIndexedWrite(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
+}
+
+// BenchmarkHybridSearch is a search over 1,000 files of one scope, index
+// warm, literal, BM25 and hybrid alternately (see
+// contract.BenchHybridSearch), on DynamoDB Local: hybrid-vs-literal and
+// bm25-vs-literal.
+func BenchmarkHybridSearch(b *testing.B) {
+	c := newClient(b)
+	contract.BenchHybridSearch(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
+}

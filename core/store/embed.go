@@ -122,7 +122,8 @@ type record struct {
 	File string `json:"file"`
 	// Model is the embedder's model id.
 	Model string `json:"model"`
-	// Dims is the length of every vector.
+	// Dims is the length of every vector (0 when every chunk is a known
+	// zero vector).
 	Dims int `json:"dims"`
 	// Parts is the number of parts (on the first part only).
 	Parts int `json:"parts,omitempty"`
@@ -131,7 +132,9 @@ type record struct {
 }
 
 // recChunk is one chunk's vector: its hash, rune span, and its vector
-// quantized to int8 (Q, base64) with a scale.
+// quantized to int8 (Q, base64) with a scale. A chunk whose vector is zero
+// (no word the model knows) has an empty Q and a zero scale: known, so not
+// embedded again, and never scored.
 type recChunk struct {
 	Hash  string  `json:"h"`
 	Start int     `json:"s"`
@@ -156,7 +159,15 @@ func quantize(v []float32) (float32, string) {
 	return scale, base64.StdEncoding.EncodeToString(b)
 }
 
-// dequantize decodes a chunk's vector, normalised to unit length, or nil
+// zeroVec is the vector of a chunk known to embed to zero: present in an
+// [indexed] map and in hints (so the chunk is not embedded again), never
+// scored (its length matches no query's).
+var zeroVec = []float32{}
+
+// zero reports whether c records a known zero vector.
+func (c recChunk) zero() bool { return c.Q == "" && c.Scale == 0 }
+
+// vector decodes a chunk's vector, normalised to unit length, or nil
 // when it is malformed or not dims long.
 func (c recChunk) vector(dims int) []float32 {
 	b, err := base64.StdEncoding.DecodeString(c.Q)
@@ -191,8 +202,19 @@ func normalize(v []float32) []float32 {
 // data: the indexer replaces it).
 func decodeRecord(content string) *record {
 	var r record
-	if err := json.Unmarshal([]byte(content), &r); err != nil || r.Format != 1 || r.Dims <= 0 {
+	if err := json.Unmarshal([]byte(content), &r); err != nil || r.Format != 1 || r.Dims < 0 {
 		return nil
+	}
+	if r.Dims == 0 {
+		// Only a record of known zero vectors has no length.
+		if len(r.Chunks) == 0 {
+			return nil
+		}
+		for _, c := range r.Chunks {
+			if !c.zero() {
+				return nil
+			}
+		}
 	}
 	return &r
 }

@@ -37,7 +37,8 @@ const (
 	indexReaders = 8
 )
 
-// indexed is what the index holds for one file: its vectors by chunk hash.
+// indexed is what the index holds for one file: its vectors by chunk hash
+// ([zeroVec] for a chunk known to embed to zero).
 type indexed map[string][]float32
 
 // searchHybrid is Search in SearchHybrid mode: the candidates and their
@@ -186,10 +187,13 @@ func (s *Store) decodeIndex(ctx context.Context, rows map[string]string, model s
 	return out, nil
 }
 
-// add puts the record's well-formed vectors into ix and returns it.
+// add puts the record's well-formed vectors into ix (a known zero one as
+// [zeroVec]) and returns it.
 func (r *record) add(ix indexed) indexed {
 	for _, c := range r.Chunks {
-		if v := c.vector(r.Dims); v != nil {
+		if c.zero() {
+			ix[c.Hash] = zeroVec
+		} else if v := c.vector(r.Dims); v != nil {
 			ix[c.Hash] = v
 		}
 	}
@@ -380,7 +384,7 @@ func (s *Store) vectorScores(ctx context.Context, query string, cands []candidat
 	hints := map[int]map[string][]float32{} // by file: the vectors computed here
 	for k, m := range missing {
 		if computed[k] == nil {
-			continue
+			computed[k] = zeroVec // known zero: recorded, never scored
 		}
 		if hints[m.file] == nil {
 			hints[m.file] = map[string][]float32{}
@@ -395,8 +399,8 @@ func (s *Store) vectorScores(ctx context.Context, query string, cands []candidat
 			if v == nil {
 				v = hints[i][ch.Hash]
 			}
-			if v == nil || len(v) != len(qv) || qv == nil {
-				continue
+			if len(v) == 0 || len(v) != len(qv) {
+				continue // none, a known zero, or another length: never scored
 			}
 			cos := 0.0
 			for d := range v {

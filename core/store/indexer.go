@@ -331,7 +331,9 @@ func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]floa
 	if old != nil && old.Model == model {
 		dims = old.Dims
 		for _, c := range old.Chunks {
-			if v := c.vector(old.Dims); v != nil {
+			if c.zero() {
+				known[c.Hash] = zeroVec
+			} else if v := c.vector(old.Dims); v != nil {
 				known[c.Hash] = v
 			}
 		}
@@ -340,6 +342,10 @@ func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]floa
 	var missing []int
 	for i, c := range chunks {
 		if _, ok := known[c.Hash]; ok {
+			continue
+		}
+		if v, ok := hints[c.Hash]; ok && len(v) == 0 {
+			known[c.Hash] = zeroVec
 			continue
 		}
 		if v, ok := hints[c.Hash]; ok && (dims == 0 || len(v) == dims) {
@@ -373,10 +379,17 @@ func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]floa
 		}
 		for i, ci := range batch {
 			if len(vs[i]) == 0 {
-				continue // a zero vector (no known word): never scored, and no length to compare
+				known[chunks[ci].Hash] = zeroVec // no known word: recorded, never scored
+				continue
 			}
 			if dims != 0 && len(vs[i]) != dims {
-				known = map[string][]float32{} // the model's vectors changed length: start over
+				// The model's vectors changed length: start over (a known
+				// zero stays zero).
+				for h, v := range known {
+					if len(v) != 0 {
+						delete(known, h)
+					}
+				}
 			}
 			dims = len(vs[i])
 			known[chunks[ci].Hash] = vs[i]
@@ -384,9 +397,13 @@ func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]floa
 	}
 	rec := record{Format: 1, File: f.Version, Model: model, Dims: dims}
 	for _, c := range chunks {
-		v := known[c.Hash]
-		if v == nil || len(v) != dims {
-			continue // a zero vector: never scored
+		v, ok := known[c.Hash]
+		if ok && len(v) == 0 {
+			rec.Chunks = append(rec.Chunks, recChunk{Hash: c.Hash, Start: c.Start, End: c.End}) // known zero
+			continue
+		}
+		if !ok || len(v) != dims {
+			continue
 		}
 		scale, q := quantize(v)
 		rec.Chunks = append(rec.Chunks, recChunk{Hash: c.Hash, Start: c.Start, End: c.End, Scale: scale, Q: q})

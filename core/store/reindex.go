@@ -101,7 +101,7 @@ func (s *Store) reindexPath(ctx context.Context, p string, st *ReindexStats) err
 			}
 		}
 		for _, c := range old.Chunks {
-			if c.vector(old.Dims) != nil {
+			if c.zero() || c.vector(old.Dims) != nil {
 				known[c.Hash] = true
 			}
 		}
@@ -127,9 +127,10 @@ func (s *Store) reindexPath(ctx context.Context, p string, st *ReindexStats) err
 		}
 		st.Embedded += n
 		for i, v := range vs {
-			if v != nil {
-				hints[hashes[i]] = v
+			if v == nil {
+				v = zeroVec // known zero: recorded, never scored
 			}
+			hints[hashes[i]] = v
 		}
 		texts, hashes = texts[n:], hashes[n:]
 	}

@@ -147,9 +147,9 @@ func (z *zeroingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 }
 
 // TestIndexKeepsVectorsBesideAZeroOne: a chunk whose vector is zero is
-// left out of the index, but the chunks embedded before it in the same
-// batch keep theirs (the zero vector once reset them all), so a search
-// embeds only the query and that one chunk again.
+// recorded in the index as a known zero, and the chunks embedded before it
+// in the same batch keep theirs (the zero vector once reset them all), so a
+// search embeds only the query.
 func TestIndexKeepsVectorsBesideAZeroOne(t *testing.T) {
 	ctx := t.Context()
 	e := &zeroingEmbedder{tallyEmbedder{fakeEmbedder: fakeEmbedder{"m"}}}
@@ -169,7 +169,48 @@ func TestIndexKeepsVectorsBesideAZeroOne(t *testing.T) {
 		Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.count() - before; n != 2 {
-		t.Fatalf("a hybrid search embedded %d texts, want 2 (the query and the zero chunk): the index lost the chunks beside the zero one", n)
+	if n := e.count() - before; n != 1 {
+		t.Fatalf("a hybrid search embedded %d texts, want 1 (the query): the index lost the zero chunk or the chunks beside it", n)
+	}
+}
+
+// TestIndexRecordsAZeroOnlyFile: a file whose only chunk embeds to zero has
+// a record all the same (so a search embeds only the query, and Reindex
+// finds it current), and that chunk is never scored: a query that matches
+// the file by no word finds nothing.
+func TestIndexRecordsAZeroOnlyFile(t *testing.T) {
+	ctx := t.Context()
+	e := &zeroingEmbedder{tallyEmbedder{fakeEmbedder: fakeEmbedder{"m"}}}
+	s := store.New(memstore.New(), &store.Options{Embedder: e})
+	defer s.Close()
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "u/main/n.md", Content: strings.Repeat("qqq ", 40) + "\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		before := e.count()
+		res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "railway journeys", Mode: store.SearchHybrid,
+			Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := e.count() - before; n != 1 {
+			t.Fatalf("search %d embedded %d texts, want 1 (the query): the zero chunk was not recorded", i+1, n)
+		}
+		if len(res.Matches) != 0 {
+			t.Fatalf("search %d: %+v, want no match (a zero vector is never scored)", i+1, res.Matches)
+		}
+		if err := s.WaitIndexed(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := s.Reindex(ctx, "u/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 1 || st.Current != 1 || st.Embedded != 0 || st.Indexed != 0 {
+		t.Fatalf("Reindex = %+v, want the one file current, nothing embedded", st)
 	}
 }
