@@ -39,7 +39,7 @@
 // resolver failure always does. The history window follows the same
 // policy for its background appends (see [HistoryWindow]); its own
 // sentinels are [ErrNoSession] and memory.ErrQueueClosed. The memory
-// service returns [ErrNoUser], [ErrNoApp] and the store's errors.
+// service returns [memory.ErrNoUser], [ErrNoApp] and the store's errors.
 //
 // # Consistency
 //

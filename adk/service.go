@@ -1,6 +1,7 @@
 package adk
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -28,8 +29,13 @@ const (
 
 // Errors of the [MemoryService].
 var (
-	// ErrNoUser reports a session or search request without a user id.
-	ErrNoUser = errors.New("adk: give the session a user id (runner.Run's userID): memory is stored per user")
+	// ErrNoUser reports a session or search request without a user id,
+	// wrapped with how to give it (runner.Run's userID).
+	//
+	// Deprecated: use memory.ErrNoUser.
+	ErrNoUser = memory.ErrNoUser
+	// errNoUser is [memory.ErrNoUser] with how to give the id in ADK.
+	errNoUser = fmt.Errorf("%w: give the session one (runner.Run's userID)", memory.ErrNoUser)
 	// ErrNoApp reports a session or search request without an app name.
 	ErrNoApp = errors.New("adk: give the runner an app name (runner.Config.AppName): memory is scoped per app")
 )
@@ -125,7 +131,7 @@ func NewMemoryService(s *store.Store, opts *ServiceOptions) (*MemoryService, err
 // folder returns <user>/<Folder>/<app>/ for a user and app.
 func (m *MemoryService) folder(user, app string) (string, error) {
 	if user == "" {
-		return "", ErrNoUser
+		return "", errNoUser
 	}
 	if app == "" {
 		return "", ErrNoApp
@@ -134,7 +140,7 @@ func (m *MemoryService) folder(user, app string) (string, error) {
 }
 
 // AddSessionToMemory stores the session's events that carry text, each
-// exactly once (see [MemoryService]). Errors: [ErrNoUser], [ErrNoApp], or
+// exactly once (see [MemoryService]). Errors: [memory.ErrNoUser], [ErrNoApp], or
 // the store's (store.ErrInvalidMetadata for ids too long to record, a
 // backend failure); events stored before a failure stay stored, and adding
 // the session again completes it.
@@ -172,7 +178,7 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, sess session.Ses
 		}
 		role := string(ev.Content.Role)
 		ts := ev.Timestamp.UTC()
-		content := fmt.Sprintf("### %s · %s\n\n%s\n", cmpOr(ev.Author, role), ts.Format(time.RFC3339), text)
+		content := fmt.Sprintf("### %s · %s\n\n%s\n", cmp.Or(ev.Author, role), ts.Format(time.RFC3339), text)
 		meta := map[string]string{metaAuthor: ev.Author, metaRole: role, metaEvent: id, metaSession: sess.ID()}
 		if !ts.IsZero() {
 			meta[metaTime] = ts.Format(time.RFC3339Nano)
@@ -199,7 +205,7 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, sess session.Ses
 // query, best first (see [MemoryService]). The query is cut to its first
 // 1,000 characters and 32 distinct terms, as the notebook's search_memory
 // does. A request without matches returns an empty Memories slice.
-// Errors: [ErrNoUser], [ErrNoApp], or the store's.
+// Errors: [memory.ErrNoUser], [ErrNoApp], or the store's.
 func (m *MemoryService) SearchMemory(ctx context.Context, req *adkmemory.SearchRequest) (*adkmemory.SearchResponse, error) {
 	if req == nil {
 		return nil, errors.New("adk: pass a search request to SearchMemory (it was nil)")
@@ -320,11 +326,4 @@ func digest(parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

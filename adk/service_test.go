@@ -19,6 +19,7 @@ import (
 
 	agentmemadk "github.com/agentmem/agentmem/adk"
 	"github.com/agentmem/agentmem/adk/adktest"
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -180,7 +181,7 @@ func TestMemoryServiceErrors(t *testing.T) {
 	if _, err := svc.SearchMemory(t.Context(), nil); err == nil {
 		t.Fatal("nil request accepted")
 	}
-	if _, err := svc.SearchMemory(t.Context(), &adkmemory.SearchRequest{AppName: "a", Query: "x"}); !errors.Is(err, agentmemadk.ErrNoUser) {
+	if _, err := svc.SearchMemory(t.Context(), &adkmemory.SearchRequest{AppName: "a", Query: "x"}); !errors.Is(err, agentmemadk.ErrNoUser) || !errors.Is(err, memory.ErrNoUser) {
 		t.Fatalf("no user: %v", err)
 	}
 	if _, err := svc.SearchMemory(t.Context(), &adkmemory.SearchRequest{UserID: "u", Query: "x"}); !errors.Is(err, agentmemadk.ErrNoApp) {

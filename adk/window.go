@@ -1,6 +1,7 @@
 package adk
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -396,7 +397,7 @@ func renderContent(c *genai.Content, src source) string {
 			}
 		}
 	}
-	head := "- " + cmpOr(src.author, "unknown")
+	head := "- " + cmp.Or(src.author, "unknown")
 	if !src.time.IsZero() {
 		head += " (" + src.time.UTC().Format(time.RFC3339) + ")"
 	}

@@ -181,7 +181,7 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	h := &Handler{
 		s:               s,
 		mem:             mem,
-		agent:           cmpOr(mo.AgentName, memory.DefaultAgentName),
+		agent:           cmp.Or(mo.AgentName, memory.DefaultAgentName),
 		auth:            opts.Authenticate,
 		resMeta:         opts.ResourceMetadataURL,
 		maxBody:         opts.MaxBodyBytes,
@@ -379,13 +379,6 @@ func (c *call) storePath(rel string) (string, error) {
 
 // rel is the namespace-relative form of a store path of c's namespace.
 func (c *call) rel(p string) string { return strings.TrimPrefix(p, c.ns+"/") }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // withDefaultLimits fills memory's defaults into l's zero fields.
 func withDefaultLimits(l memory.Limits) memory.Limits {

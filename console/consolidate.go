@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -243,7 +244,7 @@ func (h *Handler) consolidate(c *call, dry bool) (ConsolidateJSON, error) {
 	for k, v := range h.consolidateOpts.Metadata {
 		o.Metadata[k] = v
 	}
-	by := cmpOr(c.p.User, "admin")
+	by := cmp.Or(c.p.User, "admin")
 	o.Metadata[RequestedByKey] = by
 	if c.p.Client != "" {
 		o.Metadata[ClientKey] = c.p.Client
@@ -270,7 +271,7 @@ func (h *Handler) consolidate(c *call, dry bool) (ConsolidateJSON, error) {
 			}
 		}
 		diff.WriteString(res.Diff)
-		out.Model = cmpOr(res.Model, out.Model)
+		out.Model = cmp.Or(res.Model, out.Model)
 		out.Asks += res.Asks
 		out.Usage.InputTokens += res.Usage.InputTokens
 		out.Usage.OutputTokens += res.Usage.OutputTokens

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -103,7 +104,7 @@ func (c *call) stampMetadata(md map[string]string) (map[string]string, error) {
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[UpdatedByKey] = cmpOr(c.p.User, "admin")
+	out[UpdatedByKey] = cmp.Or(c.p.User, "admin")
 	if c.p.Client != "" {
 		out[ClientKey] = c.p.Client
 	}

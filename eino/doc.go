@@ -18,7 +18,7 @@
 // [Options.UserIDKey] (default "user_id", set with adk.WithSessionValues),
 // escaped by [memory.EscapeNamespace] so that any id is one valid path
 // segment and no id can reach another's files. A run with neither fails
-// with [ErrNoUser]. Set memory.Options.Namespace or NamespaceFunc to choose
+// with [memory.ErrNoUser]. Set memory.Options.Namespace or NamespaceFunc to choose
 // another namespace (a user id is still required).
 //
 // The tool-call id of a call is Eino's (compose.GetToolCallID: the model's

@@ -24,10 +24,15 @@ import (
 // the user id when the context carries none from [WithUserID].
 const DefaultUserIDKey = "user_id"
 
-// ErrNoUser is returned, by a tool call and by the model request, when
-// neither the context ([WithUserID]) nor the session values name the user
-// whose notebook to use.
-var ErrNoUser = errors.New("agentmem: no user id: call agentmemeino.WithUserID or set the user_id session value")
+// ErrNoUser is returned, wrapped with how to give the id, by a tool call
+// and by the model request, when neither the context ([WithUserID]) nor
+// the session values name the user whose notebook to use.
+//
+// Deprecated: use memory.ErrNoUser.
+var ErrNoUser = memory.ErrNoUser
+
+// errNoUser is [memory.ErrNoUser] with how to give the id in Eino.
+var errNoUser = fmt.Errorf("%w: call agentmemeino.WithUserID or set the user_id session value", memory.ErrNoUser)
 
 // ErrNilMemory is returned by [NewMiddleware] for a nil notebook.
 var ErrNilMemory = errors.New("agentmem: pass a notebook (memory.New) to NewMiddleware: it was nil")
@@ -170,7 +175,7 @@ func (m *Middleware) userID(ctx context.Context) (string, error) {
 			return memory.EscapeNamespace(id), nil
 		}
 	}
-	return "", ErrNoUser
+	return "", errNoUser
 }
 
 // injectingModel is the model as the middleware hands it to the agent.

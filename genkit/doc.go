@@ -16,7 +16,7 @@
 // [Options.UserID] reads from the context (the auth of core.FromContext,
 // say), escaped by [memory.EscapeNamespace] so that any id is one valid
 // path segment and no id can reach another's files. A generation without
-// one fails with [ErrNoUser]. Set memory.Options.Namespace or NamespaceFunc
+// one fails with [memory.ErrNoUser]. Set memory.Options.Namespace or NamespaceFunc
 // to choose another namespace (a user id is still required).
 //
 // The tool-call id of a call is Genkit's tool request ref (the model's

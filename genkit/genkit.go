@@ -20,9 +20,15 @@ import (
 // MiddlewareName is the name a [Notebook] has as a Genkit middleware.
 const MiddlewareName = "agentmem/memory"
 
-// ErrNoUser is returned, by a tool call and by the model request, when the
-// context names no user whose notebook to use.
-var ErrNoUser = errors.New("agentmem: no user id: call agentmemgenkit.WithUserID or set Options.UserID")
+// ErrNoUser is returned, wrapped with how to give the id, by a tool call
+// and by the model request, when the context names no user whose notebook
+// to use.
+//
+// Deprecated: use memory.ErrNoUser.
+var ErrNoUser = memory.ErrNoUser
+
+// errNoUser is [memory.ErrNoUser] with how to give the id in Genkit.
+var errNoUser = fmt.Errorf("%w: call agentmemgenkit.WithUserID or set Options.UserID", memory.ErrNoUser)
 
 // ErrNilArgument is returned by [Define] for a nil Genkit or notebook.
 var ErrNilArgument = errors.New("agentmem: pass Define a Genkit (genkit.Init) and a notebook (memory.New): one was nil")
@@ -31,7 +37,7 @@ var ErrNilArgument = errors.New("agentmem: pass Define a Genkit (genkit.Init) an
 type Options struct {
 	// UserID returns the user of a generation from its context, for
 	// example from the auth in core.FromContext(ctx). Default: the id given
-	// by [WithUserID]. An empty id is [ErrNoUser].
+	// by [WithUserID]. An empty id is [memory.ErrNoUser].
 	UserID func(ctx context.Context) (string, error)
 }
 
@@ -149,7 +155,7 @@ func (n *Notebook) userID(ctx context.Context) (string, error) {
 		id, _ = ctx.Value(userKey).(string)
 	}
 	if id == "" {
-		return "", ErrNoUser
+		return "", errNoUser
 	}
 	return memory.EscapeNamespace(id), nil
 }

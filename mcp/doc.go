@@ -111,6 +111,6 @@
 // call (a backend error, an idempotency key reused with other arguments)
 // are IsError results too, redacted by [memory.Redact]; [Options.OnError]
 // sees them in full. A request whose user cannot be resolved fails with a
-// JSON-RPC error ([ErrNoUser]), as does one on a memory with a namespace
+// JSON-RPC error ([memory.ErrNoUser]), as does one on a memory with a namespace
 // of its own ([ErrOwnNamespace]).
 package mcp

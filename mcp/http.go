@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -125,7 +126,7 @@ func (s *Server) Mount(mux *http.ServeMux, opts *HTTPOptions) error {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	o.Realm = cmpOr(o.Realm, DefaultRealm)
+	o.Realm = cmp.Or(o.Realm, DefaultRealm)
 	paths := []string{o.Path}
 	if o.Path == "" {
 		paths = []string{DefaultPath}

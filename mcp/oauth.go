@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -423,7 +424,7 @@ func (v *OAuthVerifier) MetadataURL() string {
 // resourcePath is the path of the audience URL, "/" when it has none.
 func (v *OAuthVerifier) resourcePath() string {
 	u, _ := url.Parse(v.o.Audience) // checked by NewOAuthVerifier
-	return cmpOr(u.Path, "/")
+	return cmp.Or(u.Path, "/")
 }
 
 func metadataPath(resourcePath string) string {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -92,17 +93,22 @@ func FixedUser(id string) func(context.Context, mcpsdk.Request) (string, error) 
 }
 
 // ErrNoUser reports a request whose user could not be resolved (no
-// authenticated user, or an empty id).
-var ErrNoUser = errors.New("agentmem/mcp: no user for this request: authenticate, or set Options.Namespace")
+// authenticated user, or an empty id), wrapped with how to give one.
+//
+// Deprecated: use memory.ErrNoUser.
+var ErrNoUser = memory.ErrNoUser
+
+// errNoUser is [memory.ErrNoUser] with how to give the user over MCP.
+var errNoUser = fmt.Errorf("%w: authenticate, or set Options.Namespace", memory.ErrNoUser)
 
 // AuthenticatedUser is the default Namespace function: the UserID of the
 // bearer token the HTTP transport verified (auth.TokenInfo). It fails with
-// [ErrNoUser] when there is none.
+// [memory.ErrNoUser] when there is none.
 func AuthenticatedUser(_ context.Context, req mcpsdk.Request) (string, error) {
 	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
 		return extra.TokenInfo.UserID, nil
 	}
-	return "", ErrNoUser
+	return "", errNoUser
 }
 
 // Server serves one notebook ([memory.Memory]) over MCP. It is safe for
@@ -160,7 +166,7 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	if s.opts.PollInterval == 0 {
 		s.opts.PollInterval = DefaultPollInterval
 	}
-	impl := &mcpsdk.Implementation{Name: cmpOr(s.opts.Name, "agentmem"), Version: cmpOr(s.opts.Version, "v0")}
+	impl := &mcpsdk.Implementation{Name: cmp.Or(s.opts.Name, "agentmem"), Version: cmp.Or(s.opts.Version, "v0")}
 	s.sdk = mcpsdk.NewServer(impl, &mcpsdk.ServerOptions{
 		Instructions:       mem.Instructions(),
 		Logger:             s.opts.Logger,
@@ -261,14 +267,14 @@ type caller struct {
 // resolve returns the caller of a request.
 func (s *Server) resolve(ctx context.Context, req mcpsdk.Request) (caller, error) {
 	id, err := s.opts.Namespace(ctx, req)
-	if err != nil && !errors.Is(err, ErrNoUser) {
-		err = fmt.Errorf("%w: %w", ErrNoUser, err)
+	if err != nil && !errors.Is(err, memory.ErrNoUser) {
+		err = fmt.Errorf("%w: %w", errNoUser, err)
 	}
 	if err != nil {
 		return caller{}, err
 	}
 	if id == "" {
-		return caller{}, ErrNoUser
+		return caller{}, errNoUser
 	}
 	ns := memory.EscapeNamespace(id)
 	path, err := s.mem.Scope(ctx, memory.Invocation{Namespace: ns})
@@ -300,8 +306,8 @@ func (s *Server) report(ctx context.Context, err error) {
 func (s *Server) fail(ctx context.Context, err error) error {
 	s.report(ctx, err)
 	switch {
-	case errors.Is(err, ErrNoUser):
-		return ErrNoUser
+	case errors.Is(err, memory.ErrNoUser):
+		return errNoUser
 	case errors.Is(err, ErrOwnNamespace):
 		return ErrOwnNamespace
 	}
@@ -657,11 +663,4 @@ func (s *Server) prompt(ctx context.Context, req *mcpsdk.GetPromptRequest) (*mcp
 		Description: "The current user's memory.",
 		Messages:    []*mcpsdk.PromptMessage{{Role: "user", Content: &mcpsdk.TextContent{Text: block}}},
 	}, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -375,7 +375,7 @@ func TestRequestsFailWithoutAUserOrOnAMemoryWithItsOwnNamespace(t *testing.T) {
 	}{
 		"own namespace": {own, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("u")}, agentmemmcp.ErrOwnNamespace},
 		"no user":       {newMemory(t), nil, agentmemmcp.ErrNoUser}, // stdio has no token
-		"empty user":    {newMemory(t), &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("")}, agentmemmcp.ErrNoUser},
+		"empty user":    {newMemory(t), &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("")}, memory.ErrNoUser},
 	} {
 		cs := connect(t, newServer(t, c.mem, c.opts), nil)
 		_, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "write_memory", Arguments: map[string]any{"content": "x"}})

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -231,7 +232,7 @@ func (m *Memory) Consolidate(ctx context.Context, namespace string, model Model,
 	if opts != nil {
 		o = *opts
 	}
-	o.PrunedFile = cmpOr(o.PrunedFile, DefaultPrunedFile)
+	o.PrunedFile = cmp.Or(o.PrunedFile, DefaultPrunedFile)
 	pruned, te := normalizeName(o.PrunedFile)
 	if te != nil || pruned == MainFile {
 		return nil, fmt.Errorf("memory: PrunedFile must be a memory file name other than %s: %w", MainFile, store.ErrInvalidPath)
@@ -394,7 +395,7 @@ func (c *consolidation) apply(ctx context.Context, st consolidationState, ver st
 
 // metadata is the metadata of one change of the run.
 func (c *consolidation) metadata(model, runID, call string) map[string]string {
-	model = cmpOr(model, "unknown")
+	model = cmp.Or(model, "unknown")
 	meta := map[string]string{UpdatedByKey: ConsolidatorName + "/" + model, ModelKey: model, "tool_call_id": call}
 	if runID != "" {
 		meta["run_id"] = runID
@@ -485,7 +486,7 @@ func (c *consolidation) ask(ctx context.Context, pruned string, feedback []strin
 		}
 		c.res.Asks++
 		c.res.Usage = c.res.Usage.add(resp.Usage)
-		c.res.Model = modelID(cmpOr(resp.Model, c.o.ModelID))
+		c.res.Model = modelID(cmp.Or(resp.Model, c.o.ModelID))
 		edits, perr := parseEdits(resp.Text)
 		if perr != nil {
 			last = fmt.Errorf("%w: %v", ErrMalformedAnswer, perr)
@@ -509,7 +510,7 @@ func (c *consolidation) ask(ctx context.Context, pruned string, feedback []strin
 func modelID(id string) string {
 	id = strings.ReplaceAll(id, "\x00", "")
 	id, _ = driver.CutRunes(id, 200)
-	return cmpOr(id, "unknown")
+	return cmp.Or(id, "unknown")
 }
 
 // mainBudget is how many characters of MEMORY.md the snapshot can show:

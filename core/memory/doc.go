@@ -41,7 +41,9 @@
 // path outside the resolved scope), [store.ErrInvalidPath] (an invalid
 // namespace), [ErrUnknownTool], resolver failures, and backend or context
 // errors. Before showing such an error to a model, pass it through
-// [Redact]: store errors may name paths and namespaces.
+// [Redact]: store errors may name paths and namespaces. [ErrNoUser] is
+// the adapters' (adk, eino, genkit, mcp) error for a request without a
+// user id, one value for all of them.
 //
 // # Consistency
 //

@@ -17,6 +17,11 @@ var (
 	ErrScope = errors.New("memory: store returned a result outside the requested scope")
 	// ErrUnknownTool reports a tool name this Memory does not serve.
 	ErrUnknownTool = errors.New("memory: unknown tool")
+	// ErrNoUser reports a request without a user id: memory is kept per
+	// user, so there is no notebook to use. Every adapter (adk, eino,
+	// genkit, mcp) returns it, wrapped with how to give the id in that
+	// framework; its own ErrNoUser is this value.
+	ErrNoUser = errors.New("memory: give the request a user id: memory is kept per user")
 )
 
 // ToolError is a mistake the model can fix, returned by [Memory.Call] as

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -160,13 +161,13 @@ func New(s *store.Store, opts *Options) (*Memory, error) {
 	}
 	m := &Memory{
 		s:        s,
-		agent:    cmpOr(o.AgentName, DefaultAgentName),
+		agent:    cmp.Or(o.AgentName, DefaultAgentName),
 		heading:  o.Heading,
 		ns:       o.Namespace,
 		nsFunc:   o.NamespaceFunc,
 		guidance: "",
 		inject:   !o.DisableInjection,
-		errMode:  ErrorMode(cmpOr(string(o.InjectionErrors), string(IgnoreErrors))),
+		errMode:  ErrorMode(cmp.Or(string(o.InjectionErrors), string(IgnoreErrors))),
 		metaFunc: o.WriteMetadataFunc,
 		prefix:   o.ToolPrefix,
 		tracer:   o.Tracer,
@@ -248,13 +249,6 @@ func (l Limits) withDefaults() (Limits, error) {
 		l.MaxLines = DefaultMaxLines
 	}
 	return l, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // backendName is the store's driver type, e.g. "memstore.Driver": the only
