@@ -121,40 +121,13 @@ func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, 
 		queue: mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: onErr,
 			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})}
 	if w.Consolidate != nil {
-		o := triggerOptions(*w.Consolidate, w.File, p.queue, onErr)
+		o := memory.WindowTriggerOptions(*w.Consolidate, w.File, p.queue, onErr)
 		var err error
 		if p.trigger, err = mem.NewTrigger(o); err != nil {
 			return nil, fmt.Errorf("adk: HistoryWindow.Consolidate: %w", err)
 		}
 	}
 	return p, nil
-}
-
-// triggerOptions completes the window's consolidation options: the pruned
-// file, waiting for the queued appends first, and the toolset's OnError.
-func triggerOptions(o memory.TriggerOptions, file string, queue *memory.AppendQueue, onErr func(context.Context, error)) memory.TriggerOptions {
-	var cop memory.ConsolidateOptions
-	if o.Options != nil {
-		cop = *o.Options
-	}
-	if cop.PrunedFile == "" {
-		cop.PrunedFile = file
-	}
-	o.Options = &cop
-	if wait := o.Wait; wait != nil {
-		o.Wait = func(ctx context.Context) error {
-			if err := queue.Wait(ctx); err != nil {
-				return err
-			}
-			return wait(ctx)
-		}
-	} else {
-		o.Wait = queue.Wait
-	}
-	if o.OnError == nil {
-		o.OnError = onErr
-	}
-	return o
 }
 
 // maxRuns bounds the sessions of runs in flight the plugin records; past

@@ -110,7 +110,7 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})
 		if w.Consolidate != nil {
 			var err error
-			if m.trigger, err = mem.NewTrigger(triggerOptions(*w.Consolidate, w.File, m.queue, w.OnError)); err != nil {
+			if m.trigger, err = mem.NewTrigger(memory.WindowTriggerOptions(*w.Consolidate, w.File, m.queue, w.OnError)); err != nil {
 				return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
 			}
 		}

@@ -93,33 +93,6 @@ type HistoryWindow struct {
 	Consolidate *memory.TriggerOptions
 }
 
-// triggerOptions completes the window's consolidation options: the pruned
-// file, waiting for the queued appends first, and the window's OnError.
-func triggerOptions(o memory.TriggerOptions, file string, queue *memory.AppendQueue, onErr func(context.Context, error)) memory.TriggerOptions {
-	var cop memory.ConsolidateOptions
-	if o.Options != nil {
-		cop = *o.Options
-	}
-	if cop.PrunedFile == "" {
-		cop.PrunedFile = file
-	}
-	o.Options = &cop
-	if wait := o.Wait; wait != nil {
-		o.Wait = func(ctx context.Context) error {
-			if err := queue.Wait(ctx); err != nil {
-				return err
-			}
-			return wait(ctx)
-		}
-	} else {
-		o.Wait = queue.Wait
-	}
-	if o.OnError == nil {
-		o.OnError = onErr
-	}
-	return o
-}
-
 // Flush waits until every pruned message queued so far is appended (or has
 // failed), and returns the first failure not yet reported when the
 // notebook's InjectionErrors mode is memory.RaiseErrors; with

@@ -7,31 +7,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentmem/agentmem/core/store"
 )
 
-// Embedder turns a batch of texts into one vector per text, in order. Its
-// method set is that of agentmem's core embedder interface, so every
-// provider here can be passed where core asks for one.
-type Embedder interface {
-	// Model identifies the model and its dimensions, e.g.
-	// "openai:text-embedding-3-small@1536".
-	Model() string
-	// Embed returns one vector per text, in the order of texts. Embed
-	// embeds texts as documents (the side that is stored and searched).
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
+// Embedder is core's store.Embedder: a batch of texts in, one vector per
+// text out, in order, with Model naming the model and its dimensions
+// ("openai:text-embedding-3-small@1536"). Embed embeds texts as documents
+// (the side that is stored and searched).
+type Embedder = store.Embedder
 
-// QueryEmbedder is implemented by embedders whose models embed a search
-// query differently from the documents it is matched against (Gemini's
-// RETRIEVAL_QUERY task type, Voyage's input_type "query"). A caller that
-// embeds a query should use EmbedQuery when the embedder has it and fall
-// back to Embed(ctx, []string{text}) otherwise; both give vectors in the
-// same space as Embed's.
-type QueryEmbedder interface {
-	Embedder
-	// EmbedQuery returns the vector of one search query.
-	EmbedQuery(ctx context.Context, text string) ([]float32, error)
-}
+// QueryEmbedder is core's store.QueryEmbedder, implemented by every
+// provider here: EmbedQuery embeds a search query, which some models embed
+// differently from the documents it is matched against (Gemini's
+// RETRIEVAL_QUERY task type, Voyage's input_type "query"); the store uses it
+// for a search's query when the embedder has it.
+type QueryEmbedder = store.QueryEmbedder
 
 // Errors. Each is checked with errors.Is; service failures are *APIError
 // values wrapping one of them.

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
 )
 
 // Defaults shared by every provider.
@@ -120,18 +122,7 @@ func newEngine(provider, model string, c common, keyHint string) *engine {
 	if c.dims > 0 {
 		id += "@" + strconv.Itoa(c.dims)
 	}
-	return &engine{provider: provider, id: id, common: c, keyHint: keyHint, sleep: sleepCtx}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return &engine{provider: provider, id: id, common: c, keyHint: keyHint, sleep: driver.Sleep}
 }
 
 // embed checks texts, splits them into batches and joins the answers.
@@ -177,6 +168,15 @@ func (e *engine) embed(ctx context.Context, texts []string, query bool) ([][]flo
 		lo = hi
 	}
 	return out, nil
+}
+
+// embedQuery embeds one search query.
+func (e *engine) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, err := e.embed(ctx, []string{text}, true)
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
 }
 
 func (e *engine) checkDims(n int) error {

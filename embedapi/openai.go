@@ -276,9 +276,5 @@ func (p *OpenAI) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	if p == nil || p.e == nil {
 		return nil, ErrNilEmbedder
 	}
-	v, err := p.e.embed(ctx, []string{text}, true)
-	if err != nil {
-		return nil, err
-	}
-	return v[0], nil
+	return p.e.embedQuery(ctx, text)
 }

@@ -16,8 +16,6 @@ import (
 // store.ErrInvalidURL; a missing key is ErrNoAPIKey.
 var providers = []string{"openai", "ollama", "gemini", "voyage"}
 
-var _ store.QueryEmbedder = QueryEmbedder(nil)
-
 func init() {
 	for _, p := range providers {
 		store.RegisterEmbedder(p, func(ctx context.Context, model string) (store.Embedder, error) {

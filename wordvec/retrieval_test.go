@@ -44,24 +44,10 @@ func BenchmarkRetrievalHybrid(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Run(fmt.Sprintf("%s/%s", set.Name, m), func(b *testing.B) {
-				for _, k := range rep.Kinds() {
-					if b.N > 1 {
-						break
-					}
-					sc := rep[k]
-					label := fmt.Sprintf("%s %s/%s n=%d", set.Name, m, k, sc.N)
-					if set.Name != "conversations" {
-						b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
-					} else {
-						b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)
-					}
+				if b.N == 1 { // logged on the first run
+					rep.Log(b, set.Name, fmt.Sprint(m))
 				}
-				all := rep["all"]
-				b.ReportMetric(all.Recall1, "recall@1")
-				b.ReportMetric(all.Recall3, "recall@3")
-				b.ReportMetric(all.Recall5, "recall@5")
-				b.ReportMetric(all.All5, "all@5")
-				b.ReportMetric(all.MRR, "MRR")
+				rep.ReportMetrics(b)
 				b.ResetTimer()
 				for i := range b.N {
 					if _, _, err := r.Run(b.Context(), i); err != nil {

@@ -71,6 +71,37 @@ type Trigger struct {
 	ticker  sync.WaitGroup
 }
 
+// WindowTriggerOptions completes o for a history window that appends its
+// pruned contents to prunedFile through queue (the adk and eino windows'
+// HistoryWindow.Consolidate): the runs consolidate prunedFile unless
+// o.Options names another, each run first waits for the appends queued so
+// far (then for o.Wait, if set), and failures go to onErr unless o.OnError
+// is set.
+func WindowTriggerOptions(o TriggerOptions, prunedFile string, queue *AppendQueue, onErr func(context.Context, error)) TriggerOptions {
+	var cop ConsolidateOptions
+	if o.Options != nil {
+		cop = *o.Options
+	}
+	if cop.PrunedFile == "" {
+		cop.PrunedFile = prunedFile
+	}
+	o.Options = &cop
+	if wait := o.Wait; wait != nil {
+		o.Wait = func(ctx context.Context) error {
+			if err := queue.Wait(ctx); err != nil {
+				return err
+			}
+			return wait(ctx)
+		}
+	} else {
+		o.Wait = queue.Wait
+	}
+	if o.OnError == nil {
+		o.OnError = onErr
+	}
+	return o
+}
+
 // NewTrigger returns a trigger of consolidations over m. It fails with
 // [ErrNilModel] without a model.
 func (m *Memory) NewTrigger(o TriggerOptions) (*Trigger, error) {

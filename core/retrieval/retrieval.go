@@ -77,6 +77,43 @@ func (r Report) Kinds() []string {
 	return append([]string{"all"}, out...)
 }
 
+// Logger is what Report.Log writes to: a *testing.B.
+type Logger interface {
+	Helper()
+	Logf(format string, args ...any)
+}
+
+// Metrics is what Report.ReportMetrics reports to: a *testing.B.
+type Metrics interface {
+	ReportMetric(n float64, unit string)
+}
+
+// Log logs r's figures per kind of query for the set named set, run in
+// mode (conversations: recall@5 and every evidence session in the first
+// 5; notes: recall@1 and @3).
+func (r Report) Log(b Logger, set, mode string) {
+	b.Helper()
+	for _, k := range r.Kinds() {
+		sc := r[k]
+		label := fmt.Sprintf("%s %s/%s n=%d", set, mode, k, sc.N)
+		if set != "conversations" {
+			b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
+		} else {
+			b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)
+		}
+	}
+}
+
+// ReportMetrics reports the whole set's figures as benchmark metrics.
+func (r Report) ReportMetrics(b Metrics) {
+	all := r["all"]
+	b.ReportMetric(all.Recall1, "recall@1")
+	b.ReportMetric(all.Recall3, "recall@3")
+	b.ReportMetric(all.Recall5, "recall@5")
+	b.ReportMetric(all.All5, "all@5")
+	b.ReportMetric(all.MRR, "MRR")
+}
+
 // Evaluate runs every query of set through search_memory in mode, with
 // default limits, and scores the results.
 func Evaluate(ctx context.Context, set Set, mode store.SearchMode) (Report, error) {

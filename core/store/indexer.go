@@ -281,44 +281,64 @@ func (s *Store) stopIndexer() {
 	}
 }
 
-// indexPath brings the index record of p up to date with the file: it
-// erases the record of an absent file, and otherwise embeds the chunks
-// whose hash the record lacks (none for an unchanged rewrite) and writes
-// the record when its chunks changed.
-func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]float32) error {
-	// The record before the file: a record written by another indexer
-	// after this read was made from a file read after it, and our
-	// conditional write over the version read here then fails.
+// indexRead is what indexing a path reads: the file, its index record
+// (every part's chunks merged into old) and the record's rows as read, the
+// conditions of the record's write.
+type indexRead struct {
+	f    *driver.File
+	old  *record
+	rows []*driver.File
+}
+
+// readIndex reads p's index record, then p. The record before the file: a
+// record written by another indexer after this read was made from a file
+// read after it, and our conditional write over the version read here
+// then fails.
+func (s *Store) readIndex(ctx context.Context, p string) (*indexRead, error) {
 	first, err := s.d.GetFile(ctx, indexPath(p, 1))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f, err := s.d.GetFile(ctx, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var old *record
-	oldParts := 0
-	var rows []*driver.File
+	in := &indexRead{f: f}
 	if first != nil && !first.Tombstone {
-		rows = append(rows, first)
-		oldParts = 1
-		if old = decodeRecord(first.Content); old != nil && old.Parts > 1 {
-			oldParts = old.Parts
-			for k := 2; k <= old.Parts; k++ {
+		in.rows = append(in.rows, first)
+		if in.old = decodeRecord(first.Content); in.old != nil && in.old.Parts > 1 {
+			for k := 2; k <= in.old.Parts; k++ {
 				r, err := s.d.GetFile(ctx, indexPath(p, k))
 				if err != nil {
-					return err
+					return nil, err
 				}
-				rows = append(rows, r)
+				in.rows = append(in.rows, r)
 				if r != nil && !r.Tombstone {
-					if rec := decodeRecord(r.Content); rec != nil && rec.Model == old.Model && rec.Dims == old.Dims {
-						old.Chunks = append(old.Chunks, rec.Chunks...)
+					if rec := decodeRecord(r.Content); rec != nil && rec.Model == in.old.Model && rec.Dims == in.old.Dims {
+						in.old.Chunks = append(in.old.Chunks, rec.Chunks...)
 					}
 				}
 			}
 		}
 	}
+	return in, nil
+}
+
+// indexPath brings the index record of p up to date with the file: it
+// erases the record of an absent file, and otherwise embeds the chunks
+// whose hash the record lacks (none for an unchanged rewrite) and writes
+// the record when its chunks changed.
+func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]float32) error {
+	in, err := s.readIndex(ctx, p)
+	if err != nil {
+		return err
+	}
+	return s.indexRecord(ctx, p, in, hints)
+}
+
+// indexRecord is indexPath over what readIndex read.
+func (s *Store) indexRecord(ctx context.Context, p string, in *indexRead, hints map[string][]float32) error {
+	f, old, rows := in.f, in.old, in.rows
 	if f == nil || f.Tombstone {
 		return s.writeRecord(ctx, p, nil, rows)
 	}
@@ -408,7 +428,6 @@ func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]floa
 		scale, q := quantize(v)
 		rec.Chunks = append(rec.Chunks, recChunk{Hash: c.Hash, Start: c.Start, End: c.End, Scale: scale, Q: q})
 	}
-	_ = oldParts
 	return s.writeRecord(ctx, p, &rec, rows)
 }
 

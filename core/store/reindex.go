@@ -64,42 +64,25 @@ func (s *Store) Reindex(ctx context.Context, prefix string) (ReindexStats, error
 }
 
 // reindexPath indexes p now: it embeds the chunks that the record lacks
-// under the store's model and hands them to indexPath, which writes the
-// record (so every record is written by one piece of code).
+// under the store's model and hands them, with what it read, to
+// indexRecord, which writes the record (so every record is written by one
+// piece of code).
 func (s *Store) reindexPath(ctx context.Context, p string, st *ReindexStats) error {
-	first, err := s.d.GetFile(ctx, indexPath(p, 1))
+	in, err := s.readIndex(ctx, p)
 	if err != nil {
 		return err
 	}
-	f, err := s.d.GetFile(ctx, p)
-	if err != nil {
-		return err
-	}
+	f, old := in.f, in.old
 	if f == nil || f.Tombstone {
 		return nil // deleted since the walk: its delete erases the record
 	}
 	model := s.embedder.Model()
-	var old *record
-	if first != nil && !first.Tombstone {
-		old = decodeRecord(first.Content)
-	}
 	if old != nil && old.File == f.Version && old.Model == model {
 		st.Current++
 		return nil
 	}
 	known := map[string]bool{}
 	if old != nil && old.Model == model {
-		for k := 2; k <= old.Parts; k++ {
-			r, err := s.d.GetFile(ctx, indexPath(p, k))
-			if err != nil {
-				return err
-			}
-			if r != nil && !r.Tombstone {
-				if rec := decodeRecord(r.Content); rec != nil && rec.Model == old.Model && rec.Dims == old.Dims {
-					old.Chunks = append(old.Chunks, rec.Chunks...)
-				}
-			}
-		}
 		for _, c := range old.Chunks {
 			if c.zero() || c.vector(old.Dims) != nil {
 				known[c.Hash] = true
@@ -134,7 +117,7 @@ func (s *Store) reindexPath(ctx context.Context, p string, st *ReindexStats) err
 		}
 		texts, hashes = texts[n:], hashes[n:]
 	}
-	err = s.indexPath(ctx, p, hints)
+	err = s.indexRecord(ctx, p, in, hints)
 	if errors.Is(err, driver.ErrPrecondition) {
 		// Another indexer wrote the record between indexPath's reads and
 		// its write: read it again, once (as the background worker does).
