@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // A file name reaches one file only. normalizeName makes the spellings the
@@ -20,19 +21,26 @@ import (
 // caseVariant returns the name of a notebook file of sc (ending in ".md")
 // that differs from name only in letter case, or "" when there is none. It
 // lists the scope's paths that begin as name does up to its first letter,
-// in both cases of that letter: two listings, each of at most
-// MaxSearchFiles paths.
+// in both cases of that letter: two listings of at most MaxSearchFiles
+// paths each, issued together (one round trip).
 func (m *Memory) caseVariant(ctx context.Context, sc scope, name string) (string, error) {
 	if name == MainFile {
 		return "", nil
 	}
 	prefix := sc.path + "/"
-	for _, p := range variantPrefixes(name) {
-		paths, err := m.s.ListPaths(ctx, prefix+p, m.limits.MaxSearchFiles)
-		if err != nil {
-			return "", err
+	prefixes := variantPrefixes(name)
+	listed := make([][]string, len(prefixes))
+	errs := make([]error, len(prefixes))
+	var wg sync.WaitGroup
+	for i, p := range prefixes {
+		wg.Go(func() { listed[i], errs[i] = m.s.ListPaths(ctx, prefix+p, m.limits.MaxSearchFiles) })
+	}
+	wg.Wait()
+	for i := range prefixes {
+		if errs[i] != nil {
+			return "", errs[i]
 		}
-		for _, path := range paths {
+		for _, path := range listed[i] {
 			other, ok := strings.CutPrefix(path, prefix)
 			if ok && other != name && strings.EqualFold(other, name) && strings.HasSuffix(other, ".md") && validName(other) {
 				return other, nil
