@@ -29,16 +29,16 @@ func init() { store.Register("cosmosdb", openURL) }
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/")
 	if u.Opaque != "" || u.User != nil || u.Host == "" || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
-		return nil, store.URLError(u, "write cosmosdb://ACCOUNT.documents.azure.com/DATABASE/CONTAINER (the key comes from %s)", KeyEnv)
+		return nil, driver.URLError(u, "write cosmosdb://ACCOUNT.documents.azure.com/DATABASE/CONTAINER (the key comes from %s)", KeyEnv)
 	}
-	if err := store.CheckQuery(u, "insecure"); err != nil {
+	if err := driver.CheckQuery(u, "insecure"); err != nil {
 		return nil, err
 	}
 	scheme := "https"
 	if v := u.Query().Get("insecure"); v != "" {
 		insecure, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, store.URLError(u, "set insecure=1 for an emulator's http endpoint, or insecure=0 (the default) for https; it takes 1, 0, true or false")
+			return nil, driver.URLError(u, "set insecure=1 for an emulator's http endpoint, or insecure=0 (the default) for https; it takes 1, 0, true or false")
 		}
 		if insecure {
 			scheme = "http"

@@ -20,9 +20,9 @@ func init() { store.Register("dynamodb", openURL) }
 // (credentials from its usual chain).
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if u.Opaque != "" || u.User != nil || u.Port() != "" || (u.Path != "" && u.Path != "/") || u.Host == "" {
-		return nil, store.URLError(u, "write dynamodb://TABLE (the table name is the host; credentials come from the AWS SDK's default chain)")
+		return nil, driver.URLError(u, "write dynamodb://TABLE (the table name is the host; credentials come from the AWS SDK's default chain)")
 	}
-	if err := store.CheckQuery(u, "region", "endpoint", "partition_depth", "create_table"); err != nil {
+	if err := driver.CheckQuery(u, "region", "endpoint", "partition_depth", "create_table"); err != nil {
 		return nil, err
 	}
 	q := u.Query()
@@ -30,14 +30,14 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if v := q.Get("partition_depth"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			return nil, store.URLError(u, "partition_depth must be a positive integer")
+			return nil, driver.URLError(u, "partition_depth must be a positive integer")
 		}
 		opts.PartitionDepth = n
 	}
 	if v := q.Get("create_table"); v != "" {
 		create, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, store.URLError(u, "create_table must be true or false")
+			return nil, driver.URLError(u, "create_table must be true or false")
 		}
 		opts.DisableCreateTable = !create
 	}
@@ -52,7 +52,7 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	client := []func(*awsdynamodb.Options){checkPresentCRC32}
 	if e := q.Get("endpoint"); e != "" {
 		if p, err := url.Parse(e); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return nil, store.URLError(u, "endpoint must be an http:// or https:// URL such as http://localhost:8000")
+			return nil, driver.URLError(u, "endpoint must be an http:// or https:// URL such as http://localhost:8000")
 		}
 		client = append(client, func(o *awsdynamodb.Options) { o.BaseEndpoint = aws.String(e) })
 	}

@@ -22,9 +22,9 @@ func init() { store.Register("firestore", openURL) }
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	collection := strings.Trim(u.Path, "/")
 	if u.Opaque != "" || u.User != nil || u.Port() != "" || u.Host == "" || collection == "" {
-		return nil, store.URLError(u, "write firestore://PROJECT/COLLECTION (credentials come from Application Default Credentials)")
+		return nil, driver.URLError(u, "write firestore://PROJECT/COLLECTION (credentials come from Application Default Credentials)")
 	}
-	if err := store.CheckQuery(u, "database", "emulator_host"); err != nil {
+	if err := driver.CheckQuery(u, "database", "emulator_host"); err != nil {
 		return nil, err
 	}
 	q := u.Query()
@@ -35,7 +35,7 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	var opts []option.ClientOption
 	if h := q.Get("emulator_host"); h != "" {
 		if strings.Contains(h, "/") {
-			return nil, store.URLError(u, "emulator_host is HOST:PORT, such as localhost:8080")
+			return nil, driver.URLError(u, "emulator_host is HOST:PORT, such as localhost:8080")
 		}
 		opts = append(opts, option.WithEndpoint(h), option.WithoutAuthentication(),
 			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))

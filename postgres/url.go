@@ -18,12 +18,12 @@ func init() {
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return nil, store.URLError(u, "the query does not parse")
+		return nil, driver.URLError(u, "the query does not parse")
 	}
 	opts := &Options{}
 	if t, ok := q["table"]; ok {
 		if len(t) != 1 || t[0] == "" {
-			return nil, store.URLError(u, "give table once, with a name")
+			return nil, driver.URLError(u, "give table once, with a name")
 		}
 		opts.Table = t[0]
 		q.Del("table")

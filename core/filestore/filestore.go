@@ -152,11 +152,11 @@ func init() { store.Register("file", openURL) }
 
 // openURL opens "file:///abs/dir" or "file:rel/dir".
 func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
-	dir, err := store.URLFilePath(u)
+	dir, err := driver.URLFilePath(u)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.CheckQuery(u); err != nil {
+	if err := driver.CheckQuery(u); err != nil {
 		return nil, err
 	}
 	return New(ctx, dir, nil)

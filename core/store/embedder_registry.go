@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agentmem/agentmem/core/driver"
 )
 
 // EmbedderParam is the store URL parameter, understood by [Open] on every
@@ -19,7 +21,7 @@ import (
 // rest is the model, given to it as is. In the URL it replaces
 // Options.Embedder, "none" included: a program sets Options.Embedder as
 // its default and the operator's URL overrides it.
-const EmbedderParam = "embedder"
+const EmbedderParam = driver.EmbedderParam
 
 // NoEmbedder is the [EmbedderParam] value that turns hybrid search off.
 const NoEmbedder = "none"

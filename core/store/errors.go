@@ -56,7 +56,7 @@ var (
 	// backend refuses (a host where none belongs, an unknown or malformed
 	// parameter). The error says what to fix and never repeats a password
 	// or a query.
-	ErrInvalidURL = errors.New("agentmem: invalid store URL")
+	ErrInvalidURL = driver.ErrInvalidURL
 	// ErrUnknownScheme reports a store URL whose scheme no imported package
 	// registered; the error names the registered schemes and, for the
 	// schemes of agentmem's own modules, the import that adds it. It also

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -175,7 +174,7 @@ func Open(ctx context.Context, rawURL string, opts *Options) (*Store, error) {
 // backend, that turns history on (Options.History): "on" (the default
 // retention), a Go duration ("720h") or a number of days ("30d").
 // Options.History, when set, wins.
-const HistoryParam = "history"
+const HistoryParam = driver.HistoryParam
 
 // storeParams takes the store's own parameters (HistoryParam,
 // EmbedderParam) off rawURL and returns the URL for the backend and the
@@ -282,66 +281,24 @@ func unknownScheme(scheme string) error {
 }
 
 // Redact returns u for an error message or a log line: without its query,
-// fragment and password (user names stay).
-func Redact(u *url.URL) string {
-	c := *u
-	c.RawQuery, c.Fragment, c.RawFragment, c.ForceQuery = "", "", "", false
-	return c.Redacted()
-}
+// fragment and password (user names stay). It is [driver.Redact].
+func Redact(u *url.URL) string { return driver.Redact(u) }
 
-// URLError returns an error wrapping [ErrInvalidURL] that names u (as
-// [Redact] shows it) and says what to fix. Openers use it for a host,
-// path or parameter they refuse.
+// URLError returns an error wrapping [ErrInvalidURL] that names u and says
+// what to fix.
+//
+// Deprecated: URLError is for driver authors; use [driver.URLError].
 func URLError(u *url.URL, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrInvalidURL, Redact(u), fmt.Sprintf(format, args...))
+	return driver.URLError(u, format, args...)
 }
 
-// CheckQuery fails with [ErrInvalidURL] when u's query has a parameter
-// not in known, or one given twice, so that a misspelt option is never
-// ignored silently; of several, it names the first in sorted order. It
-// never repeats a parameter's value.
-func CheckQuery(u *url.URL, known ...string) error {
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return URLError(u, "the query does not parse")
-	}
-	for _, k := range slices.Sorted(maps.Keys(q)) {
-		v := q[k]
-		if !slices.Contains(known, k) {
-			// The store's own parameters are taken off before the
-			// opener sees the URL, but they are known too.
-			hint := "known: " + strings.Join(append(slices.Clone(known), HistoryParam, EmbedderParam), ", ")
-			if len(known) == 0 {
-				hint = "the only parameters known are " + HistoryParam + " and " + EmbedderParam + ", which every store takes"
-			}
-			return URLError(u, "unknown parameter %q (%s)", k, hint)
-		}
-		if len(v) > 1 {
-			return URLError(u, "parameter %q is given %d times", k, len(v))
-		}
-	}
-	return nil
-}
+// CheckQuery fails with [ErrInvalidURL] when u's query has a parameter not
+// in known, or one given twice.
+//
+// Deprecated: CheckQuery is for driver authors; use [driver.CheckQuery].
+func CheckQuery(u *url.URL, known ...string) error { return driver.CheckQuery(u, known...) }
 
-// URLFilePath returns the local file-system path a file-like URL names:
-// "scheme:///abs/path" (or "scheme://localhost/abs/path") is absolute,
-// "scheme:rel/path" is relative to the working directory; percent-escapes
-// are decoded. A host, or an empty path, fails with [ErrInvalidURL].
-func URLFilePath(u *url.URL) (string, error) {
-	var p string
-	switch {
-	case u.Opaque != "":
-		var err error
-		if p, err = url.PathUnescape(u.Opaque); err != nil {
-			return "", URLError(u, "the path has a bad percent-escape")
-		}
-	case u.Host != "" && u.Host != "localhost":
-		return "", URLError(u, "a %s URL names no host: write %s:///abs/path for an absolute path or %s:rel/path for a relative one", u.Scheme, u.Scheme, u.Scheme)
-	default:
-		p = u.Path
-	}
-	if p == "" {
-		return "", URLError(u, "name a path: %s:///abs/path or %s:rel/path", u.Scheme, u.Scheme)
-	}
-	return p, nil
-}
+// URLFilePath returns the local file-system path a file-like URL names.
+//
+// Deprecated: URLFilePath is for driver authors; use [driver.URLFilePath].
+func URLFilePath(u *url.URL) (string, error) { return driver.URLFilePath(u) }
