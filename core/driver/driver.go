@@ -529,3 +529,8 @@ func CapabilitiesOf(d Driver) Capabilities {
 // holds for every constructor and the error's first clause says what to
 // fix.
 var ErrNilArgument = errors.New("agentmem: a required argument is nil or empty")
+
+// ErrStoreNotFound reports a store that does not exist (a database file,
+// a directory, a table or container) when the backend's Options.NoCreate
+// asks not to create it: create it first, or open it without NoCreate.
+var ErrStoreNotFound = errors.New("agentmem: the store does not exist")

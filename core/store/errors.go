@@ -52,6 +52,13 @@ var (
 	ErrPathCollision = driver.ErrPathCollision
 	// ErrTooLarge reports a file over a backend's item size limit.
 	ErrTooLarge = driver.ErrTooLarge
+	// ErrStoreNotFound reports a store (a database file, a directory, a
+	// table or container) that does not exist when the backend's
+	// Options.NoCreate asks not to create it.
+	ErrStoreNotFound = driver.ErrStoreNotFound
+	// ErrNilArgument reports a required argument given as nil or empty
+	// (a client, a table name, a directory).
+	ErrNilArgument = driver.ErrNilArgument
 	// ErrInvalidURL reports a store URL that does not parse, or that its
 	// backend refuses (a host where none belongs, an unknown or malformed
 	// parameter). The error says what to fix and never repeats a password
