@@ -14,8 +14,6 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-var _ driver.Historian = (*Driver)(nil)
-
 // History conditions and key conditions.
 const (
 	condPendingEntry = "#v = :v AND #pend = :true"
