@@ -19,7 +19,7 @@ import (
 )
 
 func errorf(format string, args ...any) error {
-	return fmt.Errorf("agentmem/dynamodb: "+format, args...)
+	return fmt.Errorf("dynamodb: "+format, args...)
 }
 
 // ErrOutcomeUnknown reports a conditional write whose condition failed after
@@ -28,7 +28,7 @@ func errorf(format string, args ...any) error {
 // not show whether that attempt landed.
 // The write may have been applied; it is deliberately not
 // driver.ErrPrecondition, and the store settles it through receipts.
-var ErrOutcomeUnknown = errors.New("agentmem/dynamodb: outcome unknown: the condition failed on a retried attempt")
+var ErrOutcomeUnknown = errors.New("dynamodb: outcome unknown: the condition failed on a retried attempt")
 
 // conditionFailed returns the item a failed condition reported
 // (ReturnValuesOnConditionCheckFailure ALL_OLD; empty when there was none)

@@ -53,7 +53,7 @@ func (d *Driver) PutHistory(ctx context.Context, e driver.HistoryEntry) error {
 // complete is left as it is).
 func (d *Driver) CompleteHistory(ctx context.Context, path, version string) error {
 	if !historyKeyFits(path) {
-		return fmt.Errorf("no history entry at a path this long: %w", driver.ErrPrecondition)
+		return errorf("no history entry at a path this long: %w", driver.ErrPrecondition)
 	}
 	const update = "REMOVE #pend"
 	var a attempts
@@ -98,7 +98,7 @@ func (d *Driver) DropHistory(ctx context.Context, path, version string) error {
 	case getS(item, attrVersion) != version:
 		return nil // no entry of this version
 	default:
-		return fmt.Errorf("history entry %s of %q is complete: %w", version, path, driver.ErrPrecondition)
+		return errorf("history entry %s of %q is complete: %w", version, path, driver.ErrPrecondition)
 	}
 }
 

@@ -125,7 +125,7 @@ func (d *Driver) mutateLongPath(ctx context.Context, p driver.MutateParams) (dri
 	}
 	switch {
 	case p.Expected != "":
-		return driver.MutateResult{}, fmt.Errorf("no row at a path this long: %w", driver.ErrPrecondition)
+		return driver.MutateResult{}, errorf("no row at a path this long: %w", driver.ErrPrecondition)
 	case p.Kind == driver.KindWrite:
 		return driver.MutateResult{}, fmt.Errorf("%w: path of %d bytes, DynamoDB sort keys allow %d", driver.ErrTooLarge, len(p.Path), maxSortKeyBytes)
 	case p.Receipt == nil:
@@ -179,7 +179,7 @@ func (d *Driver) mutatePlain(ctx context.Context, p driver.MutateParams, f drive
 			return err
 		}
 		if cur != nil {
-			return fmt.Errorf("a row exists at %q: %w", p.Path, driver.ErrPrecondition)
+			return errorf("a row exists at %q: %w", p.Path, driver.ErrPrecondition)
 		}
 		return nil
 	default:

@@ -193,7 +193,7 @@ func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
 // ReplaceFile implements driver.Driver.
 func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
 	if !keyFits(f.Path) {
-		return fmt.Errorf("no row at a path this long: %w", driver.ErrPrecondition)
+		return errorf("no row at a path this long: %w", driver.ErrPrecondition)
 	}
 	return d.put(ctx, d.l.fileItem(f), condVersion, map[string]types.AttributeValue{":v": str(expected)}, versionIs(f.Version))
 }
@@ -201,7 +201,7 @@ func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string
 // DeleteFile implements driver.Driver.
 func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 	if !keyFits(path) {
-		return fmt.Errorf("no row at a path this long: %w", driver.ErrPrecondition)
+		return errorf("no row at a path this long: %w", driver.ErrPrecondition)
 	}
 	return d.del(ctx, d.l.fileKey(path), condVersion, map[string]types.AttributeValue{":v": str(expected)})
 }
@@ -232,7 +232,7 @@ func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
 		if old := decodeReceipt(item); old != nil && old.Completed && old.Version == r.Version {
 			return nil
 		}
-		return fmt.Errorf("receipt %q is not pending with version %q: %w", r.ID, r.Version, driver.ErrPrecondition)
+		return errorf("receipt %q is not pending with version %q: %w", r.ID, r.Version, driver.ErrPrecondition)
 	}
 	return err
 }

@@ -2,7 +2,6 @@ package dynamodb
 
 import (
 	"context"
-	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
@@ -82,7 +81,8 @@ const sdkChecksumID = "DynamoDB:ResponseChecksumValidation"
 // failed condition, a cancelled transaction, a missing table) without the
 // header, so each of them logged that warning; its successes carry a
 // correct CRC32 (TestResponseChecksums). A response whose header is present
-// and wrong is reported exactly as the SDK reports it.
+// and wrong is reported with the SDK's words ("response did not match
+// expected checksum, WANT, GOT") after this package's prefix.
 func checkPresentCRC32(o *awsdynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 		if _, ok := s.Deserialize.Get(sdkChecksumID); !ok {
@@ -114,7 +114,7 @@ func (presentCRC32) HandleDeserialize(ctx context.Context, in middleware.Deseria
 	}
 	want, perr := strconv.ParseUint(v, 10, 32)
 	if perr != nil {
-		return out, md, fmt.Errorf("dynamodb: the response's X-Amz-Crc32 header %q is not a CRC32: %w", v, perr)
+		return out, md, errorf("the response's X-Amz-Crc32 header %q is not a CRC32: %w", v, perr)
 	}
 	h := crc32.NewIEEE()
 	resp.Body = &crc32Body{Reader: io.TeeReader(resp.Body, h), body: resp.Body, hash: h, want: uint32(want)}
@@ -133,7 +133,7 @@ type crc32Body struct {
 func (b *crc32Body) Close() error {
 	err := b.body.Close()
 	if got := b.hash.Sum32(); got != b.want {
-		return fmt.Errorf("response did not match expected checksum, %d, %d", b.want, got)
+		return errorf("response did not match expected checksum, %d, %d", b.want, got)
 	}
 	return err
 }
