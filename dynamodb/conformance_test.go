@@ -16,7 +16,7 @@ func TestConformance(t *testing.T) {
 		Reopen: func(t *testing.T, d driver.Driver) driver.Driver {
 			// A second client and driver over the same table, as another
 			// process would have.
-			d2, err := dynamodb.New(t.Context(), newClient(t), d.(*dynamodb.Driver).Table(), &dynamodb.Options{DisableCreateTable: true})
+			d2, err := dynamodb.New(t.Context(), newClient(t), d.(*dynamodb.Driver).Table(), &dynamodb.Options{NoCreate: true})
 			if err != nil {
 				t.Fatal(err)
 			}

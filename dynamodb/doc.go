@@ -13,27 +13,28 @@
 //
 // New creates the table when it is missing (on-demand capacity), waits
 // until it is ACTIVE and enables time to live on [TTLAttribute]; set
-// [Options.DisableCreateTable] to manage the table yourself.
+// [Options.NoCreate] to manage the table yourself (a missing table is then
+// an error wrapping driver.ErrStoreNotFound).
 //
 // # Opening
 //
 // [New] (ctx, *dynamodb.Client, table, *Options) uses the caller's
-// configured client. Importing the package registers the store URL scheme
+// configured client; a nil ctx or client or an empty table name is an
+// error wrapping driver.ErrNilArgument. Importing the package registers the store URL scheme
 // "dynamodb" with store.Register: store.Open(ctx, "dynamodb://TABLE", nil)
 // loads the SDK's default configuration (config.LoadDefaultConfig:
 // credentials and region from the environment, shared files or the
 // instance role) and takes the parameters region, endpoint (an http(s)
 // URL, such as DynamoDB Local's http://localhost:8000), partition_depth
-// (Options.PartitionDepth) and create_table=false
-// (Options.DisableCreateTable).
+// (Options.PartitionDepth) and create_table=false (Options.NoCreate).
 //
 // The client store.Open builds checks the CRC32 of every response that
 // carries an X-Amz-Crc32 header, as the SDK does, and skips a response
 // without one, where the SDK compares the body with 0 and logs "failed to
 // close HTTP response body, this may affect connection reuse: response did
 // not match expected checksum, 0, N". DynamoDB Local sends no such header
-// on its errors (every HTTP 400); the module README has the measurements. A
-// client passed to [New] is used as it is.
+// on its errors (every HTTP 400; TestResponseChecksums pins it). A client
+// passed to [New] is used as it is.
 //
 // # Layout
 //

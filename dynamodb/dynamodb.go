@@ -20,23 +20,30 @@ import (
 // become ACTIVE.
 const DefaultCreateTimeout = 5 * time.Minute
 
-// Options configures New. The zero value (or nil) means defaults.
+// Options configures New. A nil *Options, like the zero value, means
+// defaults; every field's zero value is its default.
 type Options struct {
-	// DisableCreateTable stops New from creating the table and enabling its
-	// time to live. The table must then exist with the key schema pk
+	// NoCreate stops New from creating the table and enabling its time to
+	// live (default false: New creates a missing table). When the table
+	// does not exist, New fails with an error wrapping
+	// driver.ErrStoreNotFound. The table must have the key schema pk
 	// (HASH, String) + sk (RANGE, String); enable TTL on TTLAttribute
 	// yourself if receipts, tombstones and history entries should expire.
+	NoCreate bool
+	// DisableCreateTable means NoCreate; either one set is enough.
+	//
+	// Deprecated: use NoCreate.
 	DisableCreateTable bool
 	// PartitionDepth is how many leading directory segments of a path form
-	// its partition key (default 1: "kamal/main/MEMORY.md" lives in
-	// partition "kamal/"). Listing a prefix that names at least this many
-	// directories is one Query; shorter prefixes fall back to a Scan.
-	// Raise it when one top-level segment holds many tenants
+	// its partition key (0 means the default, 1: "kamal/main/MEMORY.md"
+	// lives in partition "kamal/"). Listing a prefix that names at least
+	// this many directories is one Query; shorter prefixes fall back to a
+	// Scan. Raise it when one top-level segment holds many tenants
 	// ("org/user/…" → 2). It is part of the table's layout: use the same
 	// value for the table's whole life.
 	PartitionDepth int
 	// CreateTimeout bounds the wait for a created table to become ACTIVE
-	// (default DefaultCreateTimeout).
+	// (0 means the default, DefaultCreateTimeout).
 	CreateTimeout time.Duration
 }
 
@@ -56,12 +63,23 @@ var (
 	_ driver.Historian   = (*Driver)(nil)
 )
 
-// New returns a driver over table, using the caller's configured client.
-// Unless opts.DisableCreateTable is set it creates the table when missing
-// (on-demand capacity, PAY_PER_REQUEST), waits until it is ACTIVE and
-// enables time to live on TTLAttribute. It fails when the table's key
-// schema is not pk (HASH, S) + sk (RANGE, S).
+// New returns a driver over table, using the caller's configured client;
+// nil opts means defaults. Unless opts.NoCreate is set it creates the
+// table when missing (on-demand capacity, PAY_PER_REQUEST), waits until it
+// is ACTIVE and enables time to live on TTLAttribute; with NoCreate a
+// missing table is an error wrapping driver.ErrStoreNotFound. It fails
+// when the table's key schema is not pk (HASH, S) + sk (RANGE, S). A nil
+// ctx, a nil client or an empty table name is an error wrapping
+// driver.ErrNilArgument.
 func New(ctx context.Context, client *awsdynamodb.Client, table string, opts *Options) (*Driver, error) {
+	switch {
+	case ctx == nil:
+		return nil, errorf("pass a context to New, not nil: %w", driver.ErrNilArgument)
+	case client == nil:
+		return nil, errorf("pass a DynamoDB client to New, not nil: %w", driver.ErrNilArgument)
+	case table == "":
+		return nil, errorf("pass a table name to New, not an empty one: %w", driver.ErrNilArgument)
+	}
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -72,15 +90,13 @@ func New(ctx context.Context, client *awsdynamodb.Client, table string, opts *Op
 	if o.CreateTimeout <= 0 {
 		o.CreateTimeout = DefaultCreateTimeout
 	}
-	if client == nil || table == "" {
-		return nil, errorf("New needs a client and a table name")
-	}
+	noCreate := o.NoCreate || o.DisableCreateTable
 	d := &Driver{c: client, table: table, l: layout{depth: o.PartitionDepth}}
 	desc, err := d.describe(ctx)
 	var missing *types.ResourceNotFoundException
 	switch {
-	case errors.As(err, &missing) && o.DisableCreateTable:
-		return nil, errorf("table %q does not exist and Options.DisableCreateTable is set: %w", table, err)
+	case errors.As(err, &missing) && noCreate:
+		return nil, errorf("create table %q first, or unset Options.NoCreate: %w: %w", table, driver.ErrStoreNotFound, err)
 	case errors.As(err, &missing):
 		if desc, err = d.create(ctx, o.CreateTimeout); err != nil {
 			return nil, err
@@ -96,7 +112,7 @@ func New(ctx context.Context, client *awsdynamodb.Client, table string, opts *Op
 			return nil, err
 		}
 	}
-	if !o.DisableCreateTable {
+	if !noCreate {
 		if err := d.enableTTL(ctx); err != nil {
 			return nil, err
 		}

@@ -81,8 +81,8 @@ func TestTooLarge(t *testing.T) {
 }
 
 // TestTableSetup: New creates a missing table on demand with TTL, reuses an
-// existing one, refuses to create with DisableCreateTable and refuses a
-// table with another key schema.
+// existing one, refuses to create with NoCreate (or the deprecated
+// DisableCreateTable, which must keep working) and refuses a table with another key schema.
 func TestTableSetup(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -101,21 +101,33 @@ func TestTableSetup(t *testing.T) {
 		ttl.TimeToLiveDescription.TimeToLiveStatus != types.TimeToLiveStatusEnabled {
 		t.Fatalf("time to live: %+v, %v", ttl.TimeToLiveDescription, err)
 	}
-	// A second driver over the existing table (creation enabled or not).
-	for _, opts := range []*dynamodb.Options{nil, {DisableCreateTable: true}} {
-		if _, err := dynamodb.New(ctx, c, d.Table(), opts); err != nil {
+	noCreate := []*dynamodb.Options{{NoCreate: true}, {DisableCreateTable: true}}
+	// A second driver over the existing table (creation enabled or not)
+	// reads and writes it.
+	for _, opts := range append([]*dynamodb.Options{nil}, noCreate...) {
+		d2, err := dynamodb.New(ctx, c, d.Table(), opts)
+		if err != nil {
 			t.Fatalf("New on an existing table (%+v): %v", opts, err)
+		}
+		s := store.New(d2, nil)
+		if _, err := s.Write(ctx, store.WriteRequest{Path: fmt.Sprintf("u/main/%p.md", opts), Content: "x"}); err != nil {
+			t.Fatalf("write through New(%+v) on an existing table: %v", opts, err)
 		}
 	}
 
-	missing := tableName(t) + "-missing"
-	_, err = dynamodb.New(ctx, c, missing, &dynamodb.Options{DisableCreateTable: true})
-	var notFound *types.ResourceNotFoundException
-	if !errors.As(err, &notFound) {
-		t.Fatalf("New with DisableCreateTable on a missing table: %v", err)
-	}
-	if _, err := c.DescribeTable(ctx, &awsdynamodb.DescribeTableInput{TableName: &missing}); !errors.As(err, &notFound) {
-		t.Fatalf("the table was created anyway: %v", err)
+	for _, opts := range noCreate {
+		missing := tableName(t) + "-missing"
+		_, err = dynamodb.New(ctx, c, missing, opts)
+		var notFound *types.ResourceNotFoundException
+		if !errors.Is(err, store.ErrStoreNotFound) || !errors.As(err, &notFound) {
+			t.Fatalf("New(%+v) on a missing table = %v; want store.ErrStoreNotFound wrapping ResourceNotFoundException", opts, err)
+		}
+		if !strings.HasPrefix(err.Error(), "dynamodb: ") {
+			t.Errorf("New(%+v) on a missing table: %q does not start with %q", opts, err, "dynamodb: ")
+		}
+		if _, err := c.DescribeTable(ctx, &awsdynamodb.DescribeTableInput{TableName: &missing}); !errors.As(err, &notFound) {
+			t.Fatalf("the table was created anyway: %v", err)
+		}
 	}
 
 	other := tableName(t) + "-schema"
@@ -223,7 +235,7 @@ func TestRetriedWriteIsNotPrecondition(t *testing.T) {
 		tr := &dropReply{inner: http.DefaultTransport, target: target}
 		o := clientOptions(endpoint)
 		o.HTTPClient = &http.Client{Transport: tr}
-		d2, err := dynamodb.New(ctx, awsdynamodb.New(o), d.Table(), &dynamodb.Options{DisableCreateTable: true})
+		d2, err := dynamodb.New(ctx, awsdynamodb.New(o), d.Table(), &dynamodb.Options{NoCreate: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,6 +256,9 @@ func TestRetriedWriteIsNotPrecondition(t *testing.T) {
 	err := dd.DeleteFile(ctx, "t/a.md", "v2")
 	if !tr.dropped.Load() || errors.Is(err, driver.ErrPrecondition) || !errors.Is(err, dynamodb.ErrOutcomeUnknown) {
 		t.Fatalf("delete with a lost reply: %v, want ErrOutcomeUnknown", err)
+	}
+	if !strings.HasPrefix(err.Error(), "dynamodb: ") {
+		t.Errorf("delete with a lost reply: %q does not start with %q", err, "dynamodb: ")
 	}
 	if g, err := d.GetFile(ctx, "t/a.md"); err != nil || g != nil {
 		t.Fatalf("file after delete: %+v, %v", g, err)
@@ -319,7 +334,7 @@ func TestConflictsAreRetried(t *testing.T) {
 		tr.count.Store(n)
 		o := clientOptions(endpoint)
 		o.HTTPClient = &http.Client{Transport: tr}
-		d2, err := dynamodb.New(ctx, awsdynamodb.New(o), d.Table(), &dynamodb.Options{DisableCreateTable: true})
+		d2, err := dynamodb.New(ctx, awsdynamodb.New(o), d.Table(), &dynamodb.Options{NoCreate: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -230,7 +230,7 @@ func TestHistoryRetriedCalls(t *testing.T) {
 	lossy := func(target string) *dynamodb.Driver {
 		o := clientOptions(endpoint)
 		o.HTTPClient = &http.Client{Transport: &dropReply{inner: http.DefaultTransport, target: target}}
-		d2, err := dynamodb.New(ctx, awsdynamodb.New(o), d.Table(), &dynamodb.Options{DisableCreateTable: true})
+		d2, err := dynamodb.New(ctx, awsdynamodb.New(o), d.Table(), &dynamodb.Options{NoCreate: true})
 		if err != nil {
 			t.Fatal(err)
 		}

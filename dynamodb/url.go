@@ -44,7 +44,7 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 		if err != nil {
 			return nil, driver.URLError(u, "create_table must be true or false")
 		}
-		opts.DisableCreateTable = !create
+		opts.NoCreate = !create
 	}
 	var load []func(*config.LoadOptions) error
 	if r := q.Get("region"); r != "" {

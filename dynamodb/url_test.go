@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -50,6 +51,10 @@ func TestOpenURL(t *testing.T) {
 	if f, err := s2.Read(t.Context(), "u/main/a.md", 100); err != nil || f.Content != "by URL" {
 		t.Fatalf("read through a second URL = %+v, %v", f, err)
 	}
+	// create_table=false is Options.NoCreate: a missing table is not created.
+	if _, err := store.Open(t.Context(), "dynamodb://"+table+"-missing?region=us-east-1&create_table=false&endpoint="+url.QueryEscape(endpoint), nil); !errors.Is(err, store.ErrStoreNotFound) {
+		t.Fatalf("Open with create_table=false on a missing table = %v, want store.ErrStoreNotFound", err)
+	}
 }
 
 func TestOpenURLRefusesBadURLs(t *testing.T) {
@@ -69,14 +74,28 @@ func TestOpenURLRefusesBadURLs(t *testing.T) {
 	}
 }
 
-// TestNewArgumentErrors checks that New refuses a nil client and an empty
-// table with errors, before any request.
+// TestNewArgumentErrors: New refuses a nil context, a nil client and an
+// empty table with errors wrapping store.ErrNilArgument, before any
+// request.
 func TestNewArgumentErrors(t *testing.T) {
-	if _, err := dynamodb.New(t.Context(), nil, "t", nil); err == nil {
-		t.Error("New(nil client) succeeded")
-	}
 	c := awsdynamodb.New(awsdynamodb.Options{Region: "us-east-1"})
-	if _, err := dynamodb.New(t.Context(), c, "", nil); err == nil {
-		t.Error(`New(table "") succeeded`)
+	var nilCtx context.Context
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		client *awsdynamodb.Client
+		table  string
+	}{
+		{"nil context", nilCtx, c, "t"},
+		{"nil client", t.Context(), nil, "t"},
+		{"empty table", t.Context(), c, ""},
+	} {
+		d, err := dynamodb.New(tc.ctx, tc.client, tc.table, nil)
+		if !errors.Is(err, store.ErrNilArgument) || d != nil {
+			t.Errorf("New with a %s = %v, %v; want store.ErrNilArgument", tc.name, d, err)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "dynamodb: ") {
+			t.Errorf("New with a %s: %q does not start with %q", tc.name, err, "dynamodb: ")
+		}
 	}
 }
