@@ -15,16 +15,18 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-// Options configures a Driver. The zero value (or nil) means defaults.
+// Options configures a Driver. nil, and the zero value of each field,
+// mean the documented defaults.
 type Options struct {
 	// MaxAttempts bounds how often the client runs the Mutate transaction
-	// when Firestore aborts it for contention. Default
-	// firestore.DefaultTransactionMaxAttempts (5).
+	// when Firestore aborts it for contention. 0 (or less) means the
+	// default, firestore.DefaultTransactionMaxAttempts (5).
 	MaxAttempts int
-	// CacheSize bounds how many paths' update times the driver remembers
-	// for its single-Commit writes (see Driver.Mutate). Default 4096;
-	// negative turns the single-Commit path off, so that every Mutate runs
-	// the transaction.
+	// CacheSize is how many entries the driver's cache holds: per path,
+	// the update time of the version last read or written, which lets
+	// Mutate write in one Commit (see Driver.Mutate). 0 means the default
+	// size (4,096); a negative value turns the cache off, so that every
+	// Mutate runs the transaction.
 	CacheSize int
 }
 
@@ -51,17 +53,24 @@ var (
 // New returns a driver over the collection named collection (an ID such as
 // "agentmem", or a path to a subcollection such as "apps/a1/memory") of the
 // user's client. It does no I/O: no index or collection has to be created.
-// The driver does not own client; Close leaves it open.
+// The driver does not own client; Close leaves it open. A nil ctx or
+// client, or an empty collection, is an error wrapping
+// driver.ErrNilArgument; a malformed collection is an error too.
 func New(ctx context.Context, client *firestore.Client, collection string, opts *Options) (*Driver, error) {
-	if client == nil {
-		return nil, errors.New("firestore: nil client")
+	switch {
+	case ctx == nil:
+		return nil, fmt.Errorf("firestore: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	case client == nil:
+		return nil, fmt.Errorf("firestore: pass a Firestore client to New, not nil: %w", driver.ErrNilArgument)
+	case collection == "":
+		return nil, fmt.Errorf("firestore: pass a collection name to New, not \"\": %w", driver.ErrNilArgument)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	coll := client.Collection(collection)
 	if coll == nil || strings.HasPrefix(coll.ID, "__") && strings.HasSuffix(coll.ID, "__") {
-		return nil, fmt.Errorf("firestore: invalid collection %q", collection)
+		return nil, fmt.Errorf("firestore: pass a collection ID or a path to a subcollection (\"apps/a1/memory\"), not %q (IDs of the form __ID__ are reserved)", collection)
 	}
 	d := &Driver{client: client, coll: coll, maxAttempts: firestore.DefaultTransactionMaxAttempts, historyBatch: defaultHistoryBatch}
 	size := defaultStamps
