@@ -23,16 +23,29 @@ import (
 // uses. A container created elsewhere must have it.
 const PartitionKeyPath = "/pk"
 
-// Options configures a Driver. The zero value (or nil) means defaults.
+// Options configures a Driver. nil, and the zero value of each field,
+// mean the documented defaults.
 type Options struct {
-	// SkipCreate disables creating the database and container when they
-	// are absent; New then fails if the container does not exist.
+	// NoCreate makes New leave a missing database or container alone and
+	// fail with an error wrapping driver.ErrStoreNotFound. false (the
+	// default): New creates them when they are absent.
+	NoCreate bool
+	// SkipCreate means the same as NoCreate; either one set turns
+	// creation off.
+	//
+	// Deprecated: use NoCreate.
 	SkipCreate bool
 	// Throughput, when set, is the provisioned throughput of a container
 	// that New creates (nil: the account's default, e.g. serverless).
 	Throughput *azcosmos.ThroughputProperties
-	// CacheSize bounds the driver's caches of ETags (files, receipts and
-	// history entries) and session tokens, in entries each. Default DefaultCacheSize.
+	// CacheSize is how many entries each of the driver's caches holds:
+	// the ETags of the files, receipts and history entries last read or
+	// written, and the partitions of receipts, which let a replace or
+	// delete be one If-Match request. 0 means the default size
+	// (DefaultCacheSize, 1,024); a negative value turns the cache off, so
+	// that every replace or delete reads the item first. The session
+	// tokens that give a driver its own writes are kept either way (at
+	// most CacheSize partitions, or DefaultCacheSize).
 	CacheSize int
 }
 
@@ -40,12 +53,12 @@ type Options struct {
 // not own the client: Close leaves it open.
 type Driver struct {
 	c        *azcosmos.ContainerClient
-	files    *driver.Hints[string, state] // path → last seen (version, ETag)
-	receipts *driver.Hints[string, state] // operation id → last seen (version, completed, ETag)
-	history  *driver.Hints[string, state] // history key → last seen (version, complete, expiry, ETag)
+	files    cache[string, state] // path → last seen (version, ETag)
+	receipts cache[string, state] // operation id → last seen (version, completed, ETag)
+	history  cache[string, state] // history key → last seen (version, complete, expiry, ETag)
 	// receiptParts maps an operation id to the partition of the receipt
 	// Mutate wrote or GetReceipt found there (the file's partition).
-	receiptParts *driver.Hints[string, string]
+	receiptParts cache[string, string]
 	sessions     *driver.Hints[string, string] // partition key → last session token
 }
 
@@ -58,32 +71,36 @@ var (
 )
 
 // New returns a driver over container in database, reached through
-// client. Unless opts.SkipCreate is set it creates the database and the
-// container (partition key PartitionKeyPath, per-item TTL enabled, only
-// the queried fields indexed) when they are absent. An existing container
-// must be partitioned on PartitionKeyPath.
+// client. Unless opts.NoCreate is set it creates the database and the
+// container (ContainerProperties: partition key PartitionKeyPath, per-item
+// TTL enabled, only the queried fields indexed) when they are absent; with
+// it, a missing one is an error wrapping driver.ErrStoreNotFound. An
+// existing container must be partitioned on PartitionKeyPath. A nil ctx or
+// client, or an empty database or container name, is an error wrapping
+// driver.ErrNilArgument.
 func New(ctx context.Context, client *azcosmos.Client, database, container string, opts *Options) (*Driver, error) {
+	switch {
+	case ctx == nil:
+		return nil, fmt.Errorf("cosmosdb: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	case client == nil:
+		return nil, fmt.Errorf("cosmosdb: pass a Cosmos DB client to New, not nil: %w", driver.ErrNilArgument)
+	case database == "":
+		return nil, fmt.Errorf("cosmosdb: pass a database name to New, not \"\": %w", driver.ErrNilArgument)
+	case container == "":
+		return nil, fmt.Errorf("cosmosdb: pass a container name to New, not \"\": %w", driver.ErrNilArgument)
+	}
 	if opts == nil {
 		opts = &Options{}
-	}
-	var missing []string
-	for _, arg := range []struct {
-		what   string
-		absent bool
-	}{{"a client", client == nil}, {"a database name", database == ""}, {"a container name", container == ""}} {
-		if arg.absent {
-			missing = append(missing, arg.what)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("cosmosdb: New needs %s", strings.Join(missing, " and "))
 	}
 	c, err := client.NewContainer(database, container)
 	if err != nil {
 		return nil, fmt.Errorf("cosmosdb: %w", err)
 	}
 	props, err := c.Read(ctx, nil)
-	if statusOf(err) == 404 && !opts.SkipCreate {
+	if statusOf(err) == 404 {
+		if opts.NoCreate || opts.SkipCreate {
+			return nil, fmt.Errorf("cosmosdb: create container %q in database %q first, or leave Options.NoCreate unset: %w: %w", container, database, driver.ErrStoreNotFound, err)
+		}
 		if err = create(ctx, client, database, container, opts.Throughput); err == nil {
 			props, err = c.Read(ctx, nil)
 		}
@@ -94,17 +111,17 @@ func New(ctx context.Context, client *azcosmos.Client, database, container strin
 	if p := props.ContainerProperties; p == nil || len(p.PartitionKeyDefinition.Paths) != 1 || p.PartitionKeyDefinition.Paths[0] != PartitionKeyPath {
 		return nil, fmt.Errorf("cosmosdb: container %q must be partitioned on %s", container, PartitionKeyPath)
 	}
-	n := opts.CacheSize
-	if n <= 0 {
-		n = DefaultCacheSize
+	sessions := opts.CacheSize
+	if sessions <= 0 {
+		sessions = DefaultCacheSize
 	}
 	return &Driver{
 		c:            c,
-		files:        driver.NewHints[string, state](n),
-		receipts:     driver.NewHints[string, state](n),
-		history:      driver.NewHints[string, state](n),
-		receiptParts: driver.NewHints[string, string](n),
-		sessions:     driver.NewHints[string, string](n),
+		files:        newCache[string, state](opts.CacheSize),
+		receipts:     newCache[string, state](opts.CacheSize),
+		history:      newCache[string, state](opts.CacheSize),
+		receiptParts: newCache[string, string](opts.CacheSize),
+		sessions:     driver.NewHints[string, string](sessions),
 	}, nil
 }
 
@@ -130,6 +147,45 @@ type state struct {
 	completed bool
 	expires   time.Time
 	etag      azcore.ETag
+}
+
+// cache is one of the driver's caches of hints (Options.CacheSize); the
+// zero value is off: it remembers nothing.
+type cache[K comparable, V any] struct{ h *driver.Hints[K, V] }
+
+// newCache returns a cache of n entries: DefaultCacheSize when n is 0,
+// off when n is negative.
+func newCache[K comparable, V any](n int) cache[K, V] {
+	switch {
+	case n < 0:
+		return cache[K, V]{}
+	case n == 0:
+		n = DefaultCacheSize
+	}
+	return cache[K, V]{driver.NewHints[K, V](n)}
+}
+
+// Get returns the hint for k, if there is one.
+func (c cache[K, V]) Get(k K) (V, bool) {
+	if c.h == nil {
+		var zero V
+		return zero, false
+	}
+	return c.h.Get(k)
+}
+
+// Put remembers v for k.
+func (c cache[K, V]) Put(k K, v V) {
+	if c.h != nil {
+		c.h.Put(k, v)
+	}
+}
+
+// Drop forgets the hint for k.
+func (c cache[K, V]) Drop(k K) {
+	if c.h != nil {
+		c.h.Drop(k)
+	}
 }
 
 // Item types, stored in the "type" field so that queries over files never
