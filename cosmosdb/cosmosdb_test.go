@@ -1,6 +1,7 @@
 package cosmosdb_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -322,8 +323,8 @@ func TestBatchAndScope(t *testing.T) {
 func TestNew(t *testing.T) {
 	db := newDatabase(t)
 	ctx := t.Context()
-	if _, err := cosmosdb.New(ctx, db.client, db.name, "absent", &cosmosdb.Options{SkipCreate: true}); err == nil {
-		t.Fatal("SkipCreate on a missing container succeeded")
+	if _, err := cosmosdb.New(ctx, db.client, db.name, "absent", &cosmosdb.Options{NoCreate: true}); err == nil {
+		t.Fatal("NoCreate on a missing container succeeded")
 	}
 	d := db.newDriver(t) // creates the database
 	dbc, err := db.client.NewDatabase(db.name)
@@ -386,26 +387,30 @@ func TestRealCosmosTTLExpiry(t *testing.T) {
 	}
 }
 
-// TestNewArguments checks that New refuses missing arguments with an error
-// naming them, before any request (no emulator needed).
+// TestNewArguments checks that New refuses a nil context, a nil client
+// and empty database and container names with errors wrapping
+// store.ErrNilArgument, before any request (no emulator needed), and never
+// panics.
 func TestNewArguments(t *testing.T) {
 	client, err := azcosmos.NewClientFromConnectionString("AccountEndpoint=https://127.0.0.1:1/;AccountKey=a2V5;", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var noCtx context.Context // nil: the case under test
 	for _, c := range []struct {
+		ctx                 context.Context
 		client              *azcosmos.Client
 		database, container string
-		want                string
 	}{
-		{nil, "db", "c", "cosmosdb: New needs a client"},
-		{nil, "", "", "cosmosdb: New needs a client and a database name and a container name"},
-		{client, "", "c", "cosmosdb: New needs a database name"},
-		{client, "db", "", "cosmosdb: New needs a container name"},
+		{noCtx, client, "db", "c"},
+		{t.Context(), nil, "db", "c"},
+		{t.Context(), nil, "", ""},
+		{t.Context(), client, "", "c"},
+		{t.Context(), client, "db", ""},
 	} {
-		_, err := cosmosdb.New(t.Context(), c.client, c.database, c.container, nil)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("New(%v, %q, %q) = %v, want %q", c.client != nil, c.database, c.container, err, c.want)
+		d, err := cosmosdb.New(c.ctx, c.client, c.database, c.container, nil)
+		if !errors.Is(err, store.ErrNilArgument) || d != nil {
+			t.Errorf("New(ctx %v, client %v, %q, %q) = %v, %v; want store.ErrNilArgument", c.ctx != nil, c.client != nil, c.database, c.container, d, err)
 		}
 	}
 }

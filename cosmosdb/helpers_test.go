@@ -68,7 +68,7 @@ func (db *database) newDriver(tb testing.TB) *cosmosdb.Driver {
 // reopen returns a second driver, with its own client, over d's container.
 func (db *database) reopen(tb testing.TB, d *cosmosdb.Driver) *cosmosdb.Driver {
 	tb.Helper()
-	d2, err := cosmosdb.New(tb.Context(), newClient(tb, nil), db.name, d.Container().ID(), &cosmosdb.Options{SkipCreate: true})
+	d2, err := cosmosdb.New(tb.Context(), newClient(tb, nil), db.name, d.Container().ID(), &cosmosdb.Options{NoCreate: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func (db *database) countedDriver(tb testing.TB) (*cosmosdb.Driver, *requests) {
 	tb.Helper()
 	rq := &requests{}
 	d := db.newDriver(tb)
-	d2, err := cosmosdb.New(tb.Context(), newClient(tb, rq), db.name, d.Container().ID(), &cosmosdb.Options{SkipCreate: true})
+	d2, err := cosmosdb.New(tb.Context(), newClient(tb, rq), db.name, d.Container().ID(), &cosmosdb.Options{NoCreate: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

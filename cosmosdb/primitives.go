@@ -3,106 +3,21 @@ package cosmosdb
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-// Conditions that failed on a row the driver read, rather than on the
-// service's answer to a conditional request.
-var (
-	errVersion      = fmt.Errorf("cosmosdb: stored version differs: %w", driver.ErrPrecondition)
-	errAbsent       = fmt.Errorf("cosmosdb: no such item: %w", driver.ErrPrecondition)
-	errReceiptState = fmt.Errorf("cosmosdb: receipt is not pending with this version: %w", driver.ErrPrecondition)
-	errContended    = fmt.Errorf("cosmosdb: item kept changing: %w", driver.ErrPrecondition)
-)
-
-var errNoETag = errors.New("cosmosdb: the service returned an item without an ETag; nothing was written")
-
 // casRounds bounds the read-then-If-Match rounds of one conditional write.
 // A round ends without writing only on a 412, so giving up reports the
 // truth: nothing was written.
 const casRounds = 3
-
-// maxThrottled bounds the attempts of one write that the service throttles.
-const maxThrottled = 8
-
-// send runs one write request. SDK retries are switched off for it: a
-// write retried after a lost reply would come back as 409 or 412 although
-// the first attempt applied, and the driver must never report a
-// precondition failure for a write that may have landed. Only answers that
-// prove nothing was applied, 429 (throttled) and 449 (retry with), are
-// retried here, after the delay the service asks for.
-func (d *Driver) send(ctx context.Context, fn func(context.Context) error) error {
-	wctx := policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
-	for attempt := 1; ; attempt++ {
-		err := fn(wctx)
-		wait, again := throttled(err, attempt)
-		if !again || attempt >= maxThrottled {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// throttled reports whether err is an answer that proves the request was
-// not applied and asks for a retry, and how long to wait.
-func throttled(err error, attempt int) (time.Duration, bool) {
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) || (re.StatusCode != 429 && re.StatusCode != 449) {
-		return 0, false
-	}
-	wait := time.Duration(attempt) * 50 * time.Millisecond
-	if re.RawResponse != nil {
-		if ms, perr := strconv.Atoi(re.RawResponse.Header.Get("x-ms-retry-after-ms")); perr == nil && ms >= 0 {
-			wait = time.Duration(ms) * time.Millisecond
-		}
-	}
-	return min(wait, 5*time.Second), true
-}
-
-// session returns the session token last seen for partition pk: with
-// Session consistency it makes a read see this driver's own writes.
-func (d *Driver) session(pk string) *string {
-	if t, ok := d.sessions.Get(pk); ok {
-		return &t
-	}
-	return nil
-}
-
-func (d *Driver) remember(pk string, tok *string) {
-	if tok != nil && *tok != "" {
-		d.sessions.Put(pk, *tok)
-	}
-}
-
-// etagOf returns the ETag of a read: the response header, or the item's
-// _etag property when a server leaves the header out.
-func etagOf(resp azcosmos.ItemResponse) azcore.ETag {
-	if resp.ETag != "" {
-		return resp.ETag
-	}
-	var sys struct {
-		ETag string `json:"_etag"`
-	}
-	_ = json.Unmarshal(resp.Value, &sys)
-	return azcore.ETag(sys.ETag)
-}
-
-func key(pk string) azcosmos.PartitionKey { return azcosmos.NewPartitionKeyString(pk) }
 
 // GetFile implements driver.Driver with one point read.
 func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error) {
@@ -418,4 +333,59 @@ func (d *Driver) receiptCAS(ctx context.Context, id, version string, complete bo
 		return nil
 	}
 	return d.ifMatch(ctx, st.etag, cached && !st.completed && st.version == version, look, write, gone, func() { d.receipts.Drop(id) })
+}
+
+// listRow is one row of a listing query.
+type listRow struct {
+	Path string `json:"path"`
+	Tomb bool   `json:"tomb"`
+}
+
+// ListFiles implements driver.Driver. A prefix holding "/" lies in one
+// partition (its first segment): one single-partition query, ordered by
+// path, reading only the rows under the prefix. A prefix without "/" (""
+// or part of a first segment) may span partitions: it fans out over all
+// of them without ORDER BY (which a cross-partition query through the
+// gateway cannot do), reads every row under the prefix after p.After and
+// sorts in Go.
+func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
+	where := []string{"c.type = @type", "STARTSWITH(c.path, @prefix)"}
+	params := []azcosmos.QueryParameter{param("@type", typeFile), param("@prefix", p.Prefix)}
+	if p.After != "" {
+		where = append(where, "c.path > @after")
+		params = append(params, param("@after", p.After))
+	}
+	pk, single := prefixPartition(p.Prefix)
+	var sql string
+	if single {
+		// The partition key is filtered in WHERE as well: a server that
+		// ignores the request's partition scope still answers correctly.
+		where = append([]string{"c.pk = @pk"}, where...)
+		params = append(params, param("@pk", pk))
+		sql = fmt.Sprintf("SELECT TOP %d c.path, c.tomb FROM c WHERE %s ORDER BY c.path ASC", p.Limit, strings.Join(where, " AND "))
+	} else {
+		sql = "SELECT c.path, c.tomb FROM c WHERE " + strings.Join(where, " AND ")
+	}
+	var key *string
+	limit := 0
+	if single {
+		key, limit = &pk, p.Limit
+	}
+	rows, err := d.query(ctx, key, sql, params, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.Entry, 0, len(rows))
+	for _, b := range rows {
+		r, err := decodeRow[listRow](b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, driver.Entry{Path: r.Path, Tombstone: r.Tomb})
+	}
+	slices.SortFunc(out, func(a, b driver.Entry) int { return strings.Compare(a.Path, b.Path) })
+	if len(out) > p.Limit {
+		out = out[:p.Limit]
+	}
+	return out, nil
 }

@@ -49,7 +49,11 @@
 // already landed. Where the re-read shows the driver's own write (its unique
 // version, or its receipt), the call succeeds; where it cannot tell (a
 // conditional delete whose document is gone) it returns an error that is
-// not ErrPrecondition. Transaction contention that outlasts
+// not ErrPrecondition. One case is misreported: when the client re-sends a
+// landed write and another writer changes the document before the re-read,
+// the re-read shows neither state and the driver reports ErrPrecondition
+// for a write that landed; writes with a store.Operation are exactly-once
+// regardless, through their receipt. Transaction contention that outlasts
 // [Options.MaxAttempts] is returned as the client's ABORTED error, never as
 // ErrPrecondition. A file row over Firestore's 1 MiB document limit, or a
 // path longer than 1,498 bytes (the document ID and indexed-string limit),

@@ -11,22 +11,22 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-// Options configures a Driver. The zero value (or nil) means defaults.
+// Options configures a Driver. nil, and the zero value of each field,
+// mean the documented defaults.
 type Options struct {
 	// MaxAttempts bounds how often the client runs the Mutate transaction
-	// when Firestore aborts it for contention. Default
-	// firestore.DefaultTransactionMaxAttempts (5).
+	// when Firestore aborts it for contention. 0 (or less) means the
+	// default, firestore.DefaultTransactionMaxAttempts (5).
 	MaxAttempts int
-	// CacheSize bounds how many paths' update times the driver remembers
-	// for its single-Commit writes (see Driver.Mutate). Default 4096;
-	// negative turns the single-Commit path off, so that every Mutate runs
-	// the transaction.
+	// CacheSize is how many entries the driver's cache holds: per path,
+	// the update time of the version last read or written, which lets
+	// Mutate write in one Commit (see Driver.Mutate). 0 means the default
+	// size (4,096); a negative value turns the cache off, so that every
+	// Mutate runs the transaction.
 	CacheSize int
 }
 
@@ -53,17 +53,24 @@ var (
 // New returns a driver over the collection named collection (an ID such as
 // "agentmem", or a path to a subcollection such as "apps/a1/memory") of the
 // user's client. It does no I/O: no index or collection has to be created.
-// The driver does not own client; Close leaves it open.
+// The driver does not own client; Close leaves it open. A nil ctx or
+// client, or an empty collection, is an error wrapping
+// driver.ErrNilArgument; a malformed collection is an error too.
 func New(ctx context.Context, client *firestore.Client, collection string, opts *Options) (*Driver, error) {
-	if client == nil {
-		return nil, errors.New("firestore: nil client")
+	switch {
+	case ctx == nil:
+		return nil, fmt.Errorf("firestore: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	case client == nil:
+		return nil, fmt.Errorf("firestore: pass a Firestore client to New, not nil: %w", driver.ErrNilArgument)
+	case collection == "":
+		return nil, fmt.Errorf("firestore: pass a collection name to New, not \"\": %w", driver.ErrNilArgument)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	coll := client.Collection(collection)
 	if coll == nil || strings.HasPrefix(coll.ID, "__") && strings.HasSuffix(coll.ID, "__") {
-		return nil, fmt.Errorf("firestore: invalid collection %q", collection)
+		return nil, fmt.Errorf("firestore: pass a collection ID or a path to a subcollection (\"apps/a1/memory\"), not %q (IDs of the form __ID__ are reserved)", collection)
 	}
 	d := &Driver{client: client, coll: coll, maxAttempts: firestore.DefaultTransactionMaxAttempts, historyBatch: defaultHistoryBatch}
 	size := defaultStamps
@@ -343,31 +350,6 @@ func decodeReceipt(s *firestore.DocumentSnapshot, id string) (*driver.Receipt, s
 	return r, getString(m, fAttempt), nil
 }
 
-// conditionFailed reports whether err is Firestore's answer to a write
-// whose precondition did not hold: ALREADY_EXISTS (create),
-// FAILED_PRECONDITION (update time) or NOT_FOUND (update or delete of a
-// missing document). The callers re-read before they conclude anything,
-// because the answer may belong to the client's retry of a landed write.
-func conditionFailed(err error) bool {
-	switch status.Code(err) {
-	case codes.AlreadyExists, codes.FailedPrecondition, codes.NotFound:
-		return true
-	}
-	return false
-}
-
-func notFound(err error) bool { return status.Code(err) == codes.NotFound }
-
-// errUnknown reports a conditional write whose outcome the driver cannot
-// tell; it is never ErrPrecondition.
-var errUnknown = errors.New("firestore: outcome unknown: the write may have been applied")
-
-// fail wraps err for call, keeping a context error visible to errors.Is
-// (the client reports cancellation as a gRPC status).
-func fail(ctx context.Context, call string, err error) error {
-	return fmt.Errorf("firestore: %s: %w", call, driver.ContextError(ctx, err))
-}
-
 // create creates the document at ref. On a condition failure it asks mine
 // whether the document there is this call's own write, re-sent by the
 // client after a lost reply.
@@ -455,13 +437,56 @@ func deleteAt(ctx context.Context) func(*firestore.DocumentSnapshot) error {
 	}
 }
 
-// precondition wraps a Firestore condition failure as driver.ErrPrecondition.
-func precondition(call string, err error) error {
-	if err == nil {
-		return fmt.Errorf("firestore: %s: %w", call, driver.ErrPrecondition)
-	}
-	return fmt.Errorf("firestore: %s: %w: %w", call, driver.ErrPrecondition, err)
-}
-
 // Collection returns the collection the driver stores its documents in.
 func (d *Driver) Collection() *firestore.CollectionRef { return d.coll }
+
+// defaultStamps bounds the driver's memory of file update times.
+const defaultStamps = 4096
+
+// stamp is what the driver last saw of a file row: its store version and
+// the document's update time in that state.
+type stamp struct {
+	version string
+	at      time.Time
+}
+
+// stamps remembers, per path, the update time of the last version the
+// driver read or wrote, so that Mutate can write with an update-time
+// precondition instead of reading inside a transaction. An entry is only
+// a hint: a write conditioned on a stale one fails its precondition and
+// writes nothing, and the transaction then decides. When full it forgets
+// an arbitrary entry.
+type stamps struct{ h *driver.Hints[string, stamp] }
+
+func newStamps(n int) *stamps { return &stamps{driver.NewHints[string, stamp](n)} }
+
+// at returns the update time of path at version, if known.
+func (s *stamps) at(path, version string) (time.Time, bool) {
+	st, ok := s.h.Get(path)
+	if !ok || st.version != version || st.at.IsZero() {
+		return time.Time{}, false
+	}
+	return st.at, true
+}
+
+func (s *stamps) put(path, version string, at time.Time) {
+	if !at.IsZero() {
+		s.h.Put(path, stamp{version: version, at: at})
+	}
+}
+
+func (s *stamps) drop(path string) { s.h.Drop(path) }
+
+// saw remembers the update time of a file row the driver read.
+func (d *Driver) saw(f *driver.File, s *firestore.DocumentSnapshot) {
+	if d.seen != nil && !f.Tombstone {
+		d.seen.put(f.Path, f.Version, s.UpdateTime)
+	}
+}
+
+// forget drops what the driver remembers of path.
+func (d *Driver) forget(path string) {
+	if d.seen != nil {
+		d.seen.drop(path)
+	}
+}

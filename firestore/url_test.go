@@ -1,6 +1,7 @@
 package firestore_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -67,11 +68,12 @@ func TestOpenURLRefusesBadURLs(t *testing.T) {
 	}
 }
 
-// TestNewArgumentErrors checks that New refuses a nil client and an
-// empty or malformed collection with errors, before any I/O.
+// TestNewArgumentErrors checks that New refuses a nil context, a nil
+// client and an empty or malformed collection with errors, before any
+// I/O; the missing ones wrap store.ErrNilArgument.
 func TestNewArgumentErrors(t *testing.T) {
-	if _, err := firestore.New(t.Context(), nil, "c", nil); err == nil {
-		t.Error("New(nil client) succeeded")
+	if _, err := firestore.New(t.Context(), nil, "c", nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("New(nil client) = %v, want store.ErrNilArgument", err)
 	}
 	c, err := gcfirestore.NewClient(t.Context(), "demo-offline", option.WithEndpoint("127.0.0.1:1"), option.WithoutAuthentication(),
 		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
@@ -79,9 +81,16 @@ func TestNewArgumentErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for _, coll := range []string{"", "a/b", "__reserved__"} {
-		if _, err := firestore.New(t.Context(), c, coll, nil); err == nil {
-			t.Errorf("New(collection %q) succeeded", coll)
+	var noCtx context.Context // nil: the case under test
+	if _, err := firestore.New(noCtx, c, "c", nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("New(nil ctx) = %v, want store.ErrNilArgument", err)
+	}
+	if _, err := firestore.New(t.Context(), c, "", nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("New(collection \"\") = %v, want store.ErrNilArgument", err)
+	}
+	for _, coll := range []string{"a/b", "__reserved__"} {
+		if _, err := firestore.New(t.Context(), c, coll, nil); err == nil || errors.Is(err, store.ErrNilArgument) {
+			t.Errorf("New(collection %q) = %v, want an error that is not store.ErrNilArgument", coll, err)
 		}
 	}
 }

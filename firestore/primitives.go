@@ -3,7 +3,6 @@ package firestore
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
@@ -139,75 +138,82 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 	}
 }
 
-// GetFiles implements driver.BatchGetter with one BatchGetDocuments call.
-func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
-	refs := make([]*firestore.DocumentRef, 0, len(paths))
-	for _, p := range paths {
-		if storable(p) {
-			refs = append(refs, d.fileRef(p))
-		}
+// getReceipt reads the receipt of operation id with its snapshot, or nils
+// when there is none.
+func (d *Driver) getReceipt(ctx context.Context, id string) (*driver.Receipt, *firestore.DocumentSnapshot, error) {
+	s, err := d.receiptRef(id).Get(ctx)
+	if notFound(err) {
+		return nil, nil, nil
 	}
-	if len(refs) == 0 {
-		return nil, nil
-	}
-	snaps, err := d.client.GetAll(ctx, refs)
 	if err != nil {
-		return nil, fail(ctx, "get files", err)
+		return nil, nil, fail(ctx, "get receipt", err)
 	}
-	out := make([]*driver.File, 0, len(snaps))
-	for _, s := range snaps {
-		if !s.Exists() {
-			continue
-		}
-		f, err := decodeFile(s)
-		if err != nil {
-			return nil, err
-		}
-		d.saw(f, s)
-		out = append(out, f)
+	r, _, err := decodeReceipt(s, id)
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	return r, s, nil
 }
 
-// ReadScope implements driver.ScopeReader: one range query on path for the
-// first p.Limit rows of the scope. Nested paths and tombstones are dropped
-// here, so when they took room the driver asks for another page, starting
-// after the last row seen, or past the whole subfolder when that row was
-// nested (a subfolder's paths sort together, as "/" is one byte).
-func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
-	var out []driver.ScopeFile
-	from, exclusive := p.Prefix, false
-	for len(out) < p.Limit {
-		need := p.Limit - len(out)
-		docs, err := d.rangeQuery(p.Prefix, from, exclusive).Limit(need).Documents(ctx).GetAll()
-		if err != nil {
-			return nil, fail(ctx, "read scope", err)
+// GetReceipt implements driver.Driver with one document read.
+func (d *Driver) GetReceipt(ctx context.Context, id string) (*driver.Receipt, error) {
+	r, _, err := d.getReceipt(ctx, id)
+	return r, err
+}
+
+// ReserveReceipt implements driver.Driver with one Create. On
+// ALREADY_EXISTS it re-reads: a pending receipt with r.Version is this
+// call's own, re-sent by the client after a lost reply.
+func (d *Driver) ReserveReceipt(ctx context.Context, r driver.Receipt) error {
+	return create(ctx, "reserve receipt", d.receiptRef(r.ID), receiptData(r), func() (bool, error) {
+		cur, _, err := d.getReceipt(ctx, r.ID)
+		return cur != nil && !cur.Completed && cur.Version == r.Version, err
+	})
+}
+
+// CompleteReceipt implements driver.Driver: a read, then an update-time
+// conditional replace. The outcome is decided on the state read, so a
+// failed precondition just means "read again"; a receipt already completed
+// with r.Version succeeds, whoever completed it.
+func (d *Driver) CompleteReceipt(ctx context.Context, r driver.Receipt) error {
+	return guarded(ctx, "complete receipt", func(bool) (verdict, *firestore.DocumentSnapshot, error) {
+		cur, snap, err := d.getReceipt(ctx, r.ID)
+		switch {
+		case err != nil:
+			return 0, nil, err
+		case cur == nil || cur.Version != r.Version:
+			return refused, nil, nil
+		case cur.Completed:
+			return done, nil, nil
 		}
-		var last, sub string
-		for _, s := range docs {
-			f, err := decodeFile(s)
-			if err != nil {
-				return nil, err
-			}
-			last, sub = f.Path, ""
-			rest := strings.TrimPrefix(f.Path, p.Prefix)
-			if i := strings.IndexByte(rest, '/'); i >= 0 {
-				sub = p.Prefix + rest[:i+1]
-				continue
-			}
-			if f.Tombstone {
-				continue
-			}
-			content, cut := driver.CutRunes(f.Content, p.MaxChars)
-			out = append(out, driver.ScopeFile{Path: f.Path, Content: content, Truncated: cut})
+		return proceed, snap, nil
+	}, updateAt(ctx, receiptFields(r)))
+}
+
+// DropReceipt implements driver.Driver: a read, then an update-time
+// conditional delete. A receipt that is gone counts as dropped (a missing
+// receipt is not an error), whoever removed it.
+func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
+	return guarded(ctx, "drop receipt", func(bool) (verdict, *firestore.DocumentSnapshot, error) {
+		cur, snap, err := d.getReceipt(ctx, id)
+		switch {
+		case err != nil:
+			return 0, nil, err
+		case cur == nil:
+			return done, nil, nil
+		case cur.Completed || cur.Version != version:
+			return refused, nil, nil
 		}
-		if len(docs) < need {
-			break
-		}
-		from, exclusive = last, true
-		if end, ok := driver.PrefixEnd(sub); ok {
-			from, exclusive = end, false
-		}
+		return proceed, snap, nil
+	}, deleteAt(ctx))
+}
+
+// receiptFields lists every field of r's document for an Update.
+func receiptFields(r driver.Receipt) []firestore.Update {
+	m := receiptData(r)
+	u := make([]firestore.Update, 0, len(m)+1)
+	for k, v := range m {
+		u = append(u, firestore.Update{Path: k, Value: v})
 	}
-	return out, nil
+	return append(u, firestore.Update{Path: fAttempt, Value: firestore.Delete}, firestore.Update{Path: fReceipt, Value: firestore.Delete})
 }
