@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -24,6 +25,9 @@ func TestProgrammerErrors(t *testing.T) {
 	t.Parallel()
 	if _, err := New(nil, nil); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("New(nil) = %v", err)
+	}
+	if _, err := Model(nil, "claude-sonnet-4-5").Generate(t.Context(), memory.ModelRequest{}); !errors.Is(err, store.ErrNilArgument) {
+		t.Fatalf("Model(nil): %v, want store.ErrNilArgument", err)
 	}
 	tl := newTool(t, store.New(backends[0].open(t), nil))
 	if _, err := tl.Execute(t.Context(), "", "id", Command{Command: "view", Path: Root}); !errors.Is(err, ErrNoNamespace) {

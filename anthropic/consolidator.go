@@ -2,12 +2,13 @@ package anthropic
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // DefaultConsolidationMaxTokens is the answer bound [Model] asks for when
@@ -18,7 +19,8 @@ const DefaultConsolidationMaxTokens = 4096
 // memory.Memory.Consolidate: one Messages.New call with the system text
 // as the system prompt and the user text as one user message; the answer's
 // text blocks joined, its usage, and the model id the API reports. Pass
-// &client.Messages and the model to use. A nil messages is an error on use.
+// &client.Messages and the model to use. A nil messages is an error on use
+// (store.ErrNilArgument).
 func Model(messages *sdk.MessageService, model sdk.Model) memory.Model {
 	return claudeModel{messages, model}
 }
@@ -30,7 +32,7 @@ type claudeModel struct {
 
 func (c claudeModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
 	if c.messages == nil {
-		return memory.ModelResponse{}, errors.New("anthropic: Model needs the client's Messages service, got nil")
+		return memory.ModelResponse{}, fmt.Errorf("anthropic: pass Model the client's Messages service (&client.Messages), not nil: %w", store.ErrNilArgument)
 	}
 	maxTokens := int64(req.MaxOutputTokens)
 	if maxTokens <= 0 {

@@ -2,19 +2,20 @@ package genkit
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // Model turns a Genkit model into the model behind
 // memory.Memory.Consolidate: one genkit.Generate call on g with a system
 // and a user message (never compiled as templates), the answer's text,
 // the usage from its GenerationUsage and the model's registry name as its
-// id. A nil g or m is an error on use.
+// id. A nil g or m is an error on use (store.ErrNilArgument).
 func Model(g *genkit.Genkit, m ai.Model) memory.Model { return genkitModel{g, m} }
 
 type genkitModel struct {
@@ -24,7 +25,7 @@ type genkitModel struct {
 
 func (gm genkitModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
 	if gm.g == nil || gm.m == nil {
-		return memory.ModelResponse{}, errors.New("genkit: Model needs a Genkit and a model, got nil")
+		return memory.ModelResponse{}, fmt.Errorf("genkit: pass Model a Genkit (genkit.Init) and a model, not nil: %w", store.ErrNilArgument)
 	}
 	opts := []ai.GenerateOption{ai.WithModel(gm.m),
 		ai.WithMessages(ai.NewSystemTextMessage(req.System), ai.NewUserTextMessage(req.User))}

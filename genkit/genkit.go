@@ -31,7 +31,7 @@ var ErrNoUser = memory.ErrNoUser
 var errNoUser = fmt.Errorf("%w: call agentmemgenkit.WithUserID or set Options.UserID", memory.ErrNoUser)
 
 // ErrNilArgument is returned by [Define] for a nil Genkit or notebook.
-var ErrNilArgument = errors.New("agentmem: pass Define a Genkit (genkit.Init) and a notebook (memory.New): one was nil")
+var ErrNilArgument = errors.New("genkit: pass Define a Genkit (genkit.Init) and a notebook (memory.New): one was nil")
 
 // Options configures a [Notebook]. Nil means defaults.
 type Options struct {
@@ -176,7 +176,7 @@ func (n *Notebook) call(ctx context.Context, name string, in any) (any, error) {
 	ref, _ := ctx.Value(callKey).(string)
 	res, err := n.mem.Call(ctx, memory.Invocation{Namespace: ns, RunID: run, ToolCallID: ref}, name, args)
 	if err != nil {
-		return nil, fmt.Errorf("agentmem: %s: %w", name, err)
+		return nil, fmt.Errorf("genkit: %s: %w", name, err)
 	}
 	return res, nil
 }
@@ -193,7 +193,7 @@ func (n *Notebook) wrapModel(ctx context.Context, p *ai.ModelParams, next ai.Mod
 	}
 	block, err := n.mem.Snapshot(ctx, ns)
 	if err != nil {
-		return nil, fmt.Errorf("agentmem: memory snapshot: %w", err)
+		return nil, fmt.Errorf("genkit: memory snapshot: %w", err)
 	}
 	orig := p.Request
 	req := *orig

@@ -192,4 +192,7 @@ func TestRunIDPerGenerate(t *testing.T) {
 	if _, err := agentmemgenkit.Define(r.g, nil, nil); !errors.Is(err, agentmemgenkit.ErrNilArgument) {
 		t.Fatalf("nil memory: %v, want ErrNilArgument", err)
 	}
+	if _, err := agentmemgenkit.Model(nil, nil).Generate(t.Context(), memory.ModelRequest{}); !errors.Is(err, store.ErrNilArgument) {
+		t.Fatalf("Model(nil, nil): %v, want store.ErrNilArgument", err)
+	}
 }

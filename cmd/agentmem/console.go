@@ -105,7 +105,7 @@ func (a *app) serveConsole(ctx context.Context, s *store.Store, listen, who stri
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return fmt.Errorf("console: listen on %s: %w", listen, err)
+		return fmt.Errorf("agentmem: console: listen on %s: %w", listen, err)
 	}
 	hs := &http.Server{Handler: l.wrap(consoleRouter(h, http.NotFoundHandler())), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
@@ -115,14 +115,14 @@ func (a *app) serveConsole(ctx context.Context, s *store.Store, listen, who stri
 	fmt.Fprintf(a.stdout, "http://%s%s?token=%s\n", ln.Addr(), consolePrefixes[1], l.token)
 	select {
 	case err := <-served:
-		return fmt.Errorf("console: %w", err)
+		return fmt.Errorf("agentmem: console: %w", err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdown)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
-		return fmt.Errorf("console: shutdown: %w", err)
+		return fmt.Errorf("agentmem: console: shutdown: %w", err)
 	}
 	<-served
 	return nil

@@ -162,13 +162,13 @@ func (a *app) consolidate(ctx context.Context, m *memory.Memory, ns string, mode
 func consolidateErr(err error) error {
 	switch {
 	case errors.Is(err, memory.ErrConsolidationState):
-		return fmt.Errorf("consolidate: %w (agentmem rm USER/main/%s/… removes it)", err, memory.StateDir)
+		return fmt.Errorf("agentmem: consolidate: %w (agentmem rm USER/main/%s/… removes it)", err, memory.StateDir)
 	case errors.Is(err, store.ErrInvalidPath):
 		return usagef("consolidate: %v", err)
 	case errors.Is(err, memory.ErrMalformedAnswer), errors.Is(err, memory.ErrInvalidEdits):
-		return fmt.Errorf("consolidate: %w; run it again (the model may answer otherwise) or pick another --model", err)
+		return fmt.Errorf("agentmem: consolidate: %w; run it again (the model may answer otherwise) or pick another --model", err)
 	}
-	return fmt.Errorf("consolidate: %w; run it again to resume: nothing is written twice", err)
+	return fmt.Errorf("agentmem: consolidate: %w; run it again to resume: nothing is written twice", err)
 }
 
 // plural returns "1 run", "2 runs".

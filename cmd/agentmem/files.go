@@ -509,7 +509,7 @@ func (a *app) searchJSON(ctx context.Context, cmd *cobra.Command, s *store.Store
 	}
 	fmt.Fprintln(a.stdout, string(out))
 	if te, ok := res.(*memory.ToolError); ok {
-		return withCode(exitUsage, fmt.Errorf("search: %s", te.Message))
+		return withCode(exitUsage, fmt.Errorf("agentmem: search: %s", te.Message))
 	}
 	return nil
 }

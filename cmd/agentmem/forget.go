@@ -87,7 +87,7 @@ log --user does.`,
 					case errors.Is(err, store.ErrConflict):
 						kept++
 					case err != nil:
-						return fmt.Errorf("forget: erased %d of %d files, then %s: %w (rerun to finish)", deleted, len(files), f.path, deadline(err, a.timeout))
+						return fmt.Errorf("agentmem: forget: erased %d of %d files, then %s: %w (rerun to finish)", deleted, len(files), f.path, deadline(err, a.timeout))
 					default:
 						deleted++
 					}
@@ -98,7 +98,7 @@ log --user does.`,
 				entries, err := s.ForgetHistory(hctx, ns+"/")
 				cancel()
 				if err != nil {
-					return fmt.Errorf("forget: erased %d files of %s, then its history: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
+					return fmt.Errorf("agentmem: forget: erased %d files of %s, then its history: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
 				}
 				// And the search index's rows, which no listing shows
 				// (those of files deleted outside the store too).
@@ -106,11 +106,11 @@ log --user does.`,
 				_, err = s.ForgetIndex(ictx, ns+"/")
 				cancel()
 				if err != nil {
-					return fmt.Errorf("forget: erased %d files of %s and its history, then its search index: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
+					return fmt.Errorf("agentmem: forget: erased %d files of %s and its history, then its search index: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
 				}
 				fmt.Fprintf(a.stdout, "erased %d files of namespace %s and %d history entries\n", deleted, ns, entries)
 				if kept > 0 {
-					return withCode(exitConflict, fmt.Errorf("forget: %d files of %s changed after they were listed and were kept: run forget again", kept, ns))
+					return withCode(exitConflict, fmt.Errorf("agentmem: forget: %d files of %s changed after they were listed and were kept: run forget again", kept, ns))
 				}
 				return nil
 			})
@@ -152,7 +152,7 @@ func (a *app) hasHistory(ctx context.Context, s *store.Store, prefix string) (bo
 	case errors.Is(err, store.ErrHistoryUnsupported):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("forget: reading the history of %s: %w", prefix, deadline(err, a.timeout))
+		return false, fmt.Errorf("agentmem: forget: reading the history of %s: %w", prefix, deadline(err, a.timeout))
 	}
 	return len(page.Entries) > 0, nil
 }

@@ -98,7 +98,7 @@ Progress: a bar with rate and ETA on a terminal, plain lines otherwise.`,
 				if ctx.Err() != nil {
 					return fmt.Errorf("migrate interrupted after %d of %d files; nothing is lost: rerun the same command to copy the rest", rep.copied()+rep.Unchanged, rep.Files)
 				}
-				return fmt.Errorf("migrate: %w (rerun to resume: files already copied are skipped)", err)
+				return fmt.Errorf("agentmem: migrate: %w (rerun to resume: files already copied are skipped)", err)
 			}
 			rate := float64(rep.Files) / max(rep.Elapsed.Seconds(), 1e-9)
 			verb := "copied"
@@ -133,7 +133,7 @@ func (a *app) historyNote(ctx context.Context, src *store.Store, srcURL, dstURL,
 	case errors.Is(err, store.ErrHistoryUnsupported):
 		return nil
 	case err != nil:
-		return fmt.Errorf("migrate: the files are copied and verified; reading the history of %s failed: %w", redact(srcURL), deadline(err, a.timeout))
+		return fmt.Errorf("agentmem: migrate: the files are copied and verified; reading the history of %s failed: %w", redact(srcURL), deadline(err, a.timeout))
 	case len(page.Entries) == 0:
 		return nil
 	}
@@ -272,11 +272,11 @@ func (a *app) verify(ctx context.Context, src, dst *store.Store, o migrateOption
 		p := srcPaths[i]
 		s, err := a.readFile(ctx, src, p)
 		if err != nil {
-			return fmt.Errorf("verify: read source: %w", err)
+			return fmt.Errorf("agentmem: verify: read source: %w", err)
 		}
 		d, err := a.readFile(ctx, dst, p)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("verify: read destination: %w", err)
+			return fmt.Errorf("agentmem: verify: read destination: %w", err)
 		}
 		srcSums[i] = fileDigest(s)
 		if d != nil {
@@ -295,7 +295,7 @@ func (a *app) verify(ctx context.Context, src, dst *store.Store, o migrateOption
 	rep.SrcDigest, rep.DstDigest = treeDigest(srcSums), treeDigest(dstSums)
 	rep.Verified = len(srcPaths) - len(differ)
 	if len(differ) > 0 {
-		return fmt.Errorf("verify: %d of %d files differ between source and destination (first: %s); was a store written during the migration? rerun migrate", len(differ), len(srcPaths), differ[0])
+		return fmt.Errorf("agentmem: verify: %d of %d files differ between source and destination (first: %s); was a store written during the migration? rerun migrate", len(differ), len(srcPaths), differ[0])
 	}
 	return nil
 }

@@ -271,14 +271,14 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.keys != "" {
 		var err error
 		if auth.Keys, err = agentmemmcp.OpenKeyFile(f.keys); err != nil {
-			return fmt.Errorf("serve: %w", err)
+			return fmt.Errorf("agentmem: serve: %w", err)
 		}
 	}
 	if f.oauth.Issuer != "" {
 		f.oauth.Scopes = f.oauthScopes
 		var err error
 		if auth.OAuth, err = agentmemmcp.NewOAuthVerifier(cmd.Context(), f.oauth); err != nil {
-			return fmt.Errorf("serve: %w", err)
+			return fmt.Errorf("agentmem: serve: %w", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -321,7 +321,7 @@ func (a *app) serveStdio(ctx context.Context, srv *agentmemmcp.Server, f *serveF
 	select {
 	case err := <-served:
 		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("serve: %w", err)
+			return fmt.Errorf("agentmem: serve: %w", err)
 		}
 		return nil
 	case <-ctx.Done():
@@ -340,7 +340,7 @@ func (a *app) serveStdio(ctx context.Context, srv *agentmemmcp.Server, f *serveF
 	case <-time.After(time.Second):
 	}
 	if err != nil {
-		return fmt.Errorf("serve: shutdown: calls still in flight after --shutdown-timeout %v were cut: %w", f.shutdownTimeout, err)
+		return fmt.Errorf("agentmem: serve: shutdown: calls still in flight after --shutdown-timeout %v were cut: %w", f.shutdownTimeout, err)
 	}
 	return nil
 }
@@ -439,7 +439,7 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, s *store.S
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return fmt.Errorf("serve: listen on %s: %w", f.listen, err)
+		return fmt.Errorf("agentmem: serve: listen on %s: %w", f.listen, err)
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	var sctx context.Context // set before hs.Shutdown runs this
@@ -471,7 +471,7 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, s *store.S
 	go func() { served <- hs.Serve(ln) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
+		return fmt.Errorf("agentmem: serve: %w", err)
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(a.stderr, "agentmem: serve: shutting down, finishing calls in flight")
@@ -479,7 +479,7 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, s *store.S
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
-		return fmt.Errorf("serve: shutdown: calls still in flight after --shutdown-timeout %v were cut: %w", f.shutdownTimeout, err)
+		return fmt.Errorf("agentmem: serve: shutdown: calls still in flight after --shutdown-timeout %v were cut: %w", f.shutdownTimeout, err)
 	}
 	<-served // http.ErrServerClosed
 	return nil

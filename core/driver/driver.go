@@ -75,7 +75,7 @@ import (
 // because its condition did not hold (the row existed for a create, or the
 // stored version differed for a replace or delete, or the receipt state
 // differed). It is the only error that tells the store "nothing was written".
-var ErrPrecondition = errors.New("driver: precondition failed")
+var ErrPrecondition = errors.New("agentmem: precondition failed")
 
 // ErrTooLarge reports that a row exceeds a backend limit (such as
 // DynamoDB's 400 KB item size). Nothing was written. The store exposes it

@@ -146,14 +146,15 @@ type Memory struct {
 	mode     store.SearchMode
 }
 
-// New returns a Memory over s. It fails when an option is invalid: a
+// New returns a Memory over s. A nil s is an error wrapping
+// store.ErrNilArgument. It fails when an option is invalid: a
 // negative limit, an agent name that is not one path segment, an invalid
 // fixed namespace, both forms of namespace or metadata set, an unknown
 // error mode, invalid fixed metadata, an invalid tool prefix, or an unknown
 // search mode (store.ErrInvalidSearchMode).
 func New(s *store.Store, opts *Options) (*Memory, error) {
 	if s == nil {
-		return nil, errors.New("memory: nil store")
+		return nil, fmt.Errorf("memory: pass New a store (store.New or store.Open), not nil: %w", store.ErrNilArgument)
 	}
 	var o Options
 	if opts != nil {

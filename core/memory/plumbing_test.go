@@ -67,8 +67,8 @@ func TestPlumbing(t *testing.T) {
 			t.Errorf("bad options %d accepted: %+v", i, o)
 		}
 	}
-	if _, err := New(nil, nil); err == nil {
-		t.Fatal("nil store accepted")
+	if _, err := New(nil, nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Fatalf("nil store: %v, want store.ErrNilArgument", err)
 	}
 }
 

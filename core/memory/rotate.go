@@ -173,7 +173,7 @@ func seriesIndexes(ctx context.Context, s *store.Store, path string) ([]int, err
 func appendSeries(ctx context.Context, s *store.Store, path, text string, o AppendOptions, hint *int) (store.Mutation, error) {
 	entry := strings.TrimRightFunc(text, isSpace)
 	if n := utf8.RuneCountInString(entry) + 1; n > o.MaxMemorySize {
-		return store.Mutation{}, fmt.Errorf("agentmem: append to %q: the entry alone is %d characters, over the per-file bound %d, so no file of the series can hold it; split it or raise MaxMemorySize: %w",
+		return store.Mutation{}, fmt.Errorf("memory: append to %q: the entry alone is %d characters, over the per-file bound %d, so no file of the series can hold it; split it or raise MaxMemorySize: %w",
 			path, n, o.MaxMemorySize, store.ErrTooLarge)
 	}
 	var op *store.Operation
