@@ -7,7 +7,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -84,23 +83,16 @@ func (s *Store) mutateAtomic(ctx context.Context, c change) (Mutation, error) {
 			return Mutation{}, err
 		}
 		if ex := res.Existing; ex != nil {
-			if ex.Fingerprint != c.op.Fingerprint {
-				return Mutation{}, fmt.Errorf("%w: operation %q", ErrOperationConflict, c.op.ID)
+			done, _, err := s.settleHeld(ctx, c.op, ex)
+			switch {
+			case err != nil:
+				return Mutation{}, err
+			case done != nil:
+				return replay(done), nil
+			case round < maxReserveRounds:
+				continue
 			}
-			if !ex.Completed {
-				done, _, err := s.settle(ctx, ex, true)
-				if err != nil {
-					return Mutation{}, err
-				}
-				if done == nil && round < maxReserveRounds {
-					continue
-				}
-				if done == nil {
-					return Mutation{}, c.contended()
-				}
-				ex = done
-			}
-			return replay(ex), nil
+			return Mutation{}, c.contended()
 		}
 		return Mutation{Version: p.Version, Existed: c.expected != ""}, nil
 	}

@@ -159,6 +159,31 @@ func (s *Store) dropHistory(ctx context.Context, path, version string) error {
 	return nil
 }
 
+// recordHistoryPending records the pending entry of tracked change c, made
+// by the attempt holding rec, before the change is applied.
+func (s *Store) recordHistoryPending(ctx context.Context, c change, rec driver.Receipt) error {
+	e := s.historyEntry(c, rec.Version, rec.CreatedAt)
+	e.Pending = true
+	if err := s.historian.PutHistory(ctx, *e); err != nil {
+		return errHistoryEntry(c.path, err)
+	}
+	return nil
+}
+
+// recordHistoryLanded completes the entry of tracked change c, which landed
+// with the version of rec, and records it again when a ForgetHistory
+// removed it while the change was in flight (the change landed after it).
+func (s *Store) recordHistoryLanded(ctx context.Context, c change, rec driver.Receipt) error {
+	missing, err := s.completeHistory(ctx, c.path, rec.Version, false)
+	if err == nil && missing && c.recorded() {
+		err = s.historian.PutHistory(ctx, *s.historyEntry(c, rec.Version, rec.CreatedAt))
+		if isPrecondition(err) {
+			err = nil
+		}
+	}
+	return err
+}
+
 // errHistoryEntry reports a pending entry that could not be recorded.
 func errHistoryEntry(path string, err error) error {
 	if errors.Is(err, driver.ErrPrecondition) {

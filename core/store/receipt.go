@@ -85,22 +85,17 @@ func (s *Store) attempt(ctx context.Context, c change, cond string) (Mutation, s
 		if ex == nil {
 			break // the pending receipt is ours
 		}
-		if ex.Fingerprint != c.op.Fingerprint {
-			return Mutation{}, "", fmt.Errorf("%w: operation %q", ErrOperationConflict, c.op.ID)
+		done, row, err := s.settleHeld(ctx, c.op, ex)
+		if err != nil {
+			return Mutation{}, "", err
 		}
-		if !ex.Completed {
-			var row string
-			if ex, row, err = s.settle(ctx, ex, true); err != nil {
-				return Mutation{}, "", err
-			}
-			if ex == nil && c.expected != "" && refenced(row, c.expected) {
-				// The settlement fenced (or confirmed) the very row c
-				// expects: nothing was written since, so c applies there.
-				cond = row
-			}
+		if done != nil {
+			return replay(done), "", nil
 		}
-		if ex != nil {
-			return replay(ex), "", nil
+		if c.expected != "" && refenced(row, c.expected) {
+			// The settlement fenced (or confirmed) the very row c
+			// expects: nothing was written since, so c applies there.
+			cond = row
 		}
 		if round >= maxReserveRounds {
 			return Mutation{}, "", c.contended()
@@ -111,11 +106,9 @@ func (s *Store) attempt(ctx context.Context, c change, cond string) (Mutation, s
 		// Before the change: an entry without its change is removed by
 		// whoever settles the receipt; a change without its entry could
 		// never be told apart.
-		e := s.historyEntry(c, rec.Version, rec.CreatedAt)
-		e.Pending = true
-		if err := s.historian.PutHistory(ctx, *e); err != nil {
+		if err := s.recordHistoryPending(ctx, c, rec); err != nil {
 			s.drop(ctx, rec)
-			return Mutation{}, "", errHistoryEntry(c.path, err)
+			return Mutation{}, "", err
 		}
 	}
 	if prep == nil && c.creates() && cond != "" {
@@ -287,16 +280,7 @@ func (s *Store) finish(ctx context.Context, c change, rec driver.Receipt) Mutati
 		s.warn(ctx, "completing a receipt failed after its change landed; it stays pending until a replay or the next write of the path settles it", rec.ID, c.path, err)
 	}
 	if err == nil {
-		missing, herr := s.completeHistory(ctx, c.path, rec.Version, false)
-		if herr == nil && missing && c.recorded() {
-			// A ForgetHistory ran while the change was in flight: the
-			// change landed after it, so it is recorded again.
-			herr = s.historian.PutHistory(ctx, *s.historyEntry(c, rec.Version, rec.CreatedAt))
-			if isPrecondition(herr) {
-				herr = nil
-			}
-		}
-		if herr != nil {
+		if herr := s.recordHistoryLanded(ctx, c, rec); herr != nil {
 			s.warn(ctx, "completing a history entry failed after its change landed; it stays pending until it is read or the path is written again", rec.ID, c.path, herr)
 		} else {
 			s.markCompleted(rec.Version)
@@ -345,9 +329,7 @@ func (s *Store) drop(ctx context.Context, rec driver.Receipt) (landed, dropped b
 	}
 	landed = gerr == nil && r != nil && r.Completed && r.Version == rec.Version
 	if landed {
-		if _, herr := s.completeHistory(ctx, rec.Path, rec.Version, true); herr == nil {
-			s.markCompleted(rec.Version)
-		}
+		_ = s.landed(ctx, rec.Path, rec.Version, true) // best effort, as the drop
 	}
 	return landed, false
 }

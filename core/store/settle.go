@@ -12,6 +12,33 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
+// settleHeld answers for receipt ex, found holding the id of op when an
+// attempt of op began (the atomic and tracked paths, Append, GetOperation):
+// ErrOperationConflict when it records another operation; otherwise the
+// completed receipt to replay, after settling it (waiting for a live
+// attempt first) when it is pending, or nil when the settlement dropped it,
+// with row the version of the file it fenced or confirmed.
+func (s *Store) settleHeld(ctx context.Context, op *Operation, ex *driver.Receipt) (done *driver.Receipt, row string, err error) {
+	if ex.Fingerprint != op.Fingerprint {
+		return nil, "", fmt.Errorf("%w: operation %q", ErrOperationConflict, op.ID)
+	}
+	if ex.Completed {
+		return ex, "", nil
+	}
+	return s.settle(ctx, ex, true)
+}
+
+// landed records that the attempt which wrote version v of path landed and
+// its receipt is completed: its history entry says so (completeHistory,
+// with settling as there) and this store remembers it (markCompleted).
+func (s *Store) landed(ctx context.Context, path, v string, settling bool) error {
+	if _, err := s.completeHistory(ctx, path, v, settling); err != nil {
+		return err
+	}
+	s.markCompleted(v)
+	return nil
+}
+
 // settleVersion makes sure that the operation which wrote a row with
 // version v (on the primitive path) is recorded as completed before the row
 // is overwritten, since the row is the only evidence that it landed.
@@ -45,11 +72,7 @@ func (s *Store) settleRow(ctx context.Context, path, v string) error {
 	}
 	// The row is about to be overwritten: its entry must say it landed
 	// now, while the row can still prove it.
-	if _, err := s.completeHistory(ctx, path, v, settling); err != nil {
-		return err
-	}
-	s.markCompleted(v)
-	return nil
+	return s.landed(ctx, path, v, settling)
 }
 
 // settle resolves a pending receipt found by a replay. With wait set it
@@ -85,10 +108,9 @@ func (s *Store) settle(ctx context.Context, r *driver.Receipt, wait bool) (done 
 				}
 				continue
 			}
-			if _, err := s.completeHistory(ctx, r.Path, r.Version, true); err != nil {
+			if err := s.landed(ctx, r.Path, r.Version, true); err != nil {
 				return nil, "", err
 			}
-			s.markCompleted(r.Version)
 			s.settled(ctx, SettlementCompleted)
 			return &c, "", nil
 		}

@@ -85,13 +85,8 @@ func (s *Store) GetOperation(ctx context.Context, op Operation) (m *Mutation, er
 	if err != nil || r == nil {
 		return nil, err
 	}
-	if r.Fingerprint != op.Fingerprint {
-		return nil, fmt.Errorf("%w: operation %q", ErrOperationConflict, op.ID)
-	}
-	if !r.Completed {
-		if r, _, err = s.settle(ctx, r, true); err != nil || r == nil {
-			return nil, err
-		}
+	if r, _, err = s.settleHeld(ctx, &op, r); err != nil || r == nil {
+		return nil, err
 	}
 	res := replay(r)
 	return &res, nil
