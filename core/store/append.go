@@ -1,3 +1,6 @@
+// Append: a line-oriented entry added to a file, through the driver's Appender
+// or a compare-and-swap loop with backoff (Backoff).
+
 package store
 
 import (

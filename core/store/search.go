@@ -1,3 +1,6 @@
+// Search: choosing candidates, ranking them (BM25 or hybrid) and shaping the
+// matches within the caller's bounds.
+
 package store
 
 import (

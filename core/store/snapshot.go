@@ -1,3 +1,5 @@
+// ReadAndList: one file and a folder's listing as one consistent snapshot.
+
 package store
 
 import (
