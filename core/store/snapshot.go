@@ -1,4 +1,4 @@
-// ReadAndList: one file and a folder's listing as one consistent snapshot.
+// ReadAndList: one file and a folder's listing in one round trip.
 
 package store
 
