@@ -26,10 +26,6 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-// maxReserveRounds bounds how often a mutation re-contends for its
-// operation's receipt when concurrent attempts keep dropping it.
-const maxReserveRounds = 8
-
 // mutateTracked applies a change with an operation over the nine
 // primitives: fix the row the change is conditioned on, reserve a pending
 // receipt whose version is the one the change writes, apply the conditional
@@ -59,6 +55,10 @@ func (s *Store) mutateTracked(ctx context.Context, c change) (Mutation, error) {
 		cond = fenced
 	}
 }
+
+// maxReserveRounds bounds how often a mutation re-contends for its
+// operation's receipt when concurrent attempts keep dropping it.
+const maxReserveRounds = 8
 
 // attempt is one tracked attempt of c on the row with version cond (for a
 // create, it finds its own). When the attempt did not land because the row
@@ -162,20 +162,6 @@ func (s *Store) attempt(ctx context.Context, c change, cond string) (Mutation, s
 	return Mutation{}, "", err // the receipt stays pending; a replay settles it
 }
 
-// fencedSince returns the version of the row at c.path when it is the row
-// c expects, fenced since the version cond that an attempt of c found gone
-// (so nothing was written there since c.expected), or "".
-func (s *Store) fencedSince(ctx context.Context, c change, cond string) string {
-	if c.expected == "" {
-		return "" // a create finds its own row; a delete of nothing writes none
-	}
-	f, err := s.d.GetFile(ctx, c.path)
-	if err != nil || f == nil || f.Tombstone || f.Version == cond || !refenced(f.Version, c.expected) {
-		return ""
-	}
-	return f.Version
-}
-
 // prepareCreate returns the version of the tombstone a tracked create
 // replaces, putting one there when the path is empty (and settling the
 // operation an existing tombstone records), or "" when a file exists there.
@@ -209,6 +195,27 @@ func (s *Store) prepareCreate(ctx context.Context, path string) (string, error) 
 		return "", fmt.Errorf("%w: %q keeps changing: %w", ErrConflict, path, err)
 	}
 	return "", err
+}
+
+func (s *Store) receipt(c change, now time.Time, version string, completed bool) driver.Receipt {
+	retention := s.retention
+	if c.record {
+		// A pending entry is decided by its change's receipt: the receipt
+		// must outlive it (see confirmHistory).
+		retention = max(retention, s.historyRetention)
+	}
+	return driver.Receipt{
+		ID:          c.op.ID,
+		Fingerprint: c.op.Fingerprint,
+		Kind:        c.kind,
+		Path:        c.path,
+		Expected:    c.expected,
+		Version:     version,
+		Existed:     c.expected != "",
+		Completed:   completed,
+		CreatedAt:   now,
+		ExpiresAt:   now.Add(retention),
+	}
 }
 
 // reserve stores rec as a pending receipt. It returns nil when rec is
@@ -247,6 +254,15 @@ func (s *Store) reserve(ctx context.Context, rec driver.Receipt) (*driver.Receip
 		return nil, fmt.Errorf("%w: operation %q: its receipt keeps changing: %w", ErrConflict, rec.ID, err)
 	}
 	return nil, err
+}
+
+// replay turns a completed receipt into the result a replay returns.
+func replay(r *driver.Receipt) Mutation {
+	m := Mutation{Replayed: true, Existed: r.Existed}
+	if r.Kind == driver.KindWrite {
+		m.Version = r.Version
+	}
+	return m
 }
 
 // apply makes the conditional change of a tracked mutation: the row written
@@ -334,6 +350,20 @@ func (s *Store) drop(ctx context.Context, rec driver.Receipt) (landed, dropped b
 	return landed, false
 }
 
+// fencedSince returns the version of the row at c.path when it is the row
+// c expects, fenced since the version cond that an attempt of c found gone
+// (so nothing was written there since c.expected), or "".
+func (s *Store) fencedSince(ctx context.Context, c change, cond string) string {
+	if c.expected == "" {
+		return "" // a create finds its own row; a delete of nothing writes none
+	}
+	f, err := s.d.GetFile(ctx, c.path)
+	if err != nil || f == nil || f.Tombstone || f.Version == cond || !refenced(f.Version, c.expected) {
+		return ""
+	}
+	return f.Version
+}
+
 // bookkeep runs a receipt call that ends an attempt, once more if it failed
 // for another reason than its condition.
 func (s *Store) bookkeep(ctx context.Context, call func(context.Context) error) error {
@@ -358,34 +388,4 @@ func (s *Store) cleanup(ctx context.Context) (context.Context, context.CancelFun
 		return ctx, func() {}
 	}
 	return context.WithTimeout(context.WithoutCancel(ctx), s.pending)
-}
-
-func (s *Store) receipt(c change, now time.Time, version string, completed bool) driver.Receipt {
-	retention := s.retention
-	if c.record {
-		// A pending entry is decided by its change's receipt: the receipt
-		// must outlive it (see confirmHistory).
-		retention = max(retention, s.historyRetention)
-	}
-	return driver.Receipt{
-		ID:          c.op.ID,
-		Fingerprint: c.op.Fingerprint,
-		Kind:        c.kind,
-		Path:        c.path,
-		Expected:    c.expected,
-		Version:     version,
-		Existed:     c.expected != "",
-		Completed:   completed,
-		CreatedAt:   now,
-		ExpiresAt:   now.Add(retention),
-	}
-}
-
-// replay turns a completed receipt into the result a replay returns.
-func replay(r *driver.Receipt) Mutation {
-	m := Mutation{Replayed: true, Existed: r.Existed}
-	if r.Kind == driver.KindWrite {
-		m.Version = r.Version
-	}
-	return m
 }
