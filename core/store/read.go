@@ -1,4 +1,4 @@
-// Reads of one file and listings of paths.
+// Reads of one file, of a batch of files (getFiles), and listings of paths.
 
 package store
 
@@ -111,6 +111,34 @@ func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct b
 			after = pastFolder(after, prefix)
 		}
 		after = max(after, skip)
+	}
+	return out, nil
+}
+
+// getFiles reads paths with the driver's batched read, or one by one.
+func (s *Store) getFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
+	out := make(map[string]*driver.File, len(paths))
+	if len(paths) == 0 {
+		return out, nil
+	}
+	if s.batch != nil {
+		files, err := s.batch.GetFiles(ctx, paths)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if f != nil {
+				out[f.Path] = f
+			}
+		}
+		return out, nil
+	}
+	for _, p := range paths {
+		f, err := s.d.GetFile(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = f
 	}
 	return out, nil
 }
