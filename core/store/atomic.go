@@ -1,6 +1,6 @@
-// The atomic path: one driver.Mutator request applies a change together with
-// its receipt and history entry, after settling what a store without the
-// Mutator left on the row.
+// The atomic path: one driver.Mutator request checks the receipt, applies the
+// change by compare-and-swap and records the completed receipt and history
+// entry, after settling what a store without the Mutator left on the row.
 
 package store
 

@@ -1,5 +1,8 @@
-// How exactly-once works over the nine primitives (docs/exactly-once.md has the
-// whole argument):
+// How exactly-once works
+//
+// This file is the tracked path: a change with an operation over the nine
+// primitives. The whole argument is docs/exactly-once.md
+// (https://github.com/agentmem/agentmem/blob/main/docs/exactly-once.md); in short:
 //
 //  1. The store generates every version, unique forever, and reserves a pending
 //     receipt carrying the version it is about to write (reserve).
