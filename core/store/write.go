@@ -148,6 +148,10 @@ func (c change) contended() error {
 	return fmt.Errorf("%w: operation %q on %q is contended", ErrConflict, c.op.ID, c.path)
 }
 
+// mutate applies the validated change c on its path: the driver's atomic
+// Mutate when it has one (atomic.go); otherwise, over the nine primitives,
+// a plain conditional write when c has no operation and records no
+// history (mutatePlain), else the receipt algorithm (receipt.go).
 func (s *Store) mutate(ctx context.Context, c change) (Mutation, error) {
 	if err := ctx.Err(); err != nil {
 		return Mutation{}, err
