@@ -50,15 +50,19 @@ type ForgetStats struct {
 	IndexRows int
 }
 
-// Forget erases every file whose path starts with prefix (a namespace's
-// folder, "kamal/"), then every history entry under it ([Store.ForgetHistory],
-// which the deletes just made are recorded in too), then its search index
-// rows ([Store.ForgetIndex], those of files deleted behind the store's
-// back included). Each delete is a compare-and-swap on the version listed,
-// so a file written after the listing is kept and counted in Kept; then,
-// once the rest is done, the error wraps ErrConflict: run Forget again. An
-// empty prefix is refused (ErrInvalidPath), so a typo never erases every
-// user's memory.
+// Forget erases every file whose path starts with prefix, then every
+// history entry under it ([Store.ForgetHistory], which the deletes just
+// made are recorded in too), then its search index rows
+// ([Store.ForgetIndex], those of files deleted behind the store's back
+// included). prefix is a plain string prefix, as for ListPaths: give a
+// namespace's folder with its slash ("kamal/", not "kamal", which matches
+// "kamal-b/" too). An empty prefix is refused (ErrInvalidPath), so a typo
+// never erases every user's memory.
+//
+// Each delete is a compare-and-swap on the version listed, so a file
+// changed after the listing is kept and counted in Kept (and one created
+// after it is not listed); then, once the rest is done, the error wraps
+// ErrConflict: run Forget again.
 //
 // On another failure Forget stops, returns what it erased so far and an
 // error saying where it stopped; running it again finishes the job.
