@@ -164,52 +164,18 @@ func (h *Handler) forget(c *call) error {
 	return writeJSON(c.w, http.StatusOK, out)
 }
 
-// forgetNamespace is the one forget path of the API and the pages: it
-// deletes every file of ns, each a compare-and-swap on the version
-// listed, then erases its history. Files changed meanwhile are kept and
+// forgetNamespace is the one forget path of the API and the pages:
+// [store.Store.Forget] of ns. Files changed meanwhile are kept and
 // reported with a 409 problem holding the counts.
 func (h *Handler) forgetNamespace(ctx context.Context, ns string) (ForgetJSON, error) {
-	type listed struct{ path, version string }
-	var files []listed
-	for p, err := range h.s.Walk(ctx, ns+"/", 0) {
-		if err != nil {
-			return ForgetJSON{}, err
-		}
-		f, err := h.s.Read(ctx, p, 1)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return ForgetJSON{}, err
-		}
-		files = append(files, listed{p, f.Version})
-	}
-	out := ForgetJSON{Namespace: ns}
-	for _, f := range files {
-		_, err := h.s.Delete(ctx, store.DeleteRequest{Path: f.path, Expected: f.version})
-		switch {
-		case errors.Is(err, store.ErrConflict):
-			out.Kept++
-		case err != nil:
-			return out, err
-		default:
-			out.Deleted++
-		}
-	}
-	n, err := h.s.ForgetHistory(ctx, ns+"/")
-	if err != nil {
-		return out, err
-	}
-	if _, err := h.s.ForgetIndex(ctx, ns+"/"); err != nil {
-		return out, err
-	}
-	out.HistoryEntries = n
-	if out.Kept > 0 {
+	st, err := h.s.Forget(ctx, ns+"/", nil)
+	out := ForgetJSON{Namespace: ns, Deleted: st.Deleted, Kept: st.Kept, HistoryEntries: st.HistoryEntries}
+	if st.Kept > 0 && errors.Is(err, store.ErrConflict) {
 		p := problemOf(http.StatusConflict, "forget-incomplete", fmt.Sprintf("%d files changed after they were listed and were kept: send the request again", out.Kept))
 		p.Extra = map[string]any{"deleted": out.Deleted, "kept": out.Kept, "history_entries": out.HistoryEntries}
 		return out, p
 	}
-	return out, nil
+	return out, err
 }
 
 // Search bounds at the API boundary, as the notebook's search_memory

@@ -13,9 +13,6 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 )
 
-// listed is a file and the version it had when listed.
-type listed struct{ path, version string }
-
 func (a *app) forgetCmd() *cobra.Command {
 	var yes bool
 	var user string
@@ -52,65 +49,24 @@ log --user does.`,
 				return usagef("forget: namespace %q is not a valid path (give a namespace such as kamal, or --user with a user id): %v", ns, err)
 			}
 			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
-				files, err := a.listVersions(ctx, s, ns+"/")
-				if err != nil {
-					return err
+				var answer error // confirm's refusal
+				confirm := func(_ context.Context, f store.ForgetFound) error {
+					answer = a.confirmForget(ns, f, yes)
+					return answer
 				}
-				history, err := a.hasHistory(ctx, s, ns+"/")
-				if err != nil {
-					return err
-				}
-				if len(files) == 0 && !history {
+				st, err := s.Forget(ctx, ns+"/", &store.ForgetOptions{Confirm: confirm, RequestTimeout: a.timeout})
+				switch {
+				case errors.Is(err, errNothingToForget):
 					fmt.Fprintf(a.stdout, "namespace %s has no files and no history; nothing erased\n", ns)
 					return nil
+				case err != nil && err == answer:
+					return err // not confirmed
+				case err != nil && !(st.Kept > 0 && errors.Is(err, store.ErrConflict)):
+					return fmt.Errorf("%w (rerun to finish)", deadline(err, a.timeout))
 				}
-				what := fmt.Sprintf("%d files of namespace %s", len(files), ns)
-				if history {
-					what += " and its history"
-				}
-				if !yes {
-					if !a.isTerminal(a.stdin) {
-						return usagef("forget would erase %s: pass --yes to confirm (stdin is not a terminal)", what)
-					}
-					fmt.Fprintf(a.stderr, "Erase %s (%s/…)? This cannot be undone. Type yes: ", what, ns)
-					line, _ := bufio.NewReader(a.stdin).ReadString('\n')
-					if strings.TrimSpace(line) != "yes" {
-						return usagef("forget: not confirmed; nothing erased")
-					}
-				}
-				deleted, kept := 0, 0
-				for _, f := range files {
-					dctx, cancel := a.request(ctx)
-					_, err := s.Delete(dctx, store.DeleteRequest{Path: f.path, Expected: f.version})
-					cancel()
-					switch {
-					case errors.Is(err, store.ErrConflict):
-						kept++
-					case err != nil:
-						return fmt.Errorf("agentmem: forget: erased %d of %d files, then %s: %w (rerun to finish)", deleted, len(files), f.path, deadline(err, a.timeout))
-					default:
-						deleted++
-					}
-				}
-				// After the deletes, which are recorded too; a file kept is
-				// forgotten by the rerun, which erases the history again.
-				hctx, cancel := a.request(ctx)
-				entries, err := s.ForgetHistory(hctx, ns+"/")
-				cancel()
-				if err != nil {
-					return fmt.Errorf("agentmem: forget: erased %d files of %s, then its history: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
-				}
-				// And the search index's rows, which no listing shows
-				// (those of files deleted outside the store too).
-				ictx, cancel := a.request(ctx)
-				_, err = s.ForgetIndex(ictx, ns+"/")
-				cancel()
-				if err != nil {
-					return fmt.Errorf("agentmem: forget: erased %d files of %s and its history, then its search index: %w (rerun to finish)", deleted, ns, deadline(err, a.timeout))
-				}
-				fmt.Fprintf(a.stdout, "erased %d files of namespace %s and %d history entries\n", deleted, ns, entries)
-				if kept > 0 {
-					return withCode(exitConflict, fmt.Errorf("agentmem: forget: %d files of %s changed after they were listed and were kept: run forget again", kept, ns))
+				fmt.Fprintf(a.stdout, "erased %d files of namespace %s and %d history entries\n", st.Deleted, ns, st.HistoryEntries)
+				if st.Kept > 0 {
+					return withCode(exitConflict, fmt.Errorf("agentmem: forget: %d files of %s changed after they were listed and were kept: run forget again", st.Kept, ns))
 				}
 				return nil
 			})
@@ -121,38 +77,29 @@ log --user does.`,
 	return c
 }
 
-// listVersions lists every file under prefix with its current version.
-func (a *app) listVersions(ctx context.Context, s *store.Store, prefix string) ([]listed, error) {
-	var out []listed
-	for p, err := range s.Walk(ctx, prefix, 0) {
-		if err != nil {
-			return nil, err
-		}
-		rctx, cancel := a.request(ctx)
-		f, err := s.Read(rctx, p, 1)
-		cancel()
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fileErr(p, deadline(err, a.timeout))
-		}
-		out = append(out, listed{p, f.Version})
-	}
-	return out, nil
-}
+// errNothingToForget tells forget that the namespace is empty.
+var errNothingToForget = errors.New("agentmem: nothing to forget")
 
-// hasHistory reports whether any change under prefix is recorded; false on
-// a backend that keeps no history.
-func (a *app) hasHistory(ctx context.Context, s *store.Store, prefix string) (bool, error) {
-	hctx, cancel := a.request(ctx)
-	defer cancel()
-	page, err := s.History(hctx, store.HistoryRequest{Prefix: prefix, Limit: 1})
-	switch {
-	case errors.Is(err, store.ErrHistoryUnsupported):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("agentmem: forget: reading the history of %s: %w", prefix, deadline(err, a.timeout))
+// confirmForget asks whether to erase what forget found in ns (not when
+// yes is set); it fails with errNothingToForget when there is nothing.
+func (a *app) confirmForget(ns string, f store.ForgetFound, yes bool) error {
+	if f.Files == 0 && !f.History {
+		return errNothingToForget
 	}
-	return len(page.Entries) > 0, nil
+	what := fmt.Sprintf("%d files of namespace %s", f.Files, ns)
+	if f.History {
+		what += " and its history"
+	}
+	if yes {
+		return nil
+	}
+	if !a.isTerminal(a.stdin) {
+		return usagef("forget would erase %s: pass --yes to confirm (stdin is not a terminal)", what)
+	}
+	fmt.Fprintf(a.stderr, "Erase %s (%s/…)? This cannot be undone. Type yes: ", what, ns)
+	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	if strings.TrimSpace(line) != "yes" {
+		return usagef("forget: not confirmed; nothing erased")
+	}
+	return nil
 }

@@ -1,3 +1,6 @@
+// Append: a line-oriented entry added to a file, through the driver's Appender
+// or a compare-and-swap loop with backoff (Backoff).
+
 package store
 
 import (
@@ -225,24 +228,16 @@ func (a appendCall) native(ctx context.Context) (m Mutation, missing bool, err e
 		case res.Existing == nil:
 			return Mutation{Version: p.Version, Existed: true}, false, nil
 		}
-		ex := res.Existing
-		if ex.Fingerprint != a.r.Operation.Fingerprint {
-			return Mutation{}, false, fmt.Errorf("%w: operation %q", ErrOperationConflict, a.r.Operation.ID)
+		done, _, err := s.settleHeld(ctx, a.r.Operation, res.Existing)
+		switch {
+		case err != nil:
+			return Mutation{}, false, err
+		case done != nil:
+			return replay(done), false, nil
+		case round < maxReserveRounds:
+			continue
 		}
-		if !ex.Completed {
-			done, _, err := s.settle(ctx, ex, true)
-			if err != nil {
-				return Mutation{}, false, err
-			}
-			if done == nil && round < maxReserveRounds {
-				continue
-			}
-			if done == nil {
-				return Mutation{}, false, change{path: a.r.Path, op: a.r.Operation}.contended()
-			}
-			ex = done
-		}
-		return replay(ex), false, nil
+		return Mutation{}, false, change{path: a.r.Path, op: a.r.Operation}.contended()
 	}
 }
 

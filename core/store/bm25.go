@@ -1,3 +1,5 @@
+// BM25: the lexical ranking of a search and the passage shown for each hit.
+
 package store
 
 import (

@@ -1,16 +1,13 @@
+// Path collisions: a create is refused when a file and a folder would share a
+// path (checkCollision, on every write path).
+
 package store
 
 import (
 	"context"
 	"fmt"
 	"strings"
-
-	"github.com/agentmem/agentmem/core/driver"
 )
-
-// creates reports whether c creates a file: a write that expects the path
-// to be absent. Only a create can make a file and a folder share a name.
-func (c change) creates() bool { return c.kind == driver.KindWrite && c.expected == "" }
 
 // checkCollision refuses with ErrPathCollision a create of path that would
 // make a file and a folder share a name: a proper ancestor of path is a

@@ -53,7 +53,8 @@
 // kept for a retention. [Store.History] lists a file's entries (or a
 // namespace's) newest first, [Store.ReadVersion] reads a past version,
 // [Store.Restore] writes one back as a recorded compare-and-swap, and
-// [Store.ForgetHistory] erases a namespace's entries. A backend with an
+// [Store.ForgetHistory] erases a namespace's entries ([Store.Forget] its
+// files, entries and index rows: a user's erasure). A backend with an
 // atomic path writes the entry in the change's own request; over the nine
 // primitives the entry is put before the change as pending and confirmed
 // or removed by the receipt algorithm, so no entry stands without its

@@ -1,3 +1,6 @@
+// The search index's rows: the vectors of a file's chunks, kept in a reserved
+// segment of its folder, and the Embedder interfaces that make them.
+
 package store
 
 import (

@@ -1,3 +1,5 @@
+// The embedder registry: names for OpenEmbedder and the embedder URL parameter.
+
 package store
 
 import (

@@ -1,3 +1,7 @@
+// History: the hooks the write paths call to record a change (historyEntry,
+// recordHistory…, completeHistory, dropHistory), and the reads and changes of
+// what is recorded (History, ReadVersion, Restore, ForgetHistory).
+
 package store
 
 import (
@@ -155,6 +159,39 @@ func (s *Store) dropHistory(ctx context.Context, path, version string) error {
 	return nil
 }
 
+// recordHistoryPending records the pending entry of tracked change c, made
+// by the attempt holding rec, before the change is applied.
+func (s *Store) recordHistoryPending(ctx context.Context, c change, rec driver.Receipt) error {
+	e := s.historyEntry(c, rec.Version, rec.CreatedAt)
+	e.Pending = true
+	if err := s.historian.PutHistory(ctx, *e); err != nil {
+		return errHistoryEntry(c.path, err)
+	}
+	return nil
+}
+
+// recordHistoryLanded completes the entry of tracked change c, which landed
+// with the version of rec, and records it again when a ForgetHistory
+// removed it while the change was in flight (the change landed after it).
+func (s *Store) recordHistoryLanded(ctx context.Context, c change, rec driver.Receipt) error {
+	missing, err := s.completeHistory(ctx, c.path, rec.Version, false)
+	if err == nil && missing && c.recorded() {
+		err = s.historian.PutHistory(ctx, *s.historyEntry(c, rec.Version, rec.CreatedAt))
+		if isPrecondition(err) {
+			err = nil
+		}
+	}
+	return err
+}
+
+// errHistoryEntry reports a pending entry that could not be recorded.
+func errHistoryEntry(path string, err error) error {
+	if errors.Is(err, driver.ErrPrecondition) {
+		return fmt.Errorf("agentmem: recording the history of %q: an entry with this version exists: %w", path, err)
+	}
+	return err
+}
+
 // History returns a page of recorded changes: of the file r.Path, or of
 // every file under r.Prefix, ordered by path and then newest first. It
 // reads what the backend keeps whether or not this store records history
@@ -224,52 +261,6 @@ func (s *Store) visible(ctx context.Context, e *driver.HistoryEntry, now time.Ti
 		return true, nil
 	}
 	return s.confirmHistory(ctx, e)
-}
-
-// confirmHistory decides whether the pending entry e stands for a change
-// that landed, completing or removing it. Its operation's receipt decides
-// while it exists (settling it when it is pending); after that the row
-// does: a change whose receipt is gone landed only if the row still
-// carries its version, since the store completes an entry before a change
-// overwrites the row it made (settleVersion).
-func (s *Store) confirmHistory(ctx context.Context, e *driver.HistoryEntry) (bool, error) {
-	var r *driver.Receipt
-	var err error
-	if id := versionOperation(e.Version); id != "" {
-		if r, err = s.d.GetReceipt(ctx, id); err != nil {
-			return false, err
-		}
-	}
-	if r != nil && r.Version == e.Version {
-		if !r.Completed && s.now().Before(r.CreatedAt.Add(s.pending)) {
-			// The change is in flight: not landed as far as readers go,
-			// and a reader must not fence a live writer.
-			return false, nil
-		}
-		if !r.Completed {
-			if r, _, err = s.settle(ctx, r, true); err != nil {
-				return false, err
-			}
-			if r == nil || r.Version != e.Version {
-				return false, s.dropHistory(ctx, e.Path, e.Version)
-			}
-		}
-		_, err := s.completeHistory(ctx, e.Path, e.Version, true)
-		return true, err
-	}
-	f, err := s.d.GetFile(ctx, e.Path)
-	if err != nil {
-		return false, err
-	}
-	if f != nil && refenced(f.Version, e.Version) {
-		_, err := s.completeHistory(ctx, e.Path, e.Version, true)
-		return true, err
-	}
-	err = s.historian.DropHistory(ctx, e.Path, e.Version)
-	if isPrecondition(err) {
-		return true, nil // completed meanwhile by the attempt itself
-	}
-	return false, err
 }
 
 // historyEntryOf converts a driver entry.
@@ -405,12 +396,4 @@ func shownOperation(id string) string {
 		return ""
 	}
 	return id
-}
-
-// errHistoryEntry reports a pending entry that could not be recorded.
-func errHistoryEntry(path string, err error) error {
-	if errors.Is(err, driver.ErrPrecondition) {
-		return fmt.Errorf("agentmem: recording the history of %q: an entry with this version exists: %w", path, err)
-	}
-	return err
 }

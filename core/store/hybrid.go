@@ -1,3 +1,6 @@
+// Hybrid search: BM25 fused with the cosine of the query's vector and the
+// vectors of the files' chunks.
+
 package store
 
 import (

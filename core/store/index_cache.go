@@ -1,3 +1,6 @@
+// The analysis cache: searches' tokenised view of the files they read,
+// bounded in size.
+
 package store
 
 import (

@@ -1,3 +1,6 @@
+// The background indexer: after each change that lands, it re-embeds the
+// file's changed chunks (Options.Embedder); WaitIndexed and Close drain it.
+
 package store
 
 import (

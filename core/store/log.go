@@ -1,3 +1,6 @@
+// Logging of the failures the store swallows by design (Options.Logger) and
+// ErrorKind.
+
 package store
 
 import (

@@ -1,3 +1,5 @@
+// Metadata: its bounds and normalisation.
+
 package store
 
 import (

@@ -1,3 +1,6 @@
+// Observation: the Observer hook told as each operation begins and ends and
+// each time a pending receipt is settled.
+
 package store
 
 import "context"

@@ -1,3 +1,5 @@
+// Paths: their validation, reserved segments, and folder arithmetic.
+
 package store
 
 import (

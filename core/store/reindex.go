@@ -1,3 +1,5 @@
+// Reindex: rebuilding the search index of the files under a prefix.
+
 package store
 
 import (

@@ -1,3 +1,6 @@
+// Search: choosing candidates, ranking them (BM25 or hybrid) and shaping the
+// matches within the caller's bounds.
+
 package store
 
 import (
@@ -143,34 +146,6 @@ func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, b
 		truncated = true // the lookahead: more files than MaxFiles, never read nor scored
 	}
 	return out, truncated, nil
-}
-
-// getFiles reads paths with the driver's batched read, or one by one.
-func (s *Store) getFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
-	out := make(map[string]*driver.File, len(paths))
-	if len(paths) == 0 {
-		return out, nil
-	}
-	if s.batch != nil {
-		files, err := s.batch.GetFiles(ctx, paths)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			if f != nil {
-				out[f.Path] = f
-			}
-		}
-		return out, nil
-	}
-	for _, p := range paths {
-		f, err := s.d.GetFile(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out[p] = f
-	}
-	return out, nil
 }
 
 // hit is one scored file, with how to cut its snippet.

@@ -1,3 +1,5 @@
+// ReadAndList: one file and a folder's listing in one round trip.
+
 package store
 
 import (

@@ -1,14 +1,13 @@
+// The Store: its options, its construction over a driver (discovering the
+// optional interfaces), its capabilities and Close.
+
 package store
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"maps"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -202,194 +201,6 @@ func (s *Store) usable(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Read returns at most maxChars runes of the file at path, with the version
-// of the whole file. It fails with ErrNotFound when the file is absent,
-// ErrInvalidPath for a bad path and ErrInvalidBound when maxChars <= 0.
-func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, err error) {
-	ctx, o := s.observe(ctx, OperationInfo{Op: OpRead})
-	defer func() { o.done(err, false, boolInt(err == nil)) }()
-	if err := s.usable(ctx); err != nil {
-		return nil, err
-	}
-	if err := ValidatePath(path); err != nil {
-		return nil, err
-	}
-	if maxChars <= 0 {
-		return nil, fmt.Errorf("%w: max_chars must be positive, got %d", ErrInvalidBound, maxChars)
-	}
-	f, err := s.d.GetFile(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	if f == nil || f.Tombstone {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, path)
-	}
-	return fileOf(path, f, maxChars), nil
-}
-
-// fileOf is what a read of row f at path returns: at most maxChars runes.
-func fileOf(path string, f *driver.File, maxChars int) *File {
-	content, truncated := cutRunes(f.Content, maxChars)
-	return &File{
-		Path:        path,
-		Content:     content,
-		Version:     f.Version,
-		OperationID: shownOperation(f.OperationID),
-		Truncated:   truncated,
-		Metadata:    maps.Clone(f.Metadata),
-	}
-}
-
-// ListPaths returns the limit smallest paths (code-point order) that start
-// with prefix, a plain string prefix: "tenant" also matches "tenant-b/x".
-// Nested paths are included. It fails with ErrInvalidPath or
-// ErrInvalidBound.
-func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) (paths []string, err error) {
-	ctx, o := s.observe(ctx, OperationInfo{Op: OpListPaths})
-	defer func() { o.done(err, false, len(paths)) }()
-	if err := s.usable(ctx); err != nil {
-		return nil, err
-	}
-	if err := ValidatePrefix(prefix); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
-	}
-	return s.list(ctx, prefix, limit, false)
-}
-
-// list pages through the driver, skipping tombstones (and nested paths when
-// direct is set), until limit paths are found or the prefix is exhausted.
-// A direct listing whose page ends inside a nested folder starts the next
-// page after that folder's whole range, so it never pages through a
-// folder's files only to throw them away.
-func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
-	return s.listFrom(ctx, prefix, limit, direct, nil)
-}
-
-// listFrom is list with its first page (asked with After "" and Limit
-// limit) already read when first is non-nil.
-func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
-	var out []string
-	after := ""
-	for len(out) < limit {
-		page := limit - len(out)
-		var entries []driver.Entry
-		if first != nil {
-			entries, first = *first, nil
-		} else {
-			var err error
-			if entries, err = s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: page}); err != nil {
-				return nil, err
-			}
-		}
-		skip := ""
-		for _, e := range entries {
-			if end, ok := reservedAt(e.Path); ok {
-				skip = max(skip, end) // the store's derived rows are never files
-				continue
-			}
-			if e.Tombstone || (direct && !directlyUnder(e.Path, prefix)) {
-				continue
-			}
-			out = append(out, e.Path)
-		}
-		if len(entries) < page {
-			break
-		}
-		after = entries[len(entries)-1].Path
-		if direct {
-			after = pastFolder(after, prefix)
-		}
-		after = max(after, skip)
-	}
-	return out, nil
-}
-
-// Write stores r.Content at r.Path if the path's version is r.Expected
-// ("" = absent). With r.Operation it is exactly-once: a known operation
-// returns its original result with Replayed set and writes nothing.
-//
-// A create (Expected "") is refused with ErrPathCollision when a file lies
-// on the path's way or below it; see the package doc for what that costs.
-//
-// Errors: ErrInvalidPath, ErrInvalidContent, ErrInvalidMetadata, ErrInvalidOperation,
-// ErrPathCollision, ErrOperationConflict (checked before the version), ErrConflict,
-// ErrTooLarge, or the backend's error (the outcome is then settled by a
-// later replay or mutation of the path).
-func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err error) {
-	ctx, o := s.observe(ctx, OperationInfo{Op: OpWrite, Create: r.Expected == "", Tracked: r.Operation != nil})
-	defer func() { o.done(err, m.Replayed, 0); s.indexAfter(ctx, r.Path, m, err) }()
-	if s.d == nil {
-		return Mutation{}, ErrNoDriver
-	}
-	if err := ValidatePath(r.Path); err != nil {
-		return Mutation{}, err
-	}
-	if !utf8.ValidString(r.Content) {
-		return Mutation{}, ErrInvalidContent
-	}
-	meta, err := normalizeMetadata(r.Metadata)
-	if err != nil {
-		return Mutation{}, err
-	}
-	if err := validateOperation(r.Operation); err != nil {
-		return Mutation{}, err
-	}
-	return s.mutate(ctx, change{kind: driver.KindWrite, path: r.Path, content: r.Content, meta: meta, expected: r.Expected, op: r.Operation})
-}
-
-// Delete removes r.Path if its version is r.Expected. Deleting an absent
-// path with Expected "" succeeds with Existed false. With r.Operation it is
-// exactly-once. Errors as for Write.
-func (s *Store) Delete(ctx context.Context, r DeleteRequest) (m Mutation, err error) {
-	ctx, o := s.observe(ctx, OperationInfo{Op: OpDelete, Tracked: r.Operation != nil})
-	defer func() { o.done(err, m.Replayed, 0); s.indexAfter(ctx, r.Path, m, err) }()
-	if s.d == nil {
-		return Mutation{}, ErrNoDriver
-	}
-	if err := ValidatePath(r.Path); err != nil {
-		return Mutation{}, err
-	}
-	meta, err := normalizeMetadata(r.Metadata)
-	if err != nil {
-		return Mutation{}, err
-	}
-	if err := validateOperation(r.Operation); err != nil {
-		return Mutation{}, err
-	}
-	return s.mutate(ctx, change{kind: driver.KindDelete, path: r.Path, expected: r.Expected, op: r.Operation, meta: meta})
-}
-
-// GetOperation returns the recorded result of op, with Replayed set, or nil
-// when op is unknown (or was attempted but never landed, which it settles).
-// A known id with another fingerprint is ErrOperationConflict.
-func (s *Store) GetOperation(ctx context.Context, op Operation) (m *Mutation, err error) {
-	ctx, o := s.observe(ctx, OperationInfo{Op: OpGetOperation})
-	defer func() { o.done(err, m != nil, boolInt(m != nil)) }()
-	if err := s.usable(ctx); err != nil {
-		return nil, err
-	}
-	if err := validateOperation(&op); err != nil {
-		return nil, err
-	}
-	r, err := s.d.GetReceipt(ctx, op.ID)
-	if err != nil || r == nil {
-		return nil, err
-	}
-	if r.Fingerprint != op.Fingerprint {
-		return nil, fmt.Errorf("%w: operation %q", ErrOperationConflict, op.ID)
-	}
-	if !r.Completed {
-		if r, _, err = s.settle(ctx, r, true); err != nil || r == nil {
-			return nil, err
-		}
-	}
-	res := replay(r)
-	return &res, nil
-}
-
 // PruneExpired removes expired receipts and tombstones on backends without
 // a native TTL and returns how many rows it removed; on other backends it
 // does nothing and returns 0 (their TTL attribute does the work).
@@ -403,17 +214,4 @@ func (s *Store) PruneExpired(ctx context.Context) (n int, err error) {
 		return 0, nil
 	}
 	return s.pruner.PruneExpired(ctx, s.now())
-}
-
-func validateOperation(op *Operation) error {
-	if op == nil {
-		return nil
-	}
-	for _, f := range [...]struct{ name, v string }{{"id", op.ID}, {"fingerprint", op.Fingerprint}} {
-		name, v := f.name, f.v
-		if v == "" || utf8.RuneCountInString(v) > MaxOperationIDChars || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-			return fmt.Errorf("%w: %s must be 1-%d chars of valid UTF-8 without NUL", ErrInvalidOperation, name, MaxOperationIDChars)
-		}
-	}
-	return nil
 }

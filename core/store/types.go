@@ -1,3 +1,5 @@
+// The request and result types of the store's methods.
+
 package store
 
 import "github.com/agentmem/agentmem/core/driver"

@@ -1,3 +1,5 @@
+// Store URLs: the scheme registry, Open and OpenDriver.
+
 package store
 
 import (

@@ -1,3 +1,6 @@
+// Versions: how the store makes them (monotonic ULIDs), and what a version
+// says (the operation that wrote it, the write a fence still stands for).
+
 package store
 
 import (

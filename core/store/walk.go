@@ -1,3 +1,5 @@
+// Walk: every path under a prefix, page by page.
+
 package store
 
 import (

@@ -1,0 +1,144 @@
+// Reads of one file, of a batch of files (getFiles), and listings of paths.
+
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// Read returns at most maxChars runes of the file at path, with the version
+// of the whole file. It fails with ErrNotFound when the file is absent,
+// ErrInvalidPath for a bad path and ErrInvalidBound when maxChars <= 0.
+func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpRead})
+	defer func() { o.done(err, false, boolInt(err == nil)) }()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	if maxChars <= 0 {
+		return nil, fmt.Errorf("%w: max_chars must be positive, got %d", ErrInvalidBound, maxChars)
+	}
+	f, err := s.d.GetFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil || f.Tombstone {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, path)
+	}
+	return fileOf(path, f, maxChars), nil
+}
+
+// fileOf is what a read of row f at path returns: at most maxChars runes.
+func fileOf(path string, f *driver.File, maxChars int) *File {
+	content, truncated := cutRunes(f.Content, maxChars)
+	return &File{
+		Path:        path,
+		Content:     content,
+		Version:     f.Version,
+		OperationID: shownOperation(f.OperationID),
+		Truncated:   truncated,
+		Metadata:    maps.Clone(f.Metadata),
+	}
+}
+
+// ListPaths returns the limit smallest paths (code-point order) that start
+// with prefix, a plain string prefix: "tenant" also matches "tenant-b/x".
+// Nested paths are included. It fails with ErrInvalidPath or
+// ErrInvalidBound.
+func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) (paths []string, err error) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpListPaths})
+	defer func() { o.done(err, false, len(paths)) }()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
+	}
+	return s.list(ctx, prefix, limit, false)
+}
+
+// list pages through the driver, skipping tombstones (and nested paths when
+// direct is set), until limit paths are found or the prefix is exhausted.
+// A direct listing whose page ends inside a nested folder starts the next
+// page after that folder's whole range, so it never pages through a
+// folder's files only to throw them away.
+func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
+	return s.listFrom(ctx, prefix, limit, direct, nil)
+}
+
+// listFrom is list with its first page (asked with After "" and Limit
+// limit) already read when first is non-nil.
+func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
+	var out []string
+	after := ""
+	for len(out) < limit {
+		page := limit - len(out)
+		var entries []driver.Entry
+		if first != nil {
+			entries, first = *first, nil
+		} else {
+			var err error
+			if entries, err = s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: page}); err != nil {
+				return nil, err
+			}
+		}
+		skip := ""
+		for _, e := range entries {
+			if end, ok := reservedAt(e.Path); ok {
+				skip = max(skip, end) // the store's derived rows are never files
+				continue
+			}
+			if e.Tombstone || (direct && !directlyUnder(e.Path, prefix)) {
+				continue
+			}
+			out = append(out, e.Path)
+		}
+		if len(entries) < page {
+			break
+		}
+		after = entries[len(entries)-1].Path
+		if direct {
+			after = pastFolder(after, prefix)
+		}
+		after = max(after, skip)
+	}
+	return out, nil
+}
+
+// getFiles reads paths with the driver's batched read, or one by one.
+func (s *Store) getFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
+	out := make(map[string]*driver.File, len(paths))
+	if len(paths) == 0 {
+		return out, nil
+	}
+	if s.batch != nil {
+		files, err := s.batch.GetFiles(ctx, paths)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if f != nil {
+				out[f.Path] = f
+			}
+		}
+		return out, nil
+	}
+	for _, p := range paths {
+		f, err := s.d.GetFile(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = f
+	}
+	return out, nil
+}
