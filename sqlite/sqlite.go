@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,15 +26,6 @@ const DefaultTable = "agent_memory"
 // DefaultBusyTimeout is how long a writer waits for another connection's
 // write lock by default.
 const DefaultBusyTimeout = 30 * time.Second
-
-// ErrInvalidTable reports a table name that is not 1–52 characters of
-// [A-Za-z0-9_] starting with a letter or an underscore (the rule the
-// PostgreSQL driver uses too, so one name works on both).
-var ErrInvalidTable = errors.New("sqlite: invalid table name")
-
-// ErrInvalidPath reports an empty database path or ":memory:" (each pooled
-// connection would get a database of its own; use core/memstore instead).
-var ErrInvalidPath = errors.New("sqlite: invalid database path")
 
 var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 
@@ -60,10 +52,6 @@ type Driver struct {
 	pruneHook  func()              // tests: called after each prune (or DeleteHistory) transaction
 	pruneHold  func(time.Duration) // benchmarks: how long each prune transaction held the writer slot
 }
-
-// DefaultPruneBatch is how many rows [Driver.PruneExpired] deletes per
-// transaction.
-const DefaultPruneBatch = 100
 
 var (
 	_ driver.Driver           = (*Driver)(nil)
@@ -256,27 +244,62 @@ func (d *Driver) inTxChecked(ctx context.Context, check func() error, fn func(tx
 	return fail(ctx, tx.Commit())
 }
 
-// fail keeps a context error visible to errors.Is when SQLite reports the
-// interruption in its own words.
-func fail(ctx context.Context, err error) error { return driver.ContextError(ctx, err) }
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
 
-// applied maps a conditional statement's result to the driver contract:
-// no row changed is driver.ErrPrecondition, and a value over SQLite's
-// length limit (SQLITE_TOOBIG, refused before anything is written) is
-// driver.ErrTooLarge.
-func applied(ctx context.Context, res sql.Result, err error) error {
-	if errors.Is(err, sqlite3.TOOBIG) {
-		return fmt.Errorf("%w: %w", driver.ErrTooLarge, err)
+// millis is t as Unix milliseconds, or NULL for the zero time.
+func millis(t time.Time) any {
+	if t.IsZero() {
+		return nil
 	}
+	return t.UnixMilli()
+}
+
+// metadataText is the JSON text of m, or NULL for none.
+func metadataText(m map[string]string) (any, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
 	if err != nil {
-		return fail(ctx, err)
+		return nil, err
 	}
-	n, err := res.RowsAffected()
-	switch {
-	case err != nil:
-		return err
-	case n == 0:
-		return driver.ErrPrecondition
+	return string(b), nil
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanFile scans the file columns (fileCols), after the columns first
+// scans into, if any.
+func scanFile(row scanner, first ...any) (*driver.File, error) {
+	var f driver.File
+	var meta sql.NullString
+	var expires sql.NullInt64
+	if err := row.Scan(append(first, &f.Path, &f.Content, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
+		return nil, err
 	}
-	return nil
+	if meta.Valid {
+		if err := json.Unmarshal([]byte(meta.String), &f.Metadata); err != nil {
+			return nil, fmt.Errorf("sqlite: metadata of %q: %w", f.Path, err)
+		}
+	}
+	if expires.Valid {
+		f.ExpiresAt = time.UnixMilli(expires.Int64)
+	}
+	return &f, nil
+}
+
+func scanReceipt(row scanner) (*driver.Receipt, error) {
+	var r driver.Receipt
+	var kind string
+	var created, expires int64
+	if err := row.Scan(&r.ID, &r.Fingerprint, &kind, &r.Path, &r.Expected, &r.Version, &r.Existed, &r.Completed, &created, &expires); err != nil {
+		return nil, err
+	}
+	r.Kind, r.CreatedAt, r.ExpiresAt = driver.Kind(kind), time.UnixMilli(created), time.UnixMilli(expires)
+	return &r, nil
 }
