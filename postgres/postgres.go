@@ -2,23 +2,21 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DefaultTable is the table name used when Options.Table is empty.
 const DefaultTable = "agent_memory"
-
-// ErrInvalidTable reports a table name that is not 1–52 characters of
-// [A-Za-z0-9_] starting with a letter or an underscore. Derived names
-// ("<table>_receipts", "<table>_hist_exp", …) must stay within
-// PostgreSQL's 63-byte limit, and the name is the only identifier
-// interpolated into SQL.
-var ErrInvalidTable = errors.New("postgres: invalid table name")
 
 var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 
@@ -40,10 +38,6 @@ type Driver struct {
 	pruneBatch int    // rows per prune statement (DefaultPruneBatch)
 	pruneHook  func() // tests: called after each prune statement
 }
-
-// DefaultPruneBatch is how many rows one statement of
-// [Driver.PruneExpired] deletes.
-const DefaultPruneBatch = 1000
 
 var (
 	_ driver.Driver           = (*Driver)(nil)
@@ -131,4 +125,72 @@ func (d *Driver) Close() error {
 		d.pool.Close()
 	}
 	return nil
+}
+
+// contentArgs returns the values of the content and content_bytes
+// columns for s: text cannot hold NUL, so content with a NUL is kept whole
+// as bytes, and its text shows each NUL as U+FFFD.
+func contentArgs(s string) (string, []byte) {
+	if strings.IndexByte(s, 0) < 0 {
+		return s, nil
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD"), []byte(s)
+}
+
+// metadataArg is the JSON text of m, or NULL for none.
+func metadataArg(m map[string]string) (any, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// timeArg is t, or NULL for the zero time.
+func timeArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// scanFile scans the file columns (fileCols), after the columns first
+// scans into, if any.
+func scanFile(row pgx.Row, first ...any) (*driver.File, error) {
+	var f driver.File
+	var meta *string
+	var expires *time.Time
+	var raw []byte
+	if err := row.Scan(append(first, &f.Path, &f.Content, &raw, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
+		return nil, err
+	}
+	if raw != nil {
+		f.Content = string(raw)
+	}
+	if meta != nil {
+		if err := json.Unmarshal([]byte(*meta), &f.Metadata); err != nil {
+			return nil, fmt.Errorf("postgres: metadata of %q: %w", f.Path, err)
+		}
+	}
+	if expires != nil {
+		f.ExpiresAt = *expires
+	}
+	return &f, nil
+}
+
+func scanReceipt(row pgx.Row) (*driver.Receipt, error) {
+	var r driver.Receipt
+	var kind string
+	if err := row.Scan(&r.ID, &r.Fingerprint, &kind, &r.Path, &r.Expected, &r.Version, &r.Existed, &r.Completed, &r.CreatedAt, &r.ExpiresAt); err != nil {
+		return nil, err
+	}
+	r.Kind = driver.Kind(kind)
+	return &r, nil
+}
+
+func clampInt32(n int) int {
+	return min(n, math.MaxInt32)
 }
