@@ -21,7 +21,7 @@ var _ driver.Appender = (*Driver)(nil)
 // written by an operation whose receipt is pending is refused
 // (CodeUnsettled), so that the store completes that receipt first.
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
-	meta, err := metadataArg(p.Metadata)
+	meta, err := driver.MetadataJSON(p.Metadata)
 	if err != nil {
 		return driver.AppendResult{}, err
 	}

@@ -21,7 +21,7 @@ func historyArgs(e *driver.HistoryEntry, content string) ([]any, error) {
 	if e == nil {
 		return make([]any, 11), nil
 	}
-	meta, err := metadataArg(e.Metadata)
+	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func appendHistoryArgs(e *driver.HistoryEntry) ([]any, error) {
 	if e == nil {
 		return make([]any, 8), nil
 	}
-	meta, err := metadataArg(e.Metadata)
+	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func scanHistory(row pgx.Row) (driver.HistoryEntry, error) {
 // PutHistory implements driver.Historian (INSERT … ON CONFLICT DO
 // NOTHING on the entry's key).
 func (d *Driver) PutHistory(ctx context.Context, e driver.HistoryEntry) error {
-	meta, err := metadataArg(e.Metadata)
+	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 // known, and driver.ErrPrecondition (SQLSTATE [CodePrecondition], nothing
 // written) when the version differs.
 func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
-	meta, err := metadataArg(p.Metadata)
+	meta, err := driver.MetadataJSON(p.Metadata)
 	if err != nil {
 		return driver.MutateResult{}, err
 	}

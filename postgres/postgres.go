@@ -137,18 +137,6 @@ func contentArgs(s string) (string, []byte) {
 	return strings.ReplaceAll(s, "\x00", "\uFFFD"), []byte(s)
 }
 
-// metadataArg is the JSON text of m, or NULL for none.
-func metadataArg(m map[string]string) (any, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
 // timeArg is t, or NULL for the zero time.
 func timeArg(t time.Time) any {
 	if t.IsZero() {

@@ -50,7 +50,7 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 
 // CreateFile implements driver.Driver (INSERT … ON CONFLICT DO NOTHING).
 func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
-	meta, err := metadataArg(f.Metadata)
+	meta, err := driver.MetadataJSON(f.Metadata)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
 
 // ReplaceFile implements driver.Driver (UPDATE … WHERE version = expected).
 func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string) error {
-	meta, err := metadataArg(f.Metadata)
+	meta, err := driver.MetadataJSON(f.Metadata)
 	if err != nil {
 		return err
 	}

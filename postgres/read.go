@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"math"
-	"slices"
-	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/jackc/pgx/v5"
@@ -26,27 +24,19 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 		return nil, nil, fail(ctx, err)
 	}
 	defer rows.Close()
-	var file *driver.File
-	var out []driver.Entry
-	for rows.Next() {
+	// UNION ALL keeps each arm's order here; CollectSnapshot sorts again,
+	// which assumes nothing.
+	file, out, err := driver.CollectSnapshot(rows, func() (*driver.File, bool, error) {
 		var isFile bool
 		f, err := scanFile(rows, &isFile)
-		if err != nil {
-			return nil, nil, fail(ctx, err)
-		}
-		if isFile {
-			file = f
-		} else {
-			out = append(out, driver.Entry{Path: f.Path, Tombstone: f.Tombstone})
-		}
-	}
-	if err := rows.Err(); tableMissing(err) {
+		return f, isFile, err
+	})
+	if tableMissing(err) {
 		return nil, nil, nil
-	} else if err != nil {
+	}
+	if err != nil {
 		return nil, nil, fail(ctx, err)
 	}
-	// UNION ALL keeps each arm's order here; sorting again assumes nothing.
-	slices.SortFunc(out, func(a, b driver.Entry) int { return strings.Compare(a.Path, b.Path) })
 	return file, out, nil
 }
 

@@ -50,7 +50,7 @@ func (d *Driver) CreateFile(ctx context.Context, f driver.File) error {
 }
 
 func (d *Driver) createFile(ctx context.Context, q querier, f driver.File) error {
-	meta, err := metadataText(f.Metadata)
+	meta, err := driver.MetadataJSON(f.Metadata)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (d *Driver) ReplaceFile(ctx context.Context, f driver.File, expected string
 }
 
 func (d *Driver) replaceFile(ctx context.Context, q querier, f driver.File, expected string) error {
-	meta, err := metadataText(f.Metadata)
+	meta, err := driver.MetadataJSON(f.Metadata)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"slices"
-	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -23,26 +21,16 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 		return nil, nil, fail(ctx, err)
 	}
 	defer rows.Close()
-	var file *driver.File
-	var out []driver.Entry
-	for rows.Next() {
+	// UNION ALL keeps each arm's order in SQLite; CollectSnapshot sorts
+	// again, which costs nothing and assumes nothing.
+	file, out, err := driver.CollectSnapshot(rows, func() (*driver.File, bool, error) {
 		var isFile bool
 		f, err := scanFile(rows, &isFile)
-		if err != nil {
-			return nil, nil, fail(ctx, err)
-		}
-		if isFile {
-			file = f
-		} else {
-			out = append(out, driver.Entry{Path: f.Path, Tombstone: f.Tombstone})
-		}
-	}
-	if err := rows.Err(); err != nil {
+		return f, isFile, err
+	})
+	if err != nil {
 		return nil, nil, fail(ctx, err)
 	}
-	// UNION ALL keeps each arm's order in SQLite; sorting again costs
-	// nothing and assumes nothing.
-	slices.SortFunc(out, func(a, b driver.Entry) int { return strings.Compare(a.Path, b.Path) })
 	return file, out, nil
 }
 

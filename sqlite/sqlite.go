@@ -258,18 +258,6 @@ func millis(t time.Time) any {
 	return t.UnixMilli()
 }
 
-// metadataText is the JSON text of m, or NULL for none.
-func metadataText(m map[string]string) (any, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
