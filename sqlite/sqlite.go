@@ -31,13 +31,20 @@ var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 
 // Options configures a Driver. nil or the zero value means defaults.
 type Options struct {
-	// Table names the files table (default [DefaultTable]); receipts go to
+	// Table names the files table; empty means [DefaultTable]. Receipts go to
 	// "<Table>_receipts" and history entries to "<Table>_history". Names
 	// are quoted, so they are case-sensitive.
 	Table string
 	// BusyTimeout is how long a write waits for the lock another
-	// connection or process holds (default [DefaultBusyTimeout]).
+	// connection or process holds; zero (or a negative value) means
+	// [DefaultBusyTimeout].
 	BusyTimeout time.Duration
+	// NoCreate makes New open an existing store only: the database file
+	// must exist and hold the files table (an older schema around it is
+	// still brought up to date), or New fails with an error wrapping
+	// driver.ErrStoreNotFound and creates nothing. false, the default,
+	// creates the file and the schema when missing.
+	NoCreate bool
 }
 
 // Driver is the SQLite driver. It is safe for concurrent use.
@@ -65,24 +72,31 @@ var (
 )
 
 // New opens (creating if needed) the database file at path, in WAL mode,
-// and creates the schema if needed. The directory must exist (an error
-// wrapping fs.ErrNotExist says so otherwise). It fails with
-// [ErrInvalidTable] or [ErrInvalidPath] before touching the file. The
-// driver owns the database handle: Close closes it. opts may be nil.
+// and creates the schema if needed; with Options.NoCreate it opens an
+// existing store only (driver.ErrStoreNotFound otherwise). The directory
+// must exist (an error wrapping fs.ErrNotExist says so otherwise). A nil
+// ctx or an empty path fails with an error wrapping
+// driver.ErrNilArgument (the empty path also [ErrInvalidPath]), a bad
+// table name with [ErrInvalidTable], before the file is touched. The
+// driver owns the database handle: Close closes it. opts may be nil, which
+// means defaults.
 func New(ctx context.Context, path string, opts *Options) (*Driver, error) {
 	return open(ctx, path, opts, nil)
 }
 
 // Open is [New], under the name earlier releases used.
 //
-// Deprecated: use New, or store.Open with a "sqlite:" URL.
+// Deprecated: use New (ctx, path, opts) or store.Open(ctx, "sqlite:...", opts).
 func Open(ctx context.Context, path string, opts *Options) (*Driver, error) {
 	return New(ctx, path, opts)
 }
 
-// open is Open with a hook run on every new connection (tests install
+// open is New with a hook run on every new connection (tests install
 // statement counters with it).
 func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Conn) error) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("sqlite: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	}
 	o := Options{Table: DefaultTable, BusyTimeout: DefaultBusyTimeout}
 	if opts != nil {
 		if opts.Table != "" {
@@ -91,21 +105,29 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 		if opts.BusyTimeout > 0 {
 			o.BusyTimeout = opts.BusyTimeout
 		}
+		o.NoCreate = opts.NoCreate
 	}
 	if !tablePattern.MatchString(o.Table) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, o.Table)
 	}
-	if path == "" || path == ":memory:" {
+	if path == "" {
+		return nil, fmt.Errorf("sqlite: pass the path of a database file to New, not an empty string: %w (%w)", ErrInvalidPath, driver.ErrNilArgument)
+	}
+	if path == ":memory:" {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidPath, path)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: cannot open the database file %s: %w", path, err)
 	}
-	if err := checkDir(filepath.Dir(abs)); err != nil {
+	if o.NoCreate {
+		if err := checkFile(abs); err != nil {
+			return nil, err
+		}
+	} else if err := checkDir(filepath.Dir(abs)); err != nil {
 		return nil, fmt.Errorf("sqlite: cannot open the database file %s: %w", abs, err)
 	}
-	db, err := sqlitedriver.Open(dsn(abs, o.BusyTimeout), init)
+	db, err := sqlitedriver.Open(dsn(abs, o.BusyTimeout, o.NoCreate), init)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +141,12 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 		_ = db.Close()
 		return nil, err
 	}
+	if o.NoCreate {
+		if err := d.checkTable(ctx); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	}
 	if err := d.createSchema(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -128,16 +156,21 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 
 // dsn is the URI of the database file with the settings every connection
 // gets: the busy timeout first, full fsync on commit, BEGIN IMMEDIATE for
-// transactions. WAL is a property of the file, set once by enableWAL. The
+// transactions, and with noCreate mode=rw (SQLite then never creates the
+// file). WAL is a property of the file, set once by enableWAL. The
 // busy timeout is rounded up to whole milliseconds, SQLite's unit: a
 // positive timeout must never become 0, which turns the busy handler off.
-func dsn(path string, busy time.Duration) string {
+func dsn(path string, busy time.Duration, noCreate bool) string {
 	escaped := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	if !strings.HasPrefix(escaped, "/") {
 		escaped = "/" + escaped // a Windows drive letter
 	}
-	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(full)&_txlock=immediate",
-		escaped, int64((busy+time.Millisecond-1)/time.Millisecond))
+	mode := ""
+	if noCreate {
+		mode = "&mode=rw"
+	}
+	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(full)&_txlock=immediate%s",
+		escaped, int64((busy+time.Millisecond-1)/time.Millisecond), mode)
 }
 
 // enableWAL switches the file to WAL mode (a no-op once it is). The switch
@@ -178,6 +211,21 @@ func checkDir(dir string) error {
 		return err
 	case !st.IsDir():
 		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// checkFile reports, for Options.NoCreate, a database file that does not
+// exist (wrapping driver.ErrStoreNotFound) or is not a regular file.
+func checkFile(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: the database file %s does not exist (create it first, or open it without NoCreate): %w", path, driver.ErrStoreNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlite: cannot open the database file %s: %w", path, err)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("sqlite: cannot open the database file %s: it is not a regular file", path)
 	}
 	return nil
 }
