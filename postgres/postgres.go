@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -20,13 +19,21 @@ const DefaultTable = "agent_memory"
 
 var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 
-// Options configures a Driver. nil or the zero value means defaults.
+// Options configures a Driver. nil or the zero value means defaults: the
+// zero value of each field is its default.
 type Options struct {
-	// Table names the files table (default [DefaultTable]). The driver
+	// Table names the files table; empty means [DefaultTable]. The driver
 	// also uses "<Table>_receipts", "<Table>_history", "<Table>_mutate"
 	// and "<Table>_append" (functions) and three indexes named after it.
 	// Names are quoted, so they are case-sensitive.
 	Table string
+	// NoCreate makes New open an existing store only: the files table must
+	// exist (an older schema around it, such as a missing history table or
+	// an older version of the functions, is still brought up to date, as
+	// without NoCreate), or New fails with an error wrapping
+	// driver.ErrStoreNotFound and creates nothing. false, the default,
+	// creates the schema when missing.
+	NoCreate bool
 }
 
 // Driver is the PostgreSQL driver. It is safe for concurrent use.
@@ -60,19 +67,32 @@ func tableOf(opts *Options) (string, error) {
 	return t, nil
 }
 
-// Open connects a new pool to url (a libpq URL or key=value string, as
+// Open connects a new pool to url and returns a driver that owns it.
+//
+// Deprecated: use New (ctx, pool, opts) with a pool of your own, or
+// store.Open(ctx, "postgres://...", opts), whose Close closes the pool it
+// opened.
+func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
+	return openPool(ctx, url, opts)
+}
+
+// openPool connects a new pool to url (a libpq URL or key=value string, as
 // pgxpool.ParseConfig accepts), creates the schema if needed and returns a
 // driver that owns the pool: Close closes it. It fails with
-// [ErrInvalidTable] before connecting, and with an error for an empty url
-// (libpq would read every setting from PG* variables; pass them as
-// "postgres://" on purpose if that is meant).
-func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
+// [ErrInvalidTable] before connecting, and with an error wrapping
+// driver.ErrNilArgument for a nil ctx or an empty url (libpq would read
+// every setting from PG* variables; pass them as "postgres://" on purpose
+// if that is meant).
+func openPool(ctx context.Context, url string, opts *Options) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("postgres: pass a context, not nil: %w", driver.ErrNilArgument)
+	}
 	table, err := tableOf(opts)
 	if err != nil {
 		return nil, err
 	}
 	if url == "" {
-		return nil, errors.New(`postgres: Open needs a connection URL (got ""): pass postgres://user@host/db, or "postgres://" to take every setting from the PG* variables`)
+		return nil, fmt.Errorf(`postgres: pass a connection URL such as postgres://user@host/db, or "postgres://" to take every setting from the PG* variables, not "": %w`, driver.ErrNilArgument)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -83,7 +103,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: cannot create a connection pool: %w", err)
 	}
-	d, err := newDriver(ctx, pool, table, true)
+	d, err := newDriver(ctx, pool, table, opts, true)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -92,21 +112,32 @@ func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
 }
 
 // New returns a driver over a pool the caller owns (Close leaves it open),
-// creating the schema if needed. It fails with [ErrInvalidTable] before
-// using the pool, and with an error for a nil pool.
+// creating the schema if needed; with Options.NoCreate it opens an
+// existing store only (driver.ErrStoreNotFound otherwise). It fails with
+// an error wrapping driver.ErrNilArgument for a nil ctx or a nil pool, and
+// with [ErrInvalidTable], before using the pool. opts may be nil, which
+// means defaults.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("postgres: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	}
 	table, err := tableOf(opts)
 	if err != nil {
 		return nil, err
 	}
 	if pool == nil {
-		return nil, errors.New("postgres: New needs a pool (got nil): pass a *pgxpool.Pool, or call Open with a URL")
+		return nil, fmt.Errorf("postgres: pass a *pgxpool.Pool to New, not nil (or store.Open a postgres:// URL): %w", driver.ErrNilArgument)
 	}
-	return newDriver(ctx, pool, table, false)
+	return newDriver(ctx, pool, table, opts, false)
 }
 
-func newDriver(ctx context.Context, pool *pgxpool.Pool, table string, owned bool) (*Driver, error) {
+func newDriver(ctx context.Context, pool *pgxpool.Pool, table string, opts *Options, owned bool) (*Driver, error) {
 	d := &Driver{pool: pool, owned: owned, sql: newStatements(table), pruneBatch: DefaultPruneBatch}
+	if opts != nil && opts.NoCreate {
+		if err := checkTable(ctx, pool, d.sql); err != nil {
+			return nil, err
+		}
+	}
 	if err := ensureSchema(ctx, pool, table); err != nil {
 		return nil, err
 	}
@@ -119,7 +150,8 @@ func (d *Driver) Table() string { return d.sql.table }
 // Pool returns the pool the driver uses.
 func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
-// Close implements driver.Driver: it closes the pool if Open created it.
+// Close implements driver.Driver: it closes the pool if the driver opened
+// it (a store URL, or the deprecated Open).
 func (d *Driver) Close() error {
 	if d.owned {
 		d.pool.Close()
