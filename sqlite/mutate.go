@@ -66,7 +66,7 @@ func (d *Driver) change(ctx context.Context, tx *sql.Tx, p driver.MutateParams, 
 			return fail(ctx, err)
 		}
 		if exists {
-			return fmt.Errorf("%q exists: %w", p.Path, driver.ErrPrecondition)
+			return fmt.Errorf("sqlite: %q exists: %w", p.Path, driver.ErrPrecondition)
 		}
 		return nil
 	case p.Kind == driver.KindDelete:

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -82,5 +83,19 @@ func TestDeprecatedOpen(t *testing.T) {
 	defer d.Close()
 	if err := d.CreateFile(t.Context(), driver.File{Path: "a.md", Content: "x", Version: "v1"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMutateErrorPrefix checks that the failed condition of a delete of a
+// path expected absent says which package made it.
+func TestMutateErrorPrefix(t *testing.T) {
+	ctx := t.Context()
+	d := openTest(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	if err := d.CreateFile(ctx, driver.File{Path: "a.md", Content: "x", Version: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.Mutate(ctx, driver.MutateParams{Kind: driver.KindDelete, Path: "a.md"})
+	if !errors.Is(err, driver.ErrPrecondition) || !strings.HasPrefix(err.Error(), "sqlite: ") {
+		t.Errorf(`Mutate(delete, expected absent) = %v, want driver.ErrPrecondition with the prefix "sqlite: "`, err)
 	}
 }
