@@ -10,8 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-var _ driver.Appender = (*Driver)(nil)
-
 // Append implements driver.Appender in one round trip: one call of the
 // function "<table>_append" (see the schema), which inserts the completed
 // receipt, locks the file's row, checks the bound, writes the appended

@@ -11,8 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var _ driver.Historian = (*Driver)(nil)
-
 // historyArgs returns the history arguments of the mutation function
 // ($18–$28) for e, whose change writes content: all NULL without an
 // entry, and a NULL content when the entry's is the file's, which the

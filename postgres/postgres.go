@@ -54,6 +54,8 @@ var (
 	_ driver.ScopeReader      = (*Driver)(nil)
 	_ driver.SnapshotReader   = (*Driver)(nil)
 	_ driver.Pruner           = (*Driver)(nil)
+	_ driver.Historian        = (*Driver)(nil)
+	_ driver.Appender         = (*Driver)(nil)
 )
 
 func tableOf(opts *Options) (string, error) {

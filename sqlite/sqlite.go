@@ -69,6 +69,7 @@ var (
 	_ driver.SnapshotReader   = (*Driver)(nil)
 	_ driver.Pruner           = (*Driver)(nil)
 	_ driver.Historian        = (*Driver)(nil)
+	_ driver.Appender         = (*Driver)(nil)
 )
 
 // New opens (creating if needed) the database file at path, in WAL mode,
