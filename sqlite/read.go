@@ -23,11 +23,7 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 	defer rows.Close()
 	// UNION ALL keeps each arm's order in SQLite; CollectSnapshot sorts
 	// again, which costs nothing and assumes nothing.
-	file, out, err := driver.CollectSnapshot(rows, func() (*driver.File, bool, error) {
-		var isFile bool
-		f, err := scanFile(rows, &isFile)
-		return f, isFile, err
-	})
+	file, out, err := driver.CollectSnapshot(rows, func(isFile *bool) (*driver.File, error) { return scanFile(rows, isFile) })
 	if err != nil {
 		return nil, nil, fail(ctx, err)
 	}

@@ -19,17 +19,18 @@ type SQLRows interface {
 // CollectSnapshot reads the result of a statement that answers
 // [SnapshotReader.ReadSnapshot] in one result set: the file's row, if the
 // file exists, and the rows of the listing page. scan reads the current
-// row into a File and reports whether the row is the file's (then the File
-// is the result's file) or a listing entry's (then only its Path and
-// Tombstone are kept). The entries come back sorted by path, whatever
+// row into a File and sets *isFile when the row is the file's (then the
+// File is the result's file); a listing entry's row keeps only its Path
+// and Tombstone. The entries come back sorted by path, whatever
 // order the database returned them in (a UNION ALL of two ordered arms
 // promises none). The first error of scan or of rows.Err is returned as
 // is; rows are not closed.
-func CollectSnapshot(rows SQLRows, scan func() (f *File, isFile bool, err error)) (*File, []Entry, error) {
+func CollectSnapshot(rows SQLRows, scan func(isFile *bool) (*File, error)) (*File, []Entry, error) {
 	var file *File
 	var out []Entry
 	for rows.Next() {
-		f, isFile, err := scan()
+		var isFile bool
+		f, err := scan(&isFile)
 		if err != nil {
 			return nil, nil, err
 		}

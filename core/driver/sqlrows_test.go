@@ -22,10 +22,11 @@ type fakeRow struct {
 
 func (r *fakeRows) Next() bool { r.i++; return r.i <= len(r.rows) }
 func (r *fakeRows) Err() error { return r.err }
-func (r *fakeRows) scan() (*driver.File, bool, error) {
+func (r *fakeRows) scan(isFile *bool) (*driver.File, error) {
 	row := r.rows[r.i-1]
 	f := row.f
-	return &f, row.isFile, nil
+	*isFile = row.isFile
+	return &f, nil
 }
 
 func TestCollectSnapshot(t *testing.T) {
@@ -56,7 +57,7 @@ func TestCollectSnapshot(t *testing.T) {
 	if _, _, err := driver.CollectSnapshot(failing, failing.scan); !errors.Is(err, boom) {
 		t.Errorf("rows.Err: got %v, want %v", err, boom)
 	}
-	_, _, err = driver.CollectSnapshot(&fakeRows{rows: rows.rows}, func() (*driver.File, bool, error) { return nil, false, boom })
+	_, _, err = driver.CollectSnapshot(&fakeRows{rows: rows.rows}, func(*bool) (*driver.File, error) { return nil, boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("scan error: got %v, want %v", err, boom)
 	}
