@@ -8,6 +8,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// ErrInvalidTable reports a table name that is not 1–52 characters of
+// [A-Za-z0-9_] starting with a letter or an underscore. Derived names
+// ("<table>_receipts", "<table>_hist_exp", …) must stay within
+// PostgreSQL's 63-byte limit, and the name is the only identifier
+// interpolated into SQL.
+var ErrInvalidTable = errors.New("postgres: invalid table name")
+
 // isPrecondition reports whether err is the mutation function's failed
 // version check, by SQLSTATE.
 func isPrecondition(err error) bool {
@@ -43,10 +50,3 @@ func tableMissing(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "42P01"
 }
-
-// ErrInvalidTable reports a table name that is not 1–52 characters of
-// [A-Za-z0-9_] starting with a letter or an underscore. Derived names
-// ("<table>_receipts", "<table>_hist_exp", …) must stay within
-// PostgreSQL's 63-byte limit, and the name is the only identifier
-// interpolated into SQL.
-var ErrInvalidTable = errors.New("postgres: invalid table name")

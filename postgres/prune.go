@@ -8,6 +8,10 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
+// DefaultPruneBatch is how many rows one statement of
+// [Driver.PruneExpired] deletes.
+const DefaultPruneBatch = 1000
+
 // PruneExpired implements driver.Pruner: it deletes the receipts, the
 // tombstones and the history entries whose expires_at is before now, [DefaultPruneBatch] rows per
 // statement (each its own transaction), found through the expires_at
@@ -50,7 +54,3 @@ func (d *Driver) PruneReceipts(ctx context.Context, olderThan time.Duration) (in
 	}
 	return int(tag.RowsAffected()), nil
 }
-
-// DefaultPruneBatch is how many rows one statement of
-// [Driver.PruneExpired] deletes.
-const DefaultPruneBatch = 1000

@@ -10,6 +10,10 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
+// DefaultPruneBatch is how many rows [Driver.PruneExpired] deletes per
+// transaction.
+const DefaultPruneBatch = 100
+
 // PruneExpired implements driver.Pruner: it deletes the receipts, the
 // tombstones and the history entries whose expires_at is before now, [DefaultPruneBatch] rows per
 // transaction, found through the expires_at indexes. Each batch takes the
@@ -101,7 +105,3 @@ func (d *Driver) PruneReceipts(ctx context.Context, olderThan time.Duration) (in
 	})
 	return int(n), err
 }
-
-// DefaultPruneBatch is how many rows [Driver.PruneExpired] deletes per
-// transaction.
-const DefaultPruneBatch = 100
