@@ -10,8 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-var _ driver.Appender = (*Driver)(nil)
-
 // Append implements driver.Appender in one round trip: one call of the
 // function "<table>_append" (see the schema), which inserts the completed
 // receipt, locks the file's row, checks the bound, writes the appended
@@ -21,7 +19,7 @@ var _ driver.Appender = (*Driver)(nil)
 // written by an operation whose receipt is pending is refused
 // (CodeUnsettled), so that the store completes that receipt first.
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
-	meta, err := metadataArg(p.Metadata)
+	meta, err := driver.MetadataJSON(p.Metadata)
 	if err != nil {
 		return driver.AppendResult{}, err
 	}

@@ -23,7 +23,7 @@ func TestConformance(t *testing.T) {
 			return d
 		},
 		Reopen: func(t *testing.T, d driver.Driver) driver.Driver {
-			d2, err := Open(t.Context(), url, &Options{Table: d.(*Driver).Table()})
+			d2, err := openPool(t.Context(), url, &Options{Table: d.(*Driver).Table()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,11 @@
 // Package postgres is the PostgreSQL driver for agentmem, over a pgx/v5
 // connection pool.
 //
-//	d, err := postgres.Open(ctx, "postgres://user@host/db", nil) // owns its pool
-//	// or postgres.New(ctx, pool, &postgres.Options{Table: "agent_memory"})
+//	d, err := postgres.New(ctx, pool, &postgres.Options{Table: "agent_memory"})
 //	s := store.New(d, nil)
 //	defer s.Close()
+//
+//	// or: s, err := store.Open(ctx, "postgres://user@host/db", nil) // owns its pool
 //
 // Files live in one table (default "agent_memory"), receipts in
 // "<table>_receipts", history entries in "<table>_history", and the atomic
@@ -17,8 +18,8 @@
 // # Opening
 //
 // [New] (ctx, *pgxpool.Pool, *Options) uses the caller's pool and leaves it
-// open; [Open] (ctx, connection string, *Options) creates a pool the driver
-// owns. Importing the package registers the store URL schemes "postgres"
+// open; with Options.NoCreate it opens an existing table only. Importing
+// the package registers the store URL schemes "postgres"
 // and "postgresql" with store.Register: store.Open(ctx,
 // "postgres://user@host:5432/db?sslmode=disable&table=agent_memory", nil)
 // passes the URL to pgx (libpq's parameters; the password from the URL, a

@@ -8,18 +8,25 @@ import (
 
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/postgres"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Connect, put the driver under a store, then create, read and delete a
 // memory file. It needs a PostgreSQL server, so it is compiled but not run.
 func Example() {
 	ctx := context.Background()
-	// Open owns its pool; postgres.New(ctx, pool, nil) uses a pgxpool.Pool you already have.
-	d, err := postgres.Open(ctx, os.Getenv("DATABASE_URL"), nil) // creates the tables when missing
+	// A pgxpool.Pool of your own; store.Open(ctx, "postgres://…", nil)
+	// opens one the store's Close closes instead.
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	s := store.New(d, nil) // s.Close closes d and its pool
+	defer pool.Close()
+	d, err := postgres.New(ctx, pool, nil) // creates the tables when missing
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := store.New(d, nil) // s.Close closes d, not the pool
 	defer s.Close()
 
 	// Expected "" creates; an update or delete names the version it read.

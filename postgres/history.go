@@ -11,8 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var _ driver.Historian = (*Driver)(nil)
-
 // historyArgs returns the history arguments of the mutation function
 // ($18–$28) for e, whose change writes content: all NULL without an
 // entry, and a NULL content when the entry's is the file's, which the
@@ -21,7 +19,7 @@ func historyArgs(e *driver.HistoryEntry, content string) ([]any, error) {
 	if e == nil {
 		return make([]any, 11), nil
 	}
-	meta, err := metadataArg(e.Metadata)
+	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +36,7 @@ func appendHistoryArgs(e *driver.HistoryEntry) ([]any, error) {
 	if e == nil {
 		return make([]any, 8), nil
 	}
-	meta, err := metadataArg(e.Metadata)
+	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +71,7 @@ func scanHistory(row pgx.Row) (driver.HistoryEntry, error) {
 // PutHistory implements driver.Historian (INSERT … ON CONFLICT DO
 // NOTHING on the entry's key).
 func (d *Driver) PutHistory(ctx context.Context, e driver.HistoryEntry) error {
-	meta, err := metadataArg(e.Metadata)
+	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return err
 	}

@@ -2,33 +2,38 @@ package postgres
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
+	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DefaultTable is the table name used when Options.Table is empty.
 const DefaultTable = "agent_memory"
 
-// ErrInvalidTable reports a table name that is not 1–52 characters of
-// [A-Za-z0-9_] starting with a letter or an underscore. Derived names
-// ("<table>_receipts", "<table>_hist_exp", …) must stay within
-// PostgreSQL's 63-byte limit, and the name is the only identifier
-// interpolated into SQL.
-var ErrInvalidTable = errors.New("postgres: invalid table name")
-
 var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 
-// Options configures a Driver. nil or the zero value means defaults.
+// Options configures a Driver. nil or the zero value means defaults: the
+// zero value of each field is its default.
 type Options struct {
-	// Table names the files table (default [DefaultTable]). The driver
+	// Table names the files table; empty means [DefaultTable]. The driver
 	// also uses "<Table>_receipts", "<Table>_history", "<Table>_mutate"
 	// and "<Table>_append" (functions) and three indexes named after it.
 	// Names are quoted, so they are case-sensitive.
 	Table string
+	// NoCreate makes New open an existing store only: the files table must
+	// exist (an older schema around it, such as a missing history table or
+	// an older version of the functions, is still brought up to date, as
+	// without NoCreate), or New fails with an error wrapping
+	// driver.ErrStoreNotFound and creates nothing. false, the default,
+	// creates the schema when missing.
+	NoCreate bool
 }
 
 // Driver is the PostgreSQL driver. It is safe for concurrent use.
@@ -41,10 +46,6 @@ type Driver struct {
 	pruneHook  func() // tests: called after each prune statement
 }
 
-// DefaultPruneBatch is how many rows one statement of
-// [Driver.PruneExpired] deletes.
-const DefaultPruneBatch = 1000
-
 var (
 	_ driver.Driver           = (*Driver)(nil)
 	_ driver.Mutator          = (*Driver)(nil)
@@ -53,6 +54,8 @@ var (
 	_ driver.ScopeReader      = (*Driver)(nil)
 	_ driver.SnapshotReader   = (*Driver)(nil)
 	_ driver.Pruner           = (*Driver)(nil)
+	_ driver.Historian        = (*Driver)(nil)
+	_ driver.Appender         = (*Driver)(nil)
 )
 
 func tableOf(opts *Options) (string, error) {
@@ -66,19 +69,32 @@ func tableOf(opts *Options) (string, error) {
 	return t, nil
 }
 
-// Open connects a new pool to url (a libpq URL or key=value string, as
+// Open connects a new pool to url and returns a driver that owns it.
+//
+// Deprecated: use New (ctx, pool, opts) with a pool of your own, or
+// store.Open(ctx, "postgres://...", opts), whose Close closes the pool it
+// opened.
+func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
+	return openPool(ctx, url, opts)
+}
+
+// openPool connects a new pool to url (a libpq URL or key=value string, as
 // pgxpool.ParseConfig accepts), creates the schema if needed and returns a
 // driver that owns the pool: Close closes it. It fails with
-// [ErrInvalidTable] before connecting, and with an error for an empty url
-// (libpq would read every setting from PG* variables; pass them as
-// "postgres://" on purpose if that is meant).
-func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
+// [ErrInvalidTable] before connecting, and with an error wrapping
+// driver.ErrNilArgument for a nil ctx or an empty url (libpq would read
+// every setting from PG* variables; pass them as "postgres://" on purpose
+// if that is meant).
+func openPool(ctx context.Context, url string, opts *Options) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("postgres: pass a context, not nil: %w", driver.ErrNilArgument)
+	}
 	table, err := tableOf(opts)
 	if err != nil {
 		return nil, err
 	}
 	if url == "" {
-		return nil, errors.New(`postgres: Open needs a connection URL (got ""): pass postgres://user@host/db, or "postgres://" to take every setting from the PG* variables`)
+		return nil, fmt.Errorf(`postgres: pass a connection URL such as postgres://user@host/db, or "postgres://" to take every setting from the PG* variables, not "": %w`, driver.ErrNilArgument)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -89,7 +105,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: cannot create a connection pool: %w", err)
 	}
-	d, err := newDriver(ctx, pool, table, true)
+	d, err := newDriver(ctx, pool, table, opts, true)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -98,21 +114,32 @@ func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
 }
 
 // New returns a driver over a pool the caller owns (Close leaves it open),
-// creating the schema if needed. It fails with [ErrInvalidTable] before
-// using the pool, and with an error for a nil pool.
+// creating the schema if needed; with Options.NoCreate it opens an
+// existing store only (driver.ErrStoreNotFound otherwise). It fails with
+// an error wrapping driver.ErrNilArgument for a nil ctx or a nil pool, and
+// with [ErrInvalidTable], before using the pool. opts may be nil, which
+// means defaults.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("postgres: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	}
 	table, err := tableOf(opts)
 	if err != nil {
 		return nil, err
 	}
 	if pool == nil {
-		return nil, errors.New("postgres: New needs a pool (got nil): pass a *pgxpool.Pool, or call Open with a URL")
+		return nil, fmt.Errorf("postgres: pass a *pgxpool.Pool to New, not nil (or store.Open a postgres:// URL): %w", driver.ErrNilArgument)
 	}
-	return newDriver(ctx, pool, table, false)
+	return newDriver(ctx, pool, table, opts, false)
 }
 
-func newDriver(ctx context.Context, pool *pgxpool.Pool, table string, owned bool) (*Driver, error) {
+func newDriver(ctx context.Context, pool *pgxpool.Pool, table string, opts *Options, owned bool) (*Driver, error) {
 	d := &Driver{pool: pool, owned: owned, sql: newStatements(table), pruneBatch: DefaultPruneBatch}
+	if opts != nil && opts.NoCreate {
+		if err := checkTable(ctx, pool, d.sql); err != nil {
+			return nil, err
+		}
+	}
 	if err := ensureSchema(ctx, pool, table); err != nil {
 		return nil, err
 	}
@@ -125,10 +152,67 @@ func (d *Driver) Table() string { return d.sql.table }
 // Pool returns the pool the driver uses.
 func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
-// Close implements driver.Driver: it closes the pool if Open created it.
+// Close implements driver.Driver: it closes the pool if the driver opened
+// it (a store URL, or the deprecated Open).
 func (d *Driver) Close() error {
 	if d.owned {
 		d.pool.Close()
 	}
 	return nil
+}
+
+// contentArgs returns the values of the content and content_bytes
+// columns for s: text cannot hold NUL, so content with a NUL is kept whole
+// as bytes, and its text shows each NUL as U+FFFD.
+func contentArgs(s string) (string, []byte) {
+	if strings.IndexByte(s, 0) < 0 {
+		return s, nil
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD"), []byte(s)
+}
+
+// timeArg is t, or NULL for the zero time.
+func timeArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// scanFile scans the file columns (fileCols), after the columns first
+// scans into, if any.
+func scanFile(row pgx.Row, first ...any) (*driver.File, error) {
+	var f driver.File
+	var meta *string
+	var expires *time.Time
+	var raw []byte
+	if err := row.Scan(append(first, &f.Path, &f.Content, &raw, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
+		return nil, err
+	}
+	if raw != nil {
+		f.Content = string(raw)
+	}
+	if meta != nil {
+		if err := json.Unmarshal([]byte(*meta), &f.Metadata); err != nil {
+			return nil, fmt.Errorf("postgres: metadata of %q: %w", f.Path, err)
+		}
+	}
+	if expires != nil {
+		f.ExpiresAt = *expires
+	}
+	return &f, nil
+}
+
+func scanReceipt(row pgx.Row) (*driver.Receipt, error) {
+	var r driver.Receipt
+	var kind string
+	if err := row.Scan(&r.ID, &r.Fingerprint, &kind, &r.Path, &r.Expected, &r.Version, &r.Existed, &r.Completed, &r.CreatedAt, &r.ExpiresAt); err != nil {
+		return nil, err
+	}
+	r.Kind = driver.Kind(kind)
+	return &r, nil
+}
+
+func clampInt32(n int) int {
+	return min(n, math.MaxInt32)
 }

@@ -23,8 +23,8 @@ func TestHostileTableNamesRejected(t *testing.T) {
 		`a"b`, "ta ble", "tablé", "x\x00", "public.agent_memory",
 	} {
 		// Open validates before it parses the URL or connects.
-		if _, err := Open(t.Context(), "postgres://nowhere.invalid:1/x", &Options{Table: name}); !errors.Is(err, ErrInvalidTable) {
-			t.Errorf("Open(%q): %v, want ErrInvalidTable", name, err)
+		if _, err := openPool(t.Context(), "postgres://nowhere.invalid:1/x", &Options{Table: name}); !errors.Is(err, ErrInvalidTable) {
+			t.Errorf("openPool(%q): %v, want ErrInvalidTable", name, err)
 		}
 		if _, err := New(t.Context(), nil, &Options{Table: name}); !errors.Is(err, ErrInvalidTable) {
 			t.Errorf("New(%q): %v, want ErrInvalidTable", name, err)
@@ -249,7 +249,7 @@ func TestTwoProcessesRaceOneCAS(t *testing.T) {
 			for i := range stores {
 				// Two pools, as two processes would have.
 				var d driver.Driver
-				d, err := Open(t.Context(), url, &Options{Table: table})
+				d, err := openPool(t.Context(), url, &Options{Table: table})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -612,14 +612,14 @@ func TestSchemaDroppedWhileRunning(t *testing.T) {
 // TestArgumentErrors checks that a nil pool and a bad URL are errors that
 // say what to fix, with the package's prefix, before any connection.
 func TestArgumentErrors(t *testing.T) {
-	if _, err := New(t.Context(), nil, nil); err == nil || !strings.HasPrefix(err.Error(), "postgres: New needs a pool") {
+	if _, err := New(t.Context(), nil, nil); err == nil || !strings.HasPrefix(err.Error(), "postgres: pass a *pgxpool.Pool to New") {
 		t.Errorf("New(nil pool) = %v, want an error naming the pool", err)
 	}
 	for _, url := range []string{"postgres://u@host:notaport/db", "host=x port=y", "postgres://%zz"} {
-		_, err := Open(t.Context(), url, nil)
+		_, err := openPool(t.Context(), url, nil)
 		var perr *pgconn.ParseConfigError
 		if err == nil || !strings.HasPrefix(err.Error(), "postgres: fix the connection URL") || !errors.As(err, &perr) {
-			t.Errorf("Open(%q) = %v, want a postgres: error wrapping *pgconn.ParseConfigError", url, err)
+			t.Errorf("openPool(%q) = %v, want a postgres: error wrapping *pgconn.ParseConfigError", url, err)
 		}
 	}
 }

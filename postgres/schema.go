@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -271,7 +272,7 @@ func quote(name string) string { return `"` + name + `"` }
 // statements holds every SQL text of one table, built once.
 type statements struct {
 	table                                            string
-	schemaCheck, schema                              string
+	schemaCheck, schema, tableExists                 string
 	getFile, listFiles, listAll                      string
 	createFile, replaceFile, deleteFile              string
 	getReceipt, reserveReceipt                       string
@@ -336,6 +337,7 @@ func newStatements(table string) statements {
 	return statements{
 		table:           table,
 		schemaCheck:     `SELECT COALESCE(obj_description(to_regprocedure($1::text), 'pg_proc'), '')`,
+		tableExists:     `SELECT to_regclass($1::text) IS NOT NULL`,
 		mutateSignature: f + "(" + mutateTypes + ")",
 		schema:          lock + script,
 		getFile:         `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = $1::text`,
@@ -445,6 +447,20 @@ func recreateSchema(ctx context.Context, pool *pgxpool.Pool, table string) error
 		return err
 	}
 	return ensureSchema(ctx, pool, table)
+}
+
+// checkTable reports, for Options.NoCreate, a files table that does not
+// exist where the pool's search_path looks (wrapping
+// driver.ErrStoreNotFound).
+func checkTable(ctx context.Context, pool *pgxpool.Pool, s statements) error {
+	var found bool
+	if err := pool.QueryRow(ctx, s.tableExists, quote(s.table)).Scan(&found); err != nil {
+		return fmt.Errorf("postgres: checking the table %s: %w", s.table, fail(ctx, err))
+	}
+	if !found {
+		return fmt.Errorf("postgres: the table %q does not exist (create it first, or open it without NoCreate): %w", s.table, driver.ErrStoreNotFound)
+	}
+	return nil
 }
 
 // createSchema creates the schema unless (without force) the function

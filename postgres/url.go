@@ -30,5 +30,5 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	}
 	conn := *u
 	conn.RawQuery = q.Encode()
-	return Open(ctx, conn.String(), opts)
+	return openPool(ctx, conn.String(), opts)
 }

@@ -79,7 +79,7 @@ func TestOpenURLErrors(t *testing.T) {
 			t.Errorf("Open(%q) = %v, want an error without the password", u, err)
 		}
 	}
-	if _, err := Open(t.Context(), "", nil); err == nil {
-		t.Error(`Open("") succeeded`)
+	if _, err := openPool(t.Context(), "", nil); err == nil {
+		t.Error(`openPool("") succeeded`)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-var _ driver.Appender = (*Driver)(nil)
-
 // Append implements driver.Appender in one BEGIN IMMEDIATE transaction:
 // look up the receipt, read the file, and write the appended file, its
 // history entry (p.History, with Previous and Content filled in) and the

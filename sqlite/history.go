@@ -20,7 +20,7 @@ import (
 
 // putHistory inserts e unless its key exists (then ErrPrecondition).
 func (d *Driver) putHistory(ctx context.Context, q querier, e driver.HistoryEntry) error {
-	meta, err := metadataText(e.Metadata)
+	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return err
 	}

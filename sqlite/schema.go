@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/agentmem/agentmem/core/driver"
 )
 
 // ddl is the schema; {T}, {R}, {H}, {TI}, {RI}, {HI} stand for the quoted
@@ -157,6 +159,19 @@ func newStatements(table string) statements {
 		// Found through the expires_at index, which holds the rowids.
 		pruneHistory: `DELETE FROM ` + h + ` WHERE rowid IN (SELECT rowid FROM ` + h + ` WHERE expires_at < ?1 LIMIT ?2)`,
 	}
+}
+
+// checkTable reports, for Options.NoCreate, a database without the files
+// table (wrapping driver.ErrStoreNotFound).
+func (d *Driver) checkTable(ctx context.Context) error {
+	var n int
+	if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, d.opts.Table).Scan(&n); err != nil {
+		return fmt.Errorf("sqlite: cannot open the database file %s: %w", d.path, fail(ctx, err))
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: the database file %s has no table %q (create it first, or open it without NoCreate): %w", d.path, d.opts.Table, driver.ErrStoreNotFound)
+	}
+	return nil
 }
 
 // createSchema runs the DDL in one BEGIN IMMEDIATE transaction: processes

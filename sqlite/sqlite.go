@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,26 +27,24 @@ const DefaultTable = "agent_memory"
 // write lock by default.
 const DefaultBusyTimeout = 30 * time.Second
 
-// ErrInvalidTable reports a table name that is not 1–52 characters of
-// [A-Za-z0-9_] starting with a letter or an underscore (the rule the
-// PostgreSQL driver uses too, so one name works on both).
-var ErrInvalidTable = errors.New("sqlite: invalid table name")
-
-// ErrInvalidPath reports an empty database path or ":memory:" (each pooled
-// connection would get a database of its own; use core/memstore instead).
-var ErrInvalidPath = errors.New("sqlite: invalid database path")
-
 var tablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,51}$`)
 
 // Options configures a Driver. nil or the zero value means defaults.
 type Options struct {
-	// Table names the files table (default [DefaultTable]); receipts go to
+	// Table names the files table; empty means [DefaultTable]. Receipts go to
 	// "<Table>_receipts" and history entries to "<Table>_history". Names
 	// are quoted, so they are case-sensitive.
 	Table string
 	// BusyTimeout is how long a write waits for the lock another
-	// connection or process holds (default [DefaultBusyTimeout]).
+	// connection or process holds; zero (or a negative value) means
+	// [DefaultBusyTimeout].
 	BusyTimeout time.Duration
+	// NoCreate makes New open an existing store only: the database file
+	// must exist and hold the files table (an older schema around it is
+	// still brought up to date), or New fails with an error wrapping
+	// driver.ErrStoreNotFound and creates nothing. false, the default,
+	// creates the file and the schema when missing.
+	NoCreate bool
 }
 
 // Driver is the SQLite driver. It is safe for concurrent use.
@@ -61,10 +60,6 @@ type Driver struct {
 	pruneHold  func(time.Duration) // benchmarks: how long each prune transaction held the writer slot
 }
 
-// DefaultPruneBatch is how many rows [Driver.PruneExpired] deletes per
-// transaction.
-const DefaultPruneBatch = 100
-
 var (
 	_ driver.Driver           = (*Driver)(nil)
 	_ driver.Mutator          = (*Driver)(nil)
@@ -74,27 +69,35 @@ var (
 	_ driver.SnapshotReader   = (*Driver)(nil)
 	_ driver.Pruner           = (*Driver)(nil)
 	_ driver.Historian        = (*Driver)(nil)
+	_ driver.Appender         = (*Driver)(nil)
 )
 
 // New opens (creating if needed) the database file at path, in WAL mode,
-// and creates the schema if needed. The directory must exist (an error
-// wrapping fs.ErrNotExist says so otherwise). It fails with
-// [ErrInvalidTable] or [ErrInvalidPath] before touching the file. The
-// driver owns the database handle: Close closes it. opts may be nil.
+// and creates the schema if needed; with Options.NoCreate it opens an
+// existing store only (driver.ErrStoreNotFound otherwise). The directory
+// must exist (an error wrapping fs.ErrNotExist says so otherwise). A nil
+// ctx or an empty path fails with an error wrapping
+// driver.ErrNilArgument (the empty path also [ErrInvalidPath]), a bad
+// table name with [ErrInvalidTable], before the file is touched. The
+// driver owns the database handle: Close closes it. opts may be nil, which
+// means defaults.
 func New(ctx context.Context, path string, opts *Options) (*Driver, error) {
 	return open(ctx, path, opts, nil)
 }
 
 // Open is [New], under the name earlier releases used.
 //
-// Deprecated: use New, or store.Open with a "sqlite:" URL.
+// Deprecated: use New (ctx, path, opts) or store.Open(ctx, "sqlite:...", opts).
 func Open(ctx context.Context, path string, opts *Options) (*Driver, error) {
 	return New(ctx, path, opts)
 }
 
-// open is Open with a hook run on every new connection (tests install
+// open is New with a hook run on every new connection (tests install
 // statement counters with it).
 func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Conn) error) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("sqlite: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	}
 	o := Options{Table: DefaultTable, BusyTimeout: DefaultBusyTimeout}
 	if opts != nil {
 		if opts.Table != "" {
@@ -103,21 +106,29 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 		if opts.BusyTimeout > 0 {
 			o.BusyTimeout = opts.BusyTimeout
 		}
+		o.NoCreate = opts.NoCreate
 	}
 	if !tablePattern.MatchString(o.Table) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidTable, o.Table)
 	}
-	if path == "" || path == ":memory:" {
+	if path == "" {
+		return nil, fmt.Errorf("sqlite: pass the path of a database file to New, not an empty string: %w (%w)", ErrInvalidPath, driver.ErrNilArgument)
+	}
+	if path == ":memory:" {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidPath, path)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: cannot open the database file %s: %w", path, err)
 	}
-	if err := checkDir(filepath.Dir(abs)); err != nil {
+	if o.NoCreate {
+		if err := checkFile(abs); err != nil {
+			return nil, err
+		}
+	} else if err := checkDir(filepath.Dir(abs)); err != nil {
 		return nil, fmt.Errorf("sqlite: cannot open the database file %s: %w", abs, err)
 	}
-	db, err := sqlitedriver.Open(dsn(abs, o.BusyTimeout), init)
+	db, err := sqlitedriver.Open(dsn(abs, o.BusyTimeout, o.NoCreate), init)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +142,12 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 		_ = db.Close()
 		return nil, err
 	}
+	if o.NoCreate {
+		if err := d.checkTable(ctx); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	}
 	if err := d.createSchema(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -140,16 +157,21 @@ func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Co
 
 // dsn is the URI of the database file with the settings every connection
 // gets: the busy timeout first, full fsync on commit, BEGIN IMMEDIATE for
-// transactions. WAL is a property of the file, set once by enableWAL. The
+// transactions, and with noCreate mode=rw (SQLite then never creates the
+// file). WAL is a property of the file, set once by enableWAL. The
 // busy timeout is rounded up to whole milliseconds, SQLite's unit: a
 // positive timeout must never become 0, which turns the busy handler off.
-func dsn(path string, busy time.Duration) string {
+func dsn(path string, busy time.Duration, noCreate bool) string {
 	escaped := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	if !strings.HasPrefix(escaped, "/") {
 		escaped = "/" + escaped // a Windows drive letter
 	}
-	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(full)&_txlock=immediate",
-		escaped, int64((busy+time.Millisecond-1)/time.Millisecond))
+	mode := ""
+	if noCreate {
+		mode = "&mode=rw"
+	}
+	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(full)&_txlock=immediate%s",
+		escaped, int64((busy+time.Millisecond-1)/time.Millisecond), mode)
 }
 
 // enableWAL switches the file to WAL mode (a no-op once it is). The switch
@@ -190,6 +212,21 @@ func checkDir(dir string) error {
 		return err
 	case !st.IsDir():
 		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// checkFile reports, for Options.NoCreate, a database file that does not
+// exist (wrapping driver.ErrStoreNotFound) or is not a regular file.
+func checkFile(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: the database file %s does not exist (create it first, or open it without NoCreate): %w", path, driver.ErrStoreNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlite: cannot open the database file %s: %w", path, err)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("sqlite: cannot open the database file %s: it is not a regular file", path)
 	}
 	return nil
 }
@@ -256,27 +293,50 @@ func (d *Driver) inTxChecked(ctx context.Context, check func() error, fn func(tx
 	return fail(ctx, tx.Commit())
 }
 
-// fail keeps a context error visible to errors.Is when SQLite reports the
-// interruption in its own words.
-func fail(ctx context.Context, err error) error { return driver.ContextError(ctx, err) }
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
 
-// applied maps a conditional statement's result to the driver contract:
-// no row changed is driver.ErrPrecondition, and a value over SQLite's
-// length limit (SQLITE_TOOBIG, refused before anything is written) is
-// driver.ErrTooLarge.
-func applied(ctx context.Context, res sql.Result, err error) error {
-	if errors.Is(err, sqlite3.TOOBIG) {
-		return fmt.Errorf("%w: %w", driver.ErrTooLarge, err)
+// millis is t as Unix milliseconds, or NULL for the zero time.
+func millis(t time.Time) any {
+	if t.IsZero() {
+		return nil
 	}
-	if err != nil {
-		return fail(ctx, err)
+	return t.UnixMilli()
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanFile scans the file columns (fileCols), after the columns first
+// scans into, if any.
+func scanFile(row scanner, first ...any) (*driver.File, error) {
+	var f driver.File
+	var meta sql.NullString
+	var expires sql.NullInt64
+	if err := row.Scan(append(first, &f.Path, &f.Content, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
+		return nil, err
 	}
-	n, err := res.RowsAffected()
-	switch {
-	case err != nil:
-		return err
-	case n == 0:
-		return driver.ErrPrecondition
+	if meta.Valid {
+		if err := json.Unmarshal([]byte(meta.String), &f.Metadata); err != nil {
+			return nil, fmt.Errorf("sqlite: metadata of %q: %w", f.Path, err)
+		}
 	}
-	return nil
+	if expires.Valid {
+		f.ExpiresAt = time.UnixMilli(expires.Int64)
+	}
+	return &f, nil
+}
+
+func scanReceipt(row scanner) (*driver.Receipt, error) {
+	var r driver.Receipt
+	var kind string
+	var created, expires int64
+	if err := row.Scan(&r.ID, &r.Fingerprint, &kind, &r.Path, &r.Expected, &r.Version, &r.Existed, &r.Completed, &created, &expires); err != nil {
+		return nil, err
+	}
+	r.Kind, r.CreatedAt, r.ExpiresAt = driver.Kind(kind), time.UnixMilli(created), time.UnixMilli(expires)
+	return &r, nil
 }
