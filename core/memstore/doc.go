@@ -35,8 +35,15 @@
 //
 // # Opening
 //
-// [New] returns an empty driver for [store.New]; [Open] returns a store
-// seeded with files. Importing the package registers the store URL scheme
+// [New] (ctx, *Options) returns an empty driver for [store.New]:
+//
+//	d, err := memstore.New(ctx, nil)
+//	if err != nil {
+//		return err
+//	}
+//	s := store.New(d, nil)
+//
+// Importing the package registers the store URL scheme
 // "mem" with [store.Register]: store.Open(ctx, "mem://", nil) opens an
 // empty in-memory store (the URL takes no host, path or parameters).
 package memstore

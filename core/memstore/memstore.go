@@ -44,16 +44,34 @@ var (
 	_ driver.Historian        = (*Driver)(nil)
 )
 
-// New returns an empty in-memory driver.
-func New() *Driver {
-	return &Driver{files: map[string]driver.File{}, paths: newIndex(), receipts: map[string]driver.Receipt{}, history: map[string]driver.HistoryEntry{}, hkeys: newIndex(), pruneBatch: DefaultPruneBatch}
+// Options configures a Driver. It has no fields yet; nil means defaults.
+type Options struct{}
+
+// New returns an empty in-memory driver for [store.New]. opts may be nil.
+// A nil ctx fails with an error wrapping [driver.ErrNilArgument], a done
+// one with its error; nothing else fails.
+func New(ctx context.Context, opts *Options) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("memstore: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &Driver{files: map[string]driver.File{}, paths: newIndex(), receipts: map[string]driver.Receipt{}, history: map[string]driver.HistoryEntry{}, hkeys: newIndex(), pruneBatch: DefaultPruneBatch}, nil
 }
 
 // Open returns a store over a new in-memory driver, seeded with files
 // (path → content). The map is copied; later changes to it are not seen.
 // It fails with store.ErrInvalidPath for a bad path.
+//
+// Deprecated: use New (store.New over it, then write the files) or
+// store.Open(ctx, "mem://", opts).
 func Open(ctx context.Context, files map[string]string) (*store.Store, error) {
-	s := store.New(New(), nil)
+	d, err := New(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := store.New(d, nil)
 	keys := make([]string, 0, len(files))
 	for k := range files {
 		keys = append(keys, k)

@@ -11,12 +11,12 @@ import (
 func init() { store.Register("mem", openURL) }
 
 // openURL opens "mem://": a new, empty driver.
-func openURL(_ context.Context, u *url.URL) (driver.Driver, error) {
+func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if u.Opaque != "" || u.Host != "" || u.User != nil || (u.Path != "" && u.Path != "/") {
 		return nil, driver.URLError(u, "write mem:// (an in-memory store has no host or path)")
 	}
 	if err := driver.CheckQuery(u); err != nil {
 		return nil, err
 	}
-	return New(), nil
+	return New(ctx, nil)
 }
