@@ -93,10 +93,10 @@
 //
 // # Opening
 //
-// [New] (ctx, directory, *Options) returns the driver for [store.New];
-// [Open] returns the store directly. Importing the package registers the
-// store URL scheme "file" with [store.Register]: store.Open(ctx,
-// "file:///abs/dir", nil) for an absolute directory, "file:rel/dir" for one
-// relative to the working directory (created if needed). The URL takes no
-// host and no parameters.
+// [New] (ctx, directory, *Options) returns the driver for [store.New]; it
+// creates the directory when missing unless [Options].NoCreate is set.
+// Importing the package registers the store URL scheme "file" with
+// [store.Register]: store.Open(ctx, "file:///abs/dir", nil) for an
+// absolute directory, "file:rel/dir" for one relative to the working
+// directory (created if needed). The URL takes no host and no parameters.
 package filestore

@@ -46,18 +46,34 @@ var (
 	_ driver.Historian      = (*Driver)(nil)
 )
 
-// Options configures a Driver. It has no fields yet; nil means defaults.
-type Options struct{}
+// Options configures a Driver; nil means defaults.
+type Options struct {
+	// NoCreate makes New fail with an error wrapping
+	// driver.ErrStoreNotFound when the directory does not exist, instead
+	// of creating it. The sidecar directory inside an existing directory
+	// is still made when missing. False (the default) creates the
+	// directory and its parents.
+	NoCreate bool
+}
 
-// New opens (creating if needed) the directory dir as a file driver. An
-// empty dir is refused (it would put the store in the working directory);
-// pass "." to mean that. opts may be nil.
+// New opens (creating if needed, unless opts.NoCreate) the directory dir
+// as a file driver. A nil ctx and an empty dir fail with an error wrapping
+// driver.ErrNilArgument (an empty dir would put the store in the working
+// directory; pass "." to mean that). opts may be nil.
 func New(ctx context.Context, dir string, opts *Options) (*Driver, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("filestore: pass a context to New, not nil: %w", driver.ErrNilArgument)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if dir == "" {
-		return nil, errors.New(`filestore: name the directory to keep memory in (got ""; pass "." for the working directory)`)
+		return nil, fmt.Errorf(`filestore: pass New the directory to keep memory in, not "" ("." for the working directory): %w`, driver.ErrNilArgument)
+	}
+	if opts != nil && opts.NoCreate {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("filestore: the directory %s does not exist (create it, or open without NoCreate): %w", dir, driver.ErrStoreNotFound)
+		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, SidecarDir, "receipts"), 0o755); err != nil {
 		return nil, err
@@ -85,6 +101,9 @@ func New(ctx context.Context, dir string, opts *Options) (*Driver, error) {
 
 // Open returns a store over the directory dir (see New), configured by
 // opts.
+//
+// Deprecated: use New (store.New over it) or store.Open(ctx, "file:DIR",
+// opts).
 func Open(ctx context.Context, dir string, opts *store.Options) (*store.Store, error) {
 	d, err := New(ctx, dir, nil)
 	if err != nil {
