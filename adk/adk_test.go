@@ -19,7 +19,6 @@ import (
 	agentmemadk "github.com/agentmem/agentmem/adk"
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -67,7 +66,7 @@ func (r *rig) run(t *testing.T, user, sessionID, prompt string) []*session.Event
 
 func newMemory(t *testing.T, opts *memory.Options) (*memory.Memory, *store.Store) {
 	t.Helper()
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	m, err := memory.New(s, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +212,7 @@ func TestReplayedCallAndRedactedErrors(t *testing.T) {
 }
 
 func TestTwoMemoriesOnOneAgent(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	personal, _ := memory.New(s, &memory.Options{Heading: "Your notes"})
 	org, _ := memory.New(s, &memory.Options{AgentName: "org", Namespace: "acme", Heading: "Org notes", ToolPrefix: "org"})
 	r := newRig(t, map[string][]adktest.Step{"Hi.": {

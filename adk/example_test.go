@@ -28,7 +28,11 @@ import (
 // application), and memstore for any backend driver.
 func Example() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := store.New(d, nil)
 	mem, err := memory.New(s, nil) // namespace = the ADK user id
 	if err != nil {
 		log.Fatal(err)
@@ -68,7 +72,11 @@ func Example() {
 // the window the session; Close flushes the background appends.
 func ExampleHistoryWindow() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := store.New(d, nil)
 	mem, err := memory.New(s, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -119,7 +127,11 @@ func ExampleHistoryWindow() {
 // and ADK's load_memory and preload_memory tools search them.
 func ExampleMemoryService() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := store.New(d, nil)
 	svc, err := agentmemadk.NewMemoryService(s, nil)
 	if err != nil {
 		log.Fatal(err)

@@ -20,7 +20,6 @@ import (
 	agentmemadk "github.com/agentmem/agentmem/adk"
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -68,7 +67,7 @@ func (r *memoryRig) run(t *testing.T, user, sessionID, prompt string) session.Se
 }
 
 func TestMemoryService(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	scripts := map[string][]adktest.Step{
 		"I moved to Hanoi and hate early flights": {adktest.Text("Noted: Hanoi.")},
 		"Where do I live?": {
@@ -164,7 +163,7 @@ func TestMemoryServiceErrors(t *testing.T) {
 	if _, err := agentmemadk.NewMemoryService(nil, nil); err == nil {
 		t.Fatal("nil store accepted")
 	}
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	if _, err := agentmemadk.NewMemoryService(s, &agentmemadk.ServiceOptions{Folder: "a/b"}); !errors.Is(err, store.ErrInvalidPath) {
 		t.Fatalf("folder a/b: %v", err)
 	}

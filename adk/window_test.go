@@ -19,7 +19,6 @@ import (
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -190,7 +189,7 @@ func TestHistoryWindowErrors(t *testing.T) {
 	for _, mode := range []memory.ErrorMode{memory.IgnoreErrors, memory.RaiseErrors} {
 		t.Run(string(mode), func(t *testing.T) {
 			var logs bytes.Buffer
-			s := store.New(failing{Driver: memstore.New(), suffix: "pruned.md"}, nil)
+			s := store.New(failing{Driver: newMemDriver(t), suffix: "pruned.md"}, nil)
 			mem, err := memory.New(s, &memory.Options{InjectionErrors: mode, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
 			if err != nil {
 				t.Fatal(err)
@@ -442,7 +441,7 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 // model fails every request with memory.ErrNilModel.
 func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	var logs bytes.Buffer
-	mem, err := memory.New(store.New(memstore.New(), nil), &memory.Options{
+	mem, err := memory.New(store.New(newMemDriver(t), nil), &memory.Options{
 		InjectionErrors: memory.RaiseErrors, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"github.com/agentmem/agentmem/anthropic/anthropictest"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
-	"github.com/agentmem/agentmem/core/memstore"
 )
 
 // TestCommands runs the table of every command and error string on memstore
@@ -16,7 +15,7 @@ func TestCommands(t *testing.T) {
 	t.Parallel()
 	t.Run("memstore", func(t *testing.T) {
 		t.Parallel()
-		anthropictest.Commands(t, func(*testing.T) driver.Driver { return memstore.New() })
+		anthropictest.Commands(t, func(t *testing.T) driver.Driver { return newMemDriver(t) })
 	})
 	t.Run("filestore", func(t *testing.T) {
 		t.Parallel()

@@ -11,7 +11,12 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	defer s.Close()
 	tool, err := anthropic.New(s, nil)
 	if err != nil {

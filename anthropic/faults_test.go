@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -50,7 +49,7 @@ func TestFaultsExactlyOnce(t *testing.T) {
 			t.Run(mode.name+"/"+fc.name, func(t *testing.T) {
 				t.Parallel()
 				fresh := func() driver.Driver {
-					d := mode.wrap(memstore.New())
+					d := mode.wrap(newMemDriver(t))
 					seedStore(t, newTool(t, store.New(keepOpen{d}, nil)), "alice", faultSeed)
 					return d
 				}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -18,7 +17,7 @@ type backend struct {
 }
 
 var backends = []backend{
-	{"memstore", func(t *testing.T) driver.Driver { return memstore.New() }},
+	{"memstore", func(t *testing.T) driver.Driver { return newMemDriver(t) }},
 	{"filestore", func(t *testing.T) driver.Driver {
 		d, err := filestore.New(t.Context(), t.TempDir(), nil)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -43,7 +42,7 @@ func hostilePaths(n int) []string {
 // nothing of bob's is ever read (no result mentions his secret) or changed.
 func TestTenantIsolation(t *testing.T) {
 	t.Parallel()
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	defer s.Close()
 	tl := newTool(t, s)
 	const secret = "BOB-SECRET-CONTENT"

@@ -19,7 +19,7 @@ import (
 )
 
 func TestNewRefusesMissingOptions(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	defer s.Close()
 	for name, tc := range map[string]struct {
 		s    *store.Store
@@ -414,7 +414,7 @@ func TestHistoryVersionDiffRestore(t *testing.T) {
 	e.do(req{method: "POST", target: "/api/v1/namespaces/alice/restore/main/MEMORY.md", key: "alice-key", body: "v", headers: []string{"Content-Type: text/plain"}}).want(415, "unsupported-media-type")
 
 	// A store without history: 501.
-	plain := newEnvOn(t, store.New(nohistory{memstore.New()}, nil), nil)
+	plain := newEnvOn(t, store.New(nohistory{newMemDriver(t)}, nil), nil)
 	plain.do(req{method: "GET", target: "/api/v1/namespaces/alice/history", key: "alice-key"}).want(501, "history-unsupported")
 }
 

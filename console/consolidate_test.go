@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -87,7 +86,7 @@ const consolidatedMemory = "- lives in Da Nang (moved 2025-05)\n- prefers window
 func newConsolidateEnv(t *testing.T, answers ...string) (*env, *scriptedModel) {
 	t.Helper()
 	m := &scriptedModel{answers: answers}
-	s := store.New(memstore.New(), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { s.Close() })
 	e := newEnvOn(t, s, &Options{Consolidator: memory.ModelFunc(m.generate),
 		ConsolidateOptions: &memory.ConsolidateOptions{Metadata: map[string]string{"origin": "ops"}}})
@@ -285,7 +284,7 @@ func TestConsolidateNotConfigured(t *testing.T) {
 }
 
 func TestNewRefusesBadConsolidateMetadata(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	_, err := New(s, &Options{Authenticate: testAuth, ConsolidateOptions: &memory.ConsolidateOptions{Metadata: map[string]string{"k": "a\x00b"}}})
 	if !errors.Is(err, ErrOptions) {
 		t.Fatalf("New = %v, want ErrOptions", err)

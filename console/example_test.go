@@ -15,7 +15,12 @@ import (
 // A user key writes its own notebook with compare-and-swap; a stale ETag
 // is refused and nothing is written.
 func Example() {
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(context.Background(), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	defer s.Close()
 	h, _ := console.New(s, &console.Options{
 		Authenticate: func(r *http.Request) (console.Principal, error) {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -95,7 +94,7 @@ type env struct {
 // newEnv serves a fresh memstore with history on.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	s := store.New(memstore.New(), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { s.Close() })
 	return newEnvOn(t, s, nil)
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -37,7 +36,7 @@ func (letterEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 // notebook page once answered 400 on a store with an embedder, as soon as
 // the index row of a file existed.
 func TestSearchIndexRowsHidden(t *testing.T) {
-	s := store.New(memstore.New(), &store.Options{Embedder: letterEmbedder{}})
+	s := store.New(newMemDriver(t), &store.Options{Embedder: letterEmbedder{}})
 	t.Cleanup(func() { s.Close() })
 	e := newEnvOn(t, s, nil)
 	ctx := t.Context()

@@ -20,10 +20,11 @@ func TestUnifiedDiff(t *testing.T) {
 // TestOnFilestore runs create, update and a stale update on the file
 // backend.
 func TestOnFilestore(t *testing.T) {
-	s, err := filestore.Open(t.Context(), t.TempDir(), &store.Options{History: &store.HistoryOptions{}})
+	d, err := filestore.New(t.Context(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := store.New(d, &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { s.Close() })
 	e := newEnvOn(t, s, nil)
 	u := aliceFile("main/MEMORY.md")

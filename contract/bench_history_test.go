@@ -6,12 +6,11 @@ import (
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
-	"github.com/agentmem/agentmem/core/memstore"
 )
 
 // BenchmarkHistoryMemstore is contract.BenchHistory on memstore.
 func BenchmarkHistoryMemstore(b *testing.B) {
-	contract.BenchHistory(b, func(b *testing.B) driver.Driver { return memstore.New() })
+	contract.BenchHistory(b, func(b *testing.B) driver.Driver { return newMemDriver(b) })
 }
 
 // BenchmarkHistoryFilestore is contract.BenchHistory on filestore.

@@ -5,15 +5,14 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 )
 
 // BenchmarkIndexedWriteMemstore is contract.BenchIndexedWrite on memstore.
 func BenchmarkIndexedWriteMemstore(b *testing.B) {
-	contract.BenchIndexedWrite(b, func(b *testing.B) driver.Driver { return memstore.New() })
+	contract.BenchIndexedWrite(b, func(b *testing.B) driver.Driver { return newMemDriver(b) })
 }
 
 // BenchmarkHybridSearchMemstore is contract.BenchHybridSearch on memstore.
 func BenchmarkHybridSearchMemstore(b *testing.B) {
-	contract.BenchHybridSearch(b, func(b *testing.B) driver.Driver { return memstore.New() })
+	contract.BenchHybridSearch(b, func(b *testing.B) driver.Driver { return newMemDriver(b) })
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -16,7 +15,7 @@ import (
 func benchModes(b *testing.B, fn func(b *testing.B, s *store.Store, c *contract.Counter)) {
 	for _, mode := range []string{"full", "primitives"} {
 		b.Run(mode, func(b *testing.B) {
-			var d driver.Driver = memstore.New()
+			var d driver.Driver = newMemDriver(b)
 			if mode == "primitives" {
 				d = contract.Primitives(d)
 			}
@@ -113,7 +112,7 @@ func BenchmarkCreate(b *testing.B) {
 // contract.BenchTurn) on memstore and filestore.
 func BenchmarkTurn(b *testing.B) {
 	b.Run("memstore", func(b *testing.B) {
-		contract.BenchTurn(b, func(b *testing.B) driver.Driver { return memstore.New() })
+		contract.BenchTurn(b, func(b *testing.B) driver.Driver { return newMemDriver(b) })
 	})
 	b.Run("filestore", func(b *testing.B) {
 		contract.BenchTurn(b, func(b *testing.B) driver.Driver {
@@ -131,7 +130,7 @@ func BenchmarkTurn(b *testing.B) {
 // throughput at 64).
 func BenchmarkContention(b *testing.B) {
 	b.Run("memstore", func(b *testing.B) {
-		contract.BenchContention(b, func(b *testing.B) driver.Driver { return memstore.New() }, 640, 1, 4, 16, 64)
+		contract.BenchContention(b, func(b *testing.B) driver.Driver { return newMemDriver(b) }, 640, 1, 4, 16, 64)
 	})
 	b.Run("filestore", func(b *testing.B) {
 		contract.BenchContention(b, func(b *testing.B) driver.Driver {

@@ -6,13 +6,12 @@ import (
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
-	"github.com/agentmem/agentmem/core/memstore"
 )
 
 func TestConformance(t *testing.T) {
 	contract.Run(t, contract.Harness{
 		Name:      "memstore",
-		NewDriver: func(t *testing.T) driver.Driver { return memstore.New() },
+		NewDriver: func(t *testing.T) driver.Driver { return newMemDriver(t) },
 		Capabilities: driver.Capabilities{
 			AtomicMutation: true, AtomicCollision: true, BatchGet: true, ScopeRead: true, Snapshot: true, Prune: true, Append: true, History: true,
 		},

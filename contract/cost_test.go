@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/contract"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -16,7 +15,7 @@ import (
 // last, short page) instead of one per page of nested paths.
 func TestRootSearchSkipsFolders(t *testing.T) {
 	const folders, perFolder = 10, 30
-	c := contract.NewCounter(contract.Primitives(memstore.New()))
+	c := contract.NewCounter(contract.Primitives(newMemDriver(t)))
 	s := store.New(c, nil)
 	defer s.Close()
 	for _, p := range []string{"a.md", "m.md", "z.md"} {

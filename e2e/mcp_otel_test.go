@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 	amotel "github.com/agentmem/agentmem/otel"
@@ -26,7 +25,7 @@ func TestMCPSpans(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	opts := &amotel.Options{TracerProvider: tp}
-	d, tracer := amotel.Instrument(memstore.New(), opts)
+	d, tracer := amotel.Instrument(newMemDriver(t), opts)
 	mem, err := memory.New(store.New(d, nil), &memory.Options{Tracer: tracer})
 	if err != nil {
 		t.Fatal(err)

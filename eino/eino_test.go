@@ -11,7 +11,6 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemeino "github.com/agentmem/agentmem/eino"
 	"github.com/agentmem/agentmem/eino/einotest"
@@ -21,7 +20,7 @@ const instruction = "You are a travel assistant."
 
 func newMemory(t *testing.T, opts *memory.Options) (*memory.Memory, *store.Store) {
 	t.Helper()
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	m, err := memory.New(s, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,11 @@ import (
 // eino-ext model in an application), and memstore for any backend driver.
 func Example() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := store.New(d, nil)
 	mem, err := memory.New(s, nil) // namespace = the user id of the run
 	if err != nil {
 		log.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemeino "github.com/agentmem/agentmem/eino"
 	"github.com/agentmem/agentmem/eino/einotest"
@@ -94,7 +93,7 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	mem, err := memory.New(store.New(memstore.New(), nil), &memory.Options{
+	mem, err := memory.New(store.New(newMemDriver(t), nil), &memory.Options{
 		InjectionErrors: memory.RaiseErrors, Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,11 @@ import (
 func Example() {
 	ctx := context.Background()
 	g := genkit.Init(ctx)
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := store.New(d, nil)
 	mem, err := memory.New(s, nil) // namespace = the user id of the generation
 	if err != nil {
 		log.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemgenkit "github.com/agentmem/agentmem/genkit"
 	"github.com/agentmem/agentmem/genkit/genkittest"
@@ -30,7 +29,7 @@ type rig struct {
 
 func newRig(t *testing.T, memOpts *memory.Options, opts *agentmemgenkit.Options, scripts map[string][]genkittest.Step) *rig {
 	t.Helper()
-	r := &rig{g: genkit.Init(t.Context()), store: store.New(memstore.New(), nil)}
+	r := &rig{g: genkit.Init(t.Context()), store: store.New(newMemDriver(t), nil)}
 	var err error
 	if r.mem, err = memory.New(r.store, memOpts); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,12 @@ import (
 // transports, as a test would.
 func Example() {
 	ctx := context.Background()
-	mem, _ := memory.New(store.New(memstore.New(), nil), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mem, _ := memory.New(store.New(d, nil), nil)
 	srv, _ := agentmemmcp.NewServer(mem, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("kamal")})
 
 	clientT, serverT := mcpsdk.NewInMemoryTransports()
@@ -65,7 +70,12 @@ func ExampleNewOAuthVerifier() {
 		fmt.Println(err)
 		return
 	}
-	mem, _ := memory.New(store.New(memstore.New(), nil), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mem, _ := memory.New(store.New(d, nil), nil)
 	srv, _ := agentmemmcp.NewServer(mem, nil)
 	h, _ := srv.Handler(&agentmemmcp.HTTPOptions{OAuth: v}) // serve h at the host's root
 	_ = h

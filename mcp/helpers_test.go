@@ -16,7 +16,6 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 )
@@ -24,7 +23,7 @@ import (
 // newMemory returns a notebook on a fresh memstore.
 func newMemory(t *testing.T) *memory.Memory {
 	t.Helper()
-	mem, err := memory.New(store.New(memstore.New(), nil), nil)
+	mem, err := memory.New(store.New(newMemDriver(t), nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 )
@@ -19,7 +18,7 @@ import (
 // and a case variant of an existing file is refused naming it (the
 // notebook's rule, here through MCP).
 func TestFileNameCaseOverMCP(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	mem, err := memory.New(s, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +86,7 @@ func TestResourceURIsOneForm(t *testing.T) {
 // Every write and delete through MCP records who made it: the user the
 // request resolved to and the client's name from its initialize request.
 func TestWritesRecordUserAndClient(t *testing.T) {
-	s := store.New(memstore.New(), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	mem, err := memory.New(s, &memory.Options{WriteMetadata: map[string]string{memory.UpdatedByKey: "agent", "app": "demo"}})
 	if err != nil {
 		t.Fatal(err)

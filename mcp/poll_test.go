@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 )
@@ -48,7 +47,7 @@ func noNote(t *testing.T, notes <-chan string, wait time.Duration) {
 }
 
 func TestSubscribersHearChangesMadeElsewhere(t *testing.T) {
-	d := &countingDriver{Driver: memstore.New()}
+	d := &countingDriver{Driver: newMemDriver(t)}
 	st := store.New(d, nil)
 	memA, err := memory.New(st, nil)
 	if err != nil {

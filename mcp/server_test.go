@@ -14,7 +14,6 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 )
@@ -121,7 +120,7 @@ func TestToolErrorForBadArguments(t *testing.T) {
 }
 
 func TestFileNamesNeverLeaveTheNamespace(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	mem, err := memory.New(s, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +363,7 @@ func TestResentRequestIDAppliedOnce(t *testing.T) {
 }
 
 func TestRequestsFailWithoutAUserOrOnAMemoryWithItsOwnNamespace(t *testing.T) {
-	own, err := memory.New(store.New(memstore.New(), nil), &memory.Options{Namespace: "everyone"})
+	own, err := memory.New(store.New(newMemDriver(t), nil), &memory.Options{Namespace: "everyone"})
 	if err != nil {
 		t.Fatal(err)
 	}

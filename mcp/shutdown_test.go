@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 )
@@ -30,7 +29,7 @@ type gateDriver struct {
 // gatedMemory returns a notebook over a gateDriver, and the driver.
 func gatedMemory(t *testing.T) (*gateDriver, *memory.Memory) {
 	t.Helper()
-	d := &gateDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	d := &gateDriver{Driver: newMemDriver(t), entered: make(chan struct{}), release: make(chan struct{})}
 	mem, err := memory.New(store.New(d, nil), nil)
 	if err != nil {
 		t.Fatal(err)

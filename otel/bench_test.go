@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	amotel "github.com/agentmem/agentmem/otel"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -41,12 +40,12 @@ func BenchmarkWrapper(b *testing.B) {
 		name string
 		open func() *store.Store
 	}{
-		{"raw", func() *store.Store { return store.New(memstore.New(), nil) }},
-		{"noop", func() *store.Store { return wrapped(memstore.New(), noops()) }},
-		{"sdk", func() *store.Store { return wrapped(memstore.New(), sdk()) }},
+		{"raw", func() *store.Store { return store.New(mustMemDriver(), nil) }},
+		{"noop", func() *store.Store { return wrapped(mustMemDriver(), noops()) }},
+		{"sdk", func() *store.Store { return wrapped(mustMemDriver(), sdk()) }},
 		// NewStore: the driver wrapper and a store span per operation.
-		{"noop+store", func() *store.Store { return full(memstore.New(), noops()) }},
-		{"sdk+store", func() *store.Store { return full(memstore.New(), sdk()) }},
+		{"noop+store", func() *store.Store { return full(mustMemDriver(), noops()) }},
+		{"sdk+store", func() *store.Store { return full(mustMemDriver(), sdk()) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()

@@ -46,7 +46,11 @@ func Example() {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer func() { _ = tp.Shutdown(ctx) }()
 
-	s, tracer := amotel.NewStore(memstore.New(), &amotel.Options{TracerProvider: tp, StoreID: "agent-memory"}, nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, tracer := amotel.NewStore(d, &amotel.Options{TracerProvider: tp, StoreID: "agent-memory"}, nil)
 	mem, _ := memory.New(s, &memory.Options{Tracer: tracer})
 	in := memory.Invocation{Namespace: "kamal", RunID: "run-1", ToolCallID: "call-1"}
 	_, _ = mem.Call(ctx, in, "search_memory", json.RawMessage(`{"query": "hanoi"}`))
@@ -66,7 +70,11 @@ func ExampleInstrument() {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer func() { _ = tp.Shutdown(ctx) }()
 
-	d, tracer := amotel.Instrument(memstore.New(), &amotel.Options{TracerProvider: tp, StoreID: "agent-memory"})
+	md, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, tracer := amotel.Instrument(md, &amotel.Options{TracerProvider: tp, StoreID: "agent-memory"})
 	mem, _ := memory.New(store.New(d, nil), &memory.Options{Tracer: tracer})
 	in := memory.Invocation{Namespace: "kamal", RunID: "run-1", ToolCallID: "call-1"}
 	_, _ = mem.Call(ctx, in, "write_memory", json.RawMessage(`{"content": "- lives in Hanoi", "file": null, "old_text": null}`))
@@ -142,7 +150,11 @@ func ExampleNewStore_stdout() {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(ctx) }()
 
-	s, tracer := amotel.NewStore(memstore.New(), &amotel.Options{TracerProvider: tp, StoreID: "agent-memory"}, nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, tracer := amotel.NewStore(d, &amotel.Options{TracerProvider: tp, StoreID: "agent-memory"}, nil)
 	mem, _ := memory.New(s, &memory.Options{Tracer: tracer})
 	in := memory.Invocation{Namespace: "kamal", RunID: "run-1", ToolCallID: "call-1"}
 	_, _ = mem.Call(ctx, in, "write_memory", json.RawMessage(`{"content": "- lives in Hanoi", "file": null, "old_text": null}`))

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	amotel "github.com/agentmem/agentmem/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -53,7 +52,7 @@ const (
 func TestMCPObserverSpanPerRequestParentedFromMeta(t *testing.T) {
 	opts, rec := mcpRecorder(t)
 	observe := amotel.MCPObserver(opts)
-	d, tracer := amotel.Instrument(memstore.New(), opts)
+	d, tracer := amotel.Instrument(newMemDriver(t), opts)
 	mem, err := memory.New(store.New(d, nil), &memory.Options{Tracer: tracer})
 	if err != nil {
 		t.Fatal(err)

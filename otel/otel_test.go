@@ -93,7 +93,7 @@ func TestDriverSpans(t *testing.T) {
 	h := newHarness(t, amotel.Options{Collection: "memory_files"})
 	// The file is created unwrapped: a create also reads what would
 	// collide with it, and this test counts the Mutate of an update.
-	d := memstore.New()
+	d := newMemDriver(t)
 	ctx := t.Context()
 	m, err := store.New(d, nil).Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "x"})
 	if err != nil {
@@ -143,7 +143,7 @@ func TestDriverSpans(t *testing.T) {
 func TestDriverCounters(t *testing.T) {
 	h := newHarness(t, amotel.Options{})
 	now := time.Now()
-	s := store.New(amotel.WrapDriver(memstore.New(), h.opts), &store.Options{ReceiptRetention: time.Minute, Now: func() time.Time { return now }})
+	s := store.New(amotel.WrapDriver(newMemDriver(t), h.opts), &store.Options{ReceiptRetention: time.Minute, Now: func() time.Time { return now }})
 	ctx := t.Context()
 	w := store.WriteRequest{Path: "k/main/a.md", Content: "x", Operation: &store.Operation{ID: "op", Fingerprint: "fp"}}
 	for range 2 {
@@ -184,7 +184,7 @@ type hidden struct{ driver.Driver }
 func TestCapabilities(t *testing.T) {
 	for mask := range 16 {
 		caps := driver.Capabilities{AtomicMutation: mask&1 != 0, BatchGet: mask&2 != 0, ScopeRead: mask&4 != 0, Prune: mask&8 != 0}
-		w := amotel.WrapDriver(full{memstore.New(), caps}, nil)
+		w := amotel.WrapDriver(full{newMemDriver(t), caps}, nil)
 		_, m := w.(driver.Mutator)
 		_, b := w.(driver.BatchGetter)
 		_, s := w.(driver.ScopeReader)
@@ -201,7 +201,7 @@ func TestCapabilities(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if c := driver.CapabilitiesOf(amotel.WrapDriver(hidden{memstore.New()}, nil)); c != (driver.Capabilities{}) {
+	if c := driver.CapabilitiesOf(amotel.WrapDriver(hidden{newMemDriver(t)}, nil)); c != (driver.Capabilities{}) {
 		t.Errorf("primitives only: %+v", c)
 	}
 	if amotel.WrapDriver(nil, nil) != nil {
@@ -216,10 +216,10 @@ func TestSystemNames(t *testing.T) {
 		opts amotel.Options
 		want string
 	}{
-		{memstore.New(), amotel.Options{}, "agentmem.memstore"},
-		{amotel.WrapDriver(memstore.New(), nil), amotel.Options{}, "agentmem.memstore"}, // through Inner
-		{hidden{memstore.New()}, amotel.Options{}, "other"},
-		{memstore.New(), amotel.Options{System: "postgresql"}, "postgresql"},
+		{newMemDriver(t), amotel.Options{}, "agentmem.memstore"},
+		{amotel.WrapDriver(newMemDriver(t), nil), amotel.Options{}, "agentmem.memstore"}, // through Inner
+		{hidden{newMemDriver(t)}, amotel.Options{}, "other"},
+		{newMemDriver(t), amotel.Options{System: "postgresql"}, "postgresql"},
 	} {
 		h := newHarness(t, tc.opts)
 		if _, err := amotel.WrapDriver(tc.d, h.opts).GetFile(t.Context(), "a.md"); err != nil {
@@ -275,7 +275,7 @@ func useNotebook(t *testing.T, mem *memory.Memory) {
 // requests are their children, and the replay counter.
 func TestNotebookSpans(t *testing.T) {
 	h := newHarness(t, amotel.Options{StoreID: "agent-memory"})
-	mem := notebook(t, h, memstore.New())
+	mem := notebook(t, h, newMemDriver(t))
 	useNotebook(t, mem)
 	var tools []sdktrace.ReadOnlySpan
 	ids := map[trace.SpanID]string{}
@@ -324,8 +324,8 @@ func TestNoContentByDefault(t *testing.T) {
 	secrets := []string{secretContent, secretQuery, secretNS, secretCall, "travel", "hanoi"}
 	for _, record := range []bool{false, true} {
 		for name, d := range map[string]func() driver.Driver{
-			"atomic":     func() driver.Driver { return memstore.New() },
-			"primitives": func() driver.Driver { return hidden{memstore.New()} },
+			"atomic":     func() driver.Driver { return mustMemDriver() },
+			"primitives": func() driver.Driver { return hidden{mustMemDriver()} },
 		} {
 			h := newHarness(t, amotel.Options{RecordPaths: record})
 			useNotebook(t, notebook(t, h, d()))
@@ -369,7 +369,7 @@ func TestNoContentByDefault(t *testing.T) {
 // inner driver's per-turn fast paths: the collision check inside Mutate
 // and the snapshot's one-request read, which is one span.
 func TestWrapperKeepsFastPaths(t *testing.T) {
-	inner := memstore.New()
+	inner := newMemDriver(t)
 	h := newHarness(t, amotel.Options{})
 	w := amotel.WrapDriver(inner, h.opts)
 	if got, want := driver.CapabilitiesOf(w), driver.CapabilitiesOf(inner); got != want || !got.Snapshot || !got.AtomicCollision || !got.Append || !got.History {
@@ -405,7 +405,7 @@ func TestWrapperKeepsFastPaths(t *testing.T) {
 		t.Errorf("spans of one append: %q, want one Append", names)
 	}
 	// Without the capability the wrapper's ReadSnapshot still answers.
-	hw := amotel.WrapDriver(hidden{memstore.New()}, nil).(driver.SnapshotReader)
+	hw := amotel.WrapDriver(hidden{newMemDriver(t)}, nil).(driver.SnapshotReader)
 	if f, entries, err := hw.ReadSnapshot(ctx, driver.SnapshotParams{Path: "k/main/MEMORY.md", List: driver.ListParams{Prefix: "k/", Limit: 5}}); err != nil || f != nil || len(entries) != 0 {
 		t.Errorf("ReadSnapshot of an empty store without the capability: %v, %v, %v", f, entries, err)
 	}
@@ -415,7 +415,7 @@ func TestWrapperKeepsFastPaths(t *testing.T) {
 // records and reads history, with a span per history call.
 func TestWrapperKeepsHistory(t *testing.T) {
 	h := newHarness(t, amotel.Options{})
-	st := store.New(amotel.WrapDriver(memstore.New(), h.opts), &store.Options{History: &store.HistoryOptions{}})
+	st := store.New(amotel.WrapDriver(newMemDriver(t), h.opts), &store.Options{History: &store.HistoryOptions{}})
 	ctx := t.Context()
 	m, err := st.Write(ctx, store.WriteRequest{Path: "k/a.md", Content: "x"})
 	if err != nil {

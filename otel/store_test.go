@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	amotel "github.com/agentmem/agentmem/otel"
 	"go.opentelemetry.io/otel/codes"
@@ -37,8 +36,8 @@ func fullNotebook(t *testing.T, h *harness, d driver.Driver) *memory.Memory {
 // and the store spans' names and GenAI attributes.
 func TestStoreSpans(t *testing.T) {
 	for name, d := range map[string]func() driver.Driver{
-		"atomic":     func() driver.Driver { return memstore.New() },
-		"primitives": func() driver.Driver { return hidden{memstore.New()} },
+		"atomic":     func() driver.Driver { return mustMemDriver() },
+		"primitives": func() driver.Driver { return hidden{mustMemDriver()} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, amotel.Options{StoreID: "agent-memory"})
@@ -130,7 +129,7 @@ func TestStoreSpans(t *testing.T) {
 // error.
 func TestStoreConflict(t *testing.T) {
 	h := newHarness(t, amotel.Options{})
-	s, _ := amotel.NewStore(memstore.New(), h.opts, nil)
+	s, _ := amotel.NewStore(newMemDriver(t), h.opts, nil)
 	ctx := t.Context()
 	if _, err := s.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "x"}); err != nil {
 		t.Fatal(err)
@@ -233,7 +232,7 @@ func TestSettlements(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, amotel.Options{StoreID: "agent-memory"})
-			l := &lossy{Driver: memstore.New()}
+			l := &lossy{Driver: newMemDriver(t)}
 			s, _ := amotel.NewStore(l, h.opts, &store.Options{PendingTimeout: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 			ctx := t.Context()
 			m, err := s.Write(ctx, store.WriteRequest{Path: p, Content: "x"})

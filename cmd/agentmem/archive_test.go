@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/archive"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -13,7 +12,7 @@ import (
 // input, nothing written), and an export of a store reads back whole.
 func TestImportArchiveExitCodes(t *testing.T) {
 	a := &app{}
-	src := store.New(memstore.New(), nil)
+	src := store.New(newMemDriver(t), nil)
 	if _, err := src.Write(t.Context(), store.WriteRequest{Path: "k/a.md", Content: "a\n"}); err != nil {
 		t.Fatal(err)
 	}
@@ -23,12 +22,12 @@ func TestImportArchiveExitCodes(t *testing.T) {
 	}
 	good := buf.Bytes()
 	for name, in := range map[string][]byte{"empty": nil, "garbage": []byte("not a tar"), "cut short": good[:512]} {
-		_, err := a.importArchive(t.Context(), store.New(memstore.New(), nil), bytes.NewReader(in), true)
+		_, err := a.importArchive(t.Context(), store.New(newMemDriver(t), nil), bytes.NewReader(in), true)
 		if exitCode(err) != exitUsage {
 			t.Errorf("%s: err = %v (exit %d), want exit 2", name, err, exitCode(err))
 		}
 	}
-	rep, err := a.importArchive(t.Context(), store.New(memstore.New(), nil), bytes.NewReader(good), false)
+	rep, err := a.importArchive(t.Context(), store.New(newMemDriver(t), nil), bytes.NewReader(good), false)
 	if err != nil || rep.Created != 1 {
 		t.Fatalf("import = %+v, %v", rep, err)
 	}

@@ -68,11 +68,15 @@ func openJournal(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if err := store.CheckQuery(u); err != nil {
 		return nil, err
 	}
+	mem, err := memstore.New(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	j := &journal{mem: memstore.New(), mu: new(sync.Mutex), f: f, race: os.Getenv(raceEnv)}
+	j := &journal{mem: mem, mu: new(sync.Mutex), f: f, race: os.Getenv(raceEnv)}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for n := 1; sc.Scan(); n++ {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 )
@@ -69,7 +68,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // call is blocked in the store: new requests are refused, the call
 // completes and its result reaches the client, then serve returns nil.
 func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
-	d := &blockingDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	d := &blockingDriver{Driver: newMemDriver(t), entered: make(chan struct{}), release: make(chan struct{})}
 	mem, err := memory.New(store.New(d, nil), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +133,7 @@ func TestServeShutdownFinishesCallsInFlight(t *testing.T) {
 // completes and its result reaches the client, then serve returns nil,
 // though the client keeps stdin open.
 func TestServeStdioShutdownFinishesCallsInFlight(t *testing.T) {
-	d := &blockingDriver{Driver: memstore.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	d := &blockingDriver{Driver: newMemDriver(t), entered: make(chan struct{}), release: make(chan struct{})}
 	mem, err := memory.New(store.New(d, nil), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +295,7 @@ func (d *probeDriver) ListFiles(ctx context.Context, p driver.ListParams) ([]dri
 // answers without authentication or a store call, GET /readyz with one
 // bounded read (503 when the store fails), and any other path is 404.
 func TestServeHealthAndReadiness(t *testing.T) {
-	d := &probeDriver{Driver: memstore.New()}
+	d := &probeDriver{Driver: newMemDriver(t)}
 	s := store.New(d, nil)
 	mem, err := memory.New(s, nil)
 	if err != nil {
@@ -373,7 +372,7 @@ func TestServeHealthAndReadiness(t *testing.T) {
 // TestServeStdioRecordsWho: a write through serve --transport stdio
 // records the --user and the client's name.
 func TestServeStdioRecordsWho(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	mem, err := memory.New(s, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,13 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 func newStore(t *testing.T, files map[string]string) *store.Store {
 	t.Helper()
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	for p, c := range files {
 		md := map[string]string{"updated_by": "agent"}
 		if _, err := s.Write(t.Context(), store.WriteRequest{Path: p, Content: c, Metadata: md}); err != nil {

@@ -8,8 +8,6 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-var _ driver.Appender = (*Driver)(nil)
-
 // Append implements driver.Appender under the exclusive lock, so
 // concurrent appenders queue instead of conflicting. A file written by a
 // tracked change has its receipt read first (Unsettled when pending). A receipt and a file

@@ -19,10 +19,11 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	s, err := filestore.Open(ctx, dir, nil)
+	d, err := filestore.New(ctx, dir, nil) // or store.Open(ctx, "file:"+dir, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
+	s := store.New(d, nil)
 	defer s.Close()
 	if _, err := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n"}); err != nil {
 		log.Fatal(err)

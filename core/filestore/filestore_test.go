@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,11 +18,17 @@ import (
 
 func open(t *testing.T, dir string) *store.Store {
 	t.Helper()
-	s, err := Open(t.Context(), dir, nil)
+	return openWith(t, dir, nil)
+}
+
+// openWith returns a store configured by opts over a driver on dir.
+func openWith(t *testing.T, dir string, opts *store.Options) *store.Store {
+	t.Helper()
+	d, err := New(t.Context(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return store.New(d, opts)
 }
 
 func TestPlainMarkdownOnDisk(t *testing.T) {
@@ -264,15 +271,85 @@ func appendLines(t *testing.T, dir, id string, n int) {
 	}
 }
 
-// TestEmptyDirRefused checks that Open(ctx, "") fails and creates nothing
-// in the working directory.
-func TestEmptyDirRefused(t *testing.T) {
+// TestNilArguments: a nil ctx and an empty dir are errors wrapping
+// store.ErrNilArgument that say what to pass, never a panic, and create
+// nothing in the working directory.
+func TestNilArguments(t *testing.T) {
 	t.Chdir(t.TempDir())
-	if _, err := Open(t.Context(), "", nil); err == nil || !strings.HasPrefix(err.Error(), "filestore: name the directory") {
-		t.Fatalf("Open(\"\") = %v, want an error naming what to pass", err)
+	var nilCtx context.Context
+	for name, call := range map[string]func() (*Driver, error){
+		"nil ctx":   func() (*Driver, error) { return New(nilCtx, "notes", nil) },
+		"empty dir": func() (*Driver, error) { return New(t.Context(), "", nil) },
+	} {
+		d, err := call()
+		if !errors.Is(err, store.ErrNilArgument) || d != nil || !strings.HasPrefix(err.Error(), "filestore: pass ") {
+			t.Errorf("%s: New = %v, %v; want a \"filestore: pass ...\" error wrapping store.ErrNilArgument", name, d, err)
+		}
 	}
-	if _, err := os.Stat(SidecarDir); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s created in the working directory: %v", SidecarDir, err)
+	for _, name := range []string{SidecarDir, "notes"} {
+		if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s created in the working directory: %v", name, err)
+		}
+	}
+}
+
+// TestNoCreate: with Options.NoCreate a missing directory is an error
+// wrapping store.ErrStoreNotFound and nothing is created; an existing
+// directory opens (its sidecar made when missing) and keeps what it holds.
+func TestNoCreate(t *testing.T) {
+	ctx := t.Context()
+	missing := filepath.Join(t.TempDir(), "missing")
+	if _, err := New(ctx, missing, &Options{NoCreate: true}); !errors.Is(err, store.ErrStoreNotFound) {
+		t.Fatalf("New(missing, NoCreate) err = %v, want store.ErrStoreNotFound", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("NoCreate created %s: %v", missing, err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "kamal", "main"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kamal", "main", "MEMORY.md"), []byte("- by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(ctx, dir, &Options{NoCreate: true})
+	if err != nil {
+		t.Fatalf("New(existing, NoCreate): %v", err)
+	}
+	f, err := store.New(d, nil).Read(ctx, "kamal/main/MEMORY.md", 100)
+	if err != nil || f.Content != "- by hand\n" {
+		t.Fatalf("Read = %+v, %v", f, err)
+	}
+	// Without NoCreate the missing directory is made.
+	if _, err := New(ctx, missing, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(missing); err != nil || !st.IsDir() {
+		t.Fatalf("New(missing) made no directory: %v", err)
+	}
+}
+
+// TestDeprecatedOpenStillWorks: Open, kept for one release, returns a
+// store over the directory configured by its options, and refuses what
+// New refuses.
+func TestDeprecatedOpenStillWorks(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, &store.Options{History: &store.HistoryOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- one\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "kamal", "main", "MEMORY.md")); err != nil || string(b) != "- one\n" {
+		t.Fatalf("on disk: %q, %v", b, err)
+	}
+	if page, err := s.History(ctx, store.HistoryRequest{Path: "kamal/main/MEMORY.md", Limit: 10}); err != nil || len(page.Entries) != 1 {
+		t.Fatalf("History = %+v, %v; want the one write (Open passes the store options)", page, err)
+	}
+	if _, err := Open(ctx, "", nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Fatalf("Open(\"\") err = %v, want store.ErrNilArgument", err)
 	}
 }
 

@@ -16,8 +16,6 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-var _ driver.Historian = (*Driver)(nil)
-
 // History entries live in <sidecar>/history, in one folder per file path
 // (the entries of "kamal/main/MEMORY.md" in
 // <sidecar>/history/kamal/main/MEMORY.md/), one JSON file per entry named

@@ -317,10 +317,7 @@ func TestHistoryPruneAndDelete(t *testing.T) {
 // records writes, appends and deletes, and History pages through them.
 func TestHistoryThroughTheStore(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, t.TempDir(), &store.Options{History: &store.HistoryOptions{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openWith(t, t.TempDir(), &store.Options{History: &store.HistoryOptions{}})
 	m, err := s.Write(ctx, store.WriteRequest{Path: "u/main/MEMORY.md", Content: "- one\n"})
 	if err != nil {
 		t.Fatal(err)

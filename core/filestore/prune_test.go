@@ -228,10 +228,7 @@ func TestExpiryIndexBuiltForOldDirectory(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
 	clock := func() time.Time { return now }
-	s, err := Open(ctx, dir, &store.Options{ReceiptRetention: time.Hour, Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openWith(t, dir, &store.Options{ReceiptRetention: time.Hour, Now: clock})
 	for i := range 5 {
 		if _, err := s.Write(ctx, store.WriteRequest{Path: fmt.Sprintf("u%d/MEMORY.md", i), Content: "x", Operation: &store.Operation{ID: fmt.Sprint("op", i), Fingerprint: "fp"}}); err != nil {
 			t.Fatal(err)

@@ -14,10 +14,24 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 )
 
-var (
-	_ driver.BatchGetter = (*Driver)(nil)
-	_ driver.ScopeReader = (*Driver)(nil)
-)
+// ReadSnapshot implements driver.SnapshotReader: GetFile and ListFiles
+// under one shared lock.
+func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
+	unlock, err := d.lock(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	f, _, err := d.state(p.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := d.list(p.List)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, entries, nil
+}
 
 // GetFiles implements driver.BatchGetter: every path under one shared
 // lock, each read as GetFile reads it.

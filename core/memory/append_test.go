@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -20,7 +19,7 @@ func TestAppendConcurrentJobsLandOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var s *store.Store
 			if name == "atomic" {
-				s = store.New(memstore.New(), nil)
+				s = store.New(newMemDriver(t), nil)
 			} else {
 				s = store.New(newTestDriver(), nil)
 			}
@@ -67,7 +66,7 @@ func TestAppendConcurrentJobsLandOnce(t *testing.T) {
 }
 
 func TestAppend(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	ctx := t.Context()
 	const path = "ana/main/notes.md"
 	first, err := Append(ctx, s, path, "- a", &AppendOptions{OperationID: "job-1"})

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -87,7 +86,7 @@ func seed(t *testing.T, s *store.Store, files map[string]string) {
 }
 
 func TestConsolidateAppliesEditsOnce(t *testing.T) {
-	s := store.New(memstore.New(), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { _ = s.Close() })
 	m := mustNew(t, s, nil)
 	seed(t, s, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
@@ -448,7 +447,7 @@ func TestConsolidateCrashAtEveryCall(t *testing.T) {
 		for _, after := range []bool{false, true} {
 			t.Run(fmt.Sprintf("atomic=%v/after=%v", atomic, after), func(t *testing.T) {
 				for k := 1; ; k++ {
-					inner := memstore.New()
+					inner := newMemDriver(t)
 					s0 := store.New(inner, nil)
 					seed(t, s0, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
 					cd := &crashDriver{Driver: inner, k: k, after: after}
@@ -507,7 +506,7 @@ func BenchmarkConsolidate(b *testing.B) {
 	for i := 0; pruned.Len() < 10<<10; i++ {
 		fmt.Fprintf(&pruned, "- user (2025-06-01T09:%02d:00Z): detail %d of the trip to Da Nang, hotel near the beach\n", i%60, i)
 	}
-	cd := &crashDriver{Driver: memstore.New()}
+	cd := &crashDriver{Driver: newMemDriver(b)}
 	s := store.New(crashMutator{cd}, nil)
 	m, err := New(s, nil)
 	if err != nil {

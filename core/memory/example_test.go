@@ -14,7 +14,12 @@ import (
 // puts the snapshot beside the next user prompt.
 func Example() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	mem, _ := memory.New(s, &memory.Options{Guidance: new("")})
 
 	for _, t := range mem.Tools() {
@@ -52,7 +57,12 @@ func Example() {
 // call (same run and tool-call id, same arguments) is not applied twice.
 func ExampleMemory_Call() {
 	ctx := context.Background()
-	mem, _ := memory.New(store.New(memstore.New(), nil), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mem, _ := memory.New(store.New(d, nil), nil)
 	in := memory.Invocation{Namespace: "kamal", RunID: "run-1", ToolCallID: "call-7"}
 
 	res, err := mem.Call(ctx, in, "write_memory", json.RawMessage(`{"content": "x", "file": "../secret", "old_text": null}`))
@@ -75,7 +85,12 @@ func ExampleMemory_Call() {
 // note next to the model's own writes, exactly once per operation id.
 func ExampleAppend() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	opts := &memory.AppendOptions{OperationID: "prune/session-9/step-3"}
 	for range 2 { // a retried job
 		m, _ := memory.Append(ctx, s, "kamal/main/pruned.md", "- asked about Bangkok hotels", opts)
@@ -103,7 +118,12 @@ func ExampleAppend() {
 // on shutdown.
 func ExampleAppendQueue() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	mem, _ := memory.New(s, nil) // failures follow Options.InjectionErrors
 	q := mem.NewAppendQueue(nil)
 	for _, id := range []string{"event-1", "event-2", "event-1"} { // event-1 pruned again
@@ -124,7 +144,12 @@ func ExampleAppendQueue() {
 // landed.
 func ExampleAppend_rotate() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	opts := func(op string) *memory.AppendOptions {
 		return &memory.AppendOptions{OperationID: op, MaxMemorySize: 40, Rotate: &memory.RotateOptions{MaxFiles: 3}}
 	}

@@ -11,14 +11,13 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 // newMem returns a Memory over a fresh memstore.
 func newMem(t *testing.T, opts *Options) (*Memory, *store.Store) {
 	t.Helper()
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	t.Cleanup(func() { _ = s.Close() })
 	return mustNew(t, s, opts), s
 }
@@ -118,7 +117,7 @@ type testDriver struct {
 	extraList []string
 }
 
-func newTestDriver() *testDriver { return &testDriver{Driver: memstore.New()} }
+func newTestDriver() *testDriver { return &testDriver{Driver: mustMemDriver()} }
 
 func (d *testDriver) take() bool {
 	d.mu.Lock()

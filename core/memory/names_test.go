@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -80,7 +79,7 @@ func TestNameCaseVariantReplay(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			var s *store.Store
 			if mode == "atomic" {
-				s = store.New(memstore.New(), nil)
+				s = store.New(newMemDriver(t), nil)
 			} else {
 				s = store.New(newTestDriver(), nil)
 			}

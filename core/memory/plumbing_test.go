@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -17,7 +16,7 @@ type ctxKey struct{}
 
 // Reference test 28: plumbing.
 func TestPlumbing(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	ctx := context.WithValue(t.Context(), ctxKey{}, "tenant/conversation")
 	m := mustNew(t, s, &Options{AgentName: "researcher", NamespaceFunc: func(ctx context.Context) (string, error) {
 		return ctx.Value(ctxKey{}).(string), nil
@@ -73,7 +72,7 @@ func TestPlumbing(t *testing.T) {
 }
 
 func TestWriteMetadata(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	fixed := mustNew(t, s, &Options{WriteMetadata: map[string]string{"updated_by": "agent"}})
 	call(t, fixed, inv("kamal"), "write_memory", map[string]any{"content": "x"})
 	f, err := s.Read(t.Context(), "kamal/main/MEMORY.md", 100)
@@ -205,7 +204,7 @@ func TestRedact(t *testing.T) {
 // An invocation's metadata is recorded with its write and its delete, over
 // the notebook's own: a key in both takes the invocation's value.
 func TestInvocationMetadata(t *testing.T) {
-	s := store.New(memstore.New(), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { _ = s.Close() })
 	m := mustNew(t, s, &Options{WriteMetadata: map[string]string{UpdatedByKey: "agent", "app": "demo"}})
 	in := inv("kamal")

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -29,10 +28,10 @@ func bothPaths(t *testing.T, opts *store.Options, f func(t *testing.T, s *store.
 		t.Run(name, func(t *testing.T) {
 			var s *store.Store
 			if name == "atomic" {
-				s = store.New(memstore.New(), opts)
+				s = store.New(newMemDriver(t), opts)
 			} else {
 				// The nine primitives, and history.
-				ms := memstore.New()
+				ms := newMemDriver(t)
 				s = store.New(historyDriver{&testDriver{Driver: ms}, ms}, opts)
 			}
 			t.Cleanup(func() { _ = s.Close() })
@@ -222,7 +221,7 @@ func TestAppendRotateConcurrent(t *testing.T) {
 
 // An entry longer than the bound on its own is refused, nothing written.
 func TestAppendRotateEntryTooLarge(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	_, err := Append(t.Context(), s, seriesBase, strings.Repeat("z", 100), &AppendOptions{MaxMemorySize: 100, Rotate: &RotateOptions{}})
 	if !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "the entry alone is 101 characters") {
 		t.Fatalf("err = %v", err)
@@ -277,7 +276,7 @@ func TestRotateMaxAge(t *testing.T) {
 	clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	now = func() time.Time { return clock }
 	t.Cleanup(func() { now = time.Now })
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	rot := &RotateOptions{MaxAge: 48 * time.Hour}
 	add := func(i int) {
 		t.Helper()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // notebook returns MEMORY.md text of about size bytes: bullet lines of
@@ -27,11 +27,11 @@ func BenchmarkSnapshot(b *testing.B) {
 	for _, size := range []int{1 << 10, 8 << 10, 64 << 10} {
 		b.Run(fmt.Sprintf("size=%dKB", size>>10), func(b *testing.B) {
 			content := notebook(size - 200)
-			s, err := memstore.Open(b.Context(), map[string]string{
-				"u/main/MEMORY.md": content, "u/main/project.md": "- x\n",
-			})
-			if err != nil {
-				b.Fatal(err)
+			s := store.New(newMemDriver(b), nil)
+			for p, c := range map[string]string{"u/main/MEMORY.md": content, "u/main/project.md": "- x\n"} {
+				if _, err := s.Write(b.Context(), store.WriteRequest{Path: p, Content: c}); err != nil {
+					b.Fatal(err)
+				}
 			}
 			m, err := New(s, nil)
 			if err != nil {
@@ -51,11 +51,7 @@ func BenchmarkSnapshot(b *testing.B) {
 // and fitting it to the budget; no store read) at 1 KB and 64 KB: bounded
 // by what is shown, plus one vectorised count of the earlier line breaks.
 func BenchmarkSnapshotRender(b *testing.B) {
-	s, err := memstore.Open(b.Context(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := New(s, nil)
+	m, err := New(store.New(newMemDriver(b), nil), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

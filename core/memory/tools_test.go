@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -452,7 +451,7 @@ func TestReplayRacingTheOriginalReturnsItsResult(t *testing.T) {
 	} {
 		for _, atomicPath := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/atomic=%v", tc.name, atomicPath), func(t *testing.T) {
-				d := memstore.New()
+				d := newMemDriver(t)
 				s := store.New(d, nil)
 				if tc.seed != "" {
 					put(t, s, "main/MEMORY.md", tc.seed)

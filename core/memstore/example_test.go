@@ -10,7 +10,12 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	defer s.Close()
 	m, _ := s.Write(ctx, store.WriteRequest{Path: "ana/main/MEMORY.md", Content: "- vegetarian\n"})
 	f, _ := s.Read(ctx, "ana/main/MEMORY.md", 100)
@@ -21,12 +26,21 @@ func Example() {
 	// true
 }
 
-func ExampleOpen() {
+// The URL way: store.Open with "mem://" gives a store over a new driver.
+func Example_url() {
 	ctx := context.Background()
-	s, _ := memstore.Open(ctx, map[string]string{
-		"kamal/main/MEMORY.md": "- lives in Hanoi\n",
-		"kamal/main/travel.md": "aisle seats\n",
-	})
+	s, err := store.Open(ctx, "mem://", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	for _, p := range []string{"kamal/main/MEMORY.md", "kamal/main/travel.md"} {
+		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: "- a note\n"}); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
 	paths, _ := s.ListPaths(ctx, "kamal/", 10)
 	fmt.Println(paths)
 	// Output: [kamal/main/MEMORY.md kamal/main/travel.md]

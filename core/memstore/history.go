@@ -8,8 +8,6 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-var _ driver.Historian = (*Driver)(nil)
-
 // putHistory stores e under its key; the caller holds mu.
 func (d *Driver) putHistory(e driver.HistoryEntry) {
 	k := e.Key()

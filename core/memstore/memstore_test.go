@@ -13,6 +13,54 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 )
 
+// newDriver returns a new driver, failing tb if New fails.
+func newDriver(tb testing.TB) *Driver {
+	tb.Helper()
+	d, err := New(tb.Context(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// TestNewRefusesNilContext: a nil ctx is an error wrapping
+// store.ErrNilArgument, never a panic; nil opts mean defaults.
+func TestNewRefusesNilContext(t *testing.T) {
+	var ctx context.Context
+	d, err := New(ctx, nil)
+	if !errors.Is(err, store.ErrNilArgument) || d != nil {
+		t.Fatalf("New(nil, nil) = %v, %v; want an error wrapping store.ErrNilArgument", d, err)
+	}
+	if d, err := New(t.Context(), &Options{}); err != nil || d == nil {
+		t.Fatalf("New(ctx, &Options{}) = %v, %v", d, err)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := New(done, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("New(done ctx) err = %v, want context.Canceled", err)
+	}
+}
+
+// TestDeprecatedOpenStillWorks: Open, kept for one release, still returns
+// a store seeded with the files, and refuses a bad path.
+func TestDeprecatedOpenStillWorks(t *testing.T) {
+	s, err := Open(t.Context(), map[string]string{"kamal/main/MEMORY.md": "- lives in Hanoi\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Read(t.Context(), "kamal/main/MEMORY.md", 100)
+	if err != nil || f.Content != "- lives in Hanoi\n" {
+		t.Fatalf("Read = %+v, %v", f, err)
+	}
+	if _, err := Open(t.Context(), map[string]string{"../x.md": ""}); !errors.Is(err, store.ErrInvalidPath) {
+		t.Fatalf("Open with a bad path: err = %v, want store.ErrInvalidPath", err)
+	}
+	var ctx context.Context
+	if _, err := Open(ctx, nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Fatalf("Open(nil ctx) err = %v, want store.ErrNilArgument", err)
+	}
+}
+
 func TestIndexMatchesSortedSet(t *testing.T) {
 	x := newIndex()
 	set := map[string]bool{}
@@ -56,7 +104,7 @@ func TestIndexMatchesSortedSet(t *testing.T) {
 // rows not yet expired (or expired and then renewed) stay.
 func TestPruneInBatches(t *testing.T) {
 	ctx := t.Context()
-	d := New()
+	d := newDriver(t)
 	d.pruneBatch = 3
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 10 {
@@ -129,7 +177,7 @@ func TestPruneInBatches(t *testing.T) {
 }
 
 func TestPruneStopsOnDoneContext(t *testing.T) {
-	d := New()
+	d := newDriver(t)
 	now := time.Now()
 	if err := d.ReserveReceipt(t.Context(), driver.Receipt{ID: "a", ExpiresAt: now.Add(-time.Second)}); err != nil {
 		t.Fatal(err)
@@ -147,7 +195,7 @@ func TestPruneStopsOnDoneContext(t *testing.T) {
 func BenchmarkCreate(b *testing.B) {
 	for _, n := range []int{1_000, 100_000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			d := New()
+			d := newDriver(b)
 			for i := range n {
 				if err := d.CreateFile(b.Context(), driver.File{Path: fmt.Sprintf("u%07d/MEMORY.md", i*2), Version: "v"}); err != nil {
 					b.Fatal(err)

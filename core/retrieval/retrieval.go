@@ -195,7 +195,11 @@ func NewRunner(ctx context.Context, set Set, mode store.SearchMode) (*Runner, er
 // NewRunnerWith is NewRunner on a store with opts (nil = defaults); with
 // an embedder it returns once the files are indexed.
 func NewRunnerWith(ctx context.Context, set Set, mode store.SearchMode, opts *store.Options) (*Runner, error) {
-	s := store.New(memstore.New(), opts)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: %w", err)
+	}
+	s := store.New(d, opts)
 	for ns, files := range set.Users {
 		for name, content := range files {
 			if _, err := s.Write(ctx, store.WriteRequest{Path: ns + "/" + memory.DefaultAgentName + "/" + name, Content: content}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -52,7 +51,7 @@ func (c *crashAppender) Append(ctx context.Context, p driver.AppendParams) (driv
 // overwrote since must still replay as done, never append again.
 func TestAppendCrashThenOverwrite(t *testing.T) {
 	ctx := t.Context()
-	d := &crashAppender{Driver: memstore.New(), crash: true}
+	d := &crashAppender{Driver: newMemDriver(t), crash: true}
 	s := store.New(d, nil)
 	if _, err := s.Write(ctx, store.WriteRequest{Path: "a.md", Content: "x\n"}); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -15,7 +14,7 @@ import (
 // whitespace still takes an entry that fits, and one that does not fit is
 // ErrTooLarge either way.
 func TestAppendSizeAfterTrim(t *testing.T) {
-	for name, d := range map[string]driver.Driver{"appender": memstore.New(), "primitives": plain{memstore.New()}} {
+	for name, d := range map[string]driver.Driver{"appender": newMemDriver(t), "primitives": plain{newMemDriver(t)}} {
 		s := store.New(d, nil)
 		ctx := t.Context()
 		for path, old := range map[string]string{"a.md": "ab \n\n\n", "blank.md": "  \t\n"} {

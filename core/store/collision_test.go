@@ -71,12 +71,12 @@ func (a atomic) GetFiles(ctx context.Context, paths []string) ([]*driver.File, e
 func modes() map[string]func() (*store.Store, *recorder, *memstore.Driver) {
 	return map[string]func() (*store.Store, *recorder, *memstore.Driver){
 		"atomic": func() (*store.Store, *recorder, *memstore.Driver) {
-			m := memstore.New()
+			m := mustMemDriver()
 			r := &recorder{Driver: m}
 			return store.New(atomic{r}, nil), r, m
 		},
 		"primitives": func() (*store.Store, *recorder, *memstore.Driver) {
-			m := memstore.New()
+			m := mustMemDriver()
 			r := &recorder{Driver: plain{m}}
 			return store.New(r, nil), r, m
 		},

@@ -13,7 +13,12 @@ import (
 // write, as a compare-and-swap that is itself recorded.
 func ExampleStore_History() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), &store.Options{History: &store.HistoryOptions{}}) // or store.Open(ctx, "sqlite:memory.db?history=30d", nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, &store.Options{History: &store.HistoryOptions{}}) // or store.Open(ctx, "sqlite:memory.db?history=30d", nil)
 	defer s.Close()
 
 	good, _ := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n", Metadata: map[string]string{"updated_by": "agent"}})
@@ -25,7 +30,7 @@ func ExampleStore_History() {
 		fmt.Printf("%s by %s: %q\n", e.Metadata["run"], e.Metadata["updated_by"], e.Content)
 	}
 
-	_, err := s.Restore(ctx, store.RestoreRequest{Path: "kamal/main/MEMORY.md", Version: good.Version, Expected: bad.Version,
+	_, err = s.Restore(ctx, store.RestoreRequest{Path: "kamal/main/MEMORY.md", Version: good.Version, Expected: bad.Version,
 		Operation: &store.Operation{ID: "ops/restore-1", Fingerprint: "v1"}, Metadata: map[string]string{"updated_by": "operator"}})
 	f, _ := s.Read(ctx, "kamal/main/MEMORY.md", 100)
 	fmt.Printf("%v %q restored from the first version: %v\n", err, f.Content, f.Metadata[store.RestoredFromKey] == good.Version)

@@ -23,7 +23,12 @@ func (printer) ObserveSettlement(_ context.Context, s store.Settlement) { fmt.Pr
 // NewObserver makes it spans and counters).
 func ExampleObserver() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), &store.Options{Observer: printer{}})
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, &store.Options{Observer: printer{}})
 	op := &store.Operation{ID: "run-7/call-1", Fingerprint: "sha256-of-args"}
 	m, _ := s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Bangkok\n", Operation: op})
 	_, _ = s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Bangkok\n", Operation: op})

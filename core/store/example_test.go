@@ -11,14 +11,19 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	defer s.Close()
 
 	// Create: Expected "" means the path must not exist yet.
 	m, _ := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n"})
 	// Update: name the version you read; a stale one is refused.
 	_, _ = s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n- hates early flights\n", Expected: m.Version})
-	_, err := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "lost update", Expected: m.Version})
+	_, err = s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "lost update", Expected: m.Version})
 	fmt.Println(errors.Is(err, store.ErrConflict))
 
 	f, _ := s.Read(ctx, "kamal/main/MEMORY.md", 16)
@@ -30,7 +35,12 @@ func Example() {
 
 func ExampleStore_Write_idempotent() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	op := &store.Operation{ID: "run-7/call-1", Fingerprint: "sha256-of-args"}
 
 	first, _ := s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Bangkok\n", Operation: op})
@@ -40,7 +50,7 @@ func ExampleStore_Write_idempotent() {
 	fmt.Println(again.Replayed, again.Version == first.Version)
 
 	// The same id with other arguments is a bug in the caller.
-	_, err := s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Paris\n", Operation: &store.Operation{ID: op.ID, Fingerprint: "other"}})
+	_, err = s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Paris\n", Operation: &store.Operation{ID: op.ID, Fingerprint: "other"}})
 	fmt.Println(errors.Is(err, store.ErrOperationConflict))
 	// Output:
 	// true true
@@ -49,12 +59,15 @@ func ExampleStore_Write_idempotent() {
 
 func ExampleStore_Search() {
 	ctx := context.Background()
-	s, _ := memstore.Open(ctx, map[string]string{
+	s, _ := store.Open(ctx, "mem://", nil)
+	for p, c := range map[string]string{
 		"kamal/main/MEMORY.md":  "- lives in Hanoi\n- hates early flights\n",
 		"kamal/main/travel.md":  "Prefers aisle seats. No flights before 10am.\n",
 		"ana/main/MEMORY.md":    "- flights: anything\n",
 		"kamal/main/old/log.md": "flights flights flights (nested: not in the scope)\n",
-	})
+	} {
+		_, _ = s.Write(ctx, store.WriteRequest{Path: p, Content: c})
+	}
 	res, _ := s.Search(ctx, store.SearchRequest{
 		Prefix: "kamal/main/", Query: "early flight", Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
 	})
@@ -79,7 +92,10 @@ func ExampleStore_Search() {
 
 func ExampleStore_ListPaths() {
 	ctx := context.Background()
-	s, _ := memstore.Open(ctx, map[string]string{"tenant/main/a.md": "", "tenant-b/main/b.md": "", "tenant/main/c.md": ""})
+	s, _ := store.Open(ctx, "mem://", nil)
+	for p, c := range map[string]string{"tenant/main/a.md": "", "tenant-b/main/b.md": "", "tenant/main/c.md": ""} {
+		_, _ = s.Write(ctx, store.WriteRequest{Path: p, Content: c})
+	}
 	paths, _ := s.ListPaths(ctx, "tenant/", 10)
 	fmt.Println(paths)
 	// Output: [tenant/main/a.md tenant/main/c.md]
@@ -113,11 +129,14 @@ func ExampleOpen() {
 // at a time.
 func ExampleStore_Walk() {
 	ctx := context.Background()
-	s, _ := memstore.Open(ctx, map[string]string{
+	s, _ := store.Open(ctx, "mem://", nil)
+	for p, c := range map[string]string{
 		"kamal/main/MEMORY.md":        "- lives in Hanoi\n",
 		"kamal/main/trips/bangkok.md": "hotels\n",
 		"kamala/main/MEMORY.md":       "another user\n",
-	})
+	} {
+		_, _ = s.Write(ctx, store.WriteRequest{Path: p, Content: c})
+	}
 	defer s.Close()
 	for path, err := range s.Walk(ctx, "kamal/", 0) { // 0: the default page size
 		if err != nil {
@@ -133,7 +152,12 @@ func ExampleStore_Walk() {
 
 func ExampleStore_ReadAndList() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	defer s.Close()
 	_, _ = s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- lives in Hanoi\n"})
 	_, _ = s.Write(ctx, store.WriteRequest{Path: "kamal/main/trips.md", Content: "- Bangkok in May\n"})
@@ -148,7 +172,12 @@ func ExampleStore_ReadAndList() {
 
 func ExampleStore_Append() {
 	ctx := context.Background()
-	s := store.New(memstore.New(), nil)
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := store.New(d, nil)
 	defer s.Close()
 
 	// The first append creates the file; each one adds a line. Concurrent
@@ -160,7 +189,7 @@ func ExampleStore_Append() {
 	fmt.Println(again.Replayed)
 
 	// The bound holds: nothing lands past MaxChars.
-	_, err := s.Append(ctx, store.AppendRequest{Path: "kamal/main/jobs.md", Text: "- a long entry", MaxChars: 50})
+	_, err = s.Append(ctx, store.AppendRequest{Path: "kamal/main/jobs.md", Text: "- a long entry", MaxChars: 50})
 	fmt.Println(errors.Is(err, store.ErrTooLarge))
 
 	f, _ := s.Read(ctx, "kamal/main/jobs.md", 100)

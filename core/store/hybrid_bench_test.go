@@ -60,7 +60,7 @@ func BenchmarkIndexedWrite(b *testing.B) {
 			}
 			var sides []*side
 			for _, opts := range []*store.Options{{}, {Embedder: emb}} {
-				d := memstore.New()
+				d := newMemDriver(b)
 				sd := &side{d: d, s: store.New(d, opts)}
 				defer sd.s.Close()
 				sides = append(sides, sd)
@@ -115,7 +115,7 @@ func BenchmarkIndexedWrite(b *testing.B) {
 // scope: literal, BM25 and hybrid (every vector fresh).
 func BenchmarkHybridSearch(b *testing.B) {
 	ctx := b.Context()
-	d := memstore.New()
+	d := newMemDriver(b)
 	s := store.New(d, &store.Options{Embedder: &countingEmbedder{}})
 	defer s.Close()
 	for i := range 1000 {

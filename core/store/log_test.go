@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -136,7 +135,7 @@ func TestLogSwallowedFailures(t *testing.T) {
 				ctx := t.Context()
 				h := &records{}
 				f := tc.f
-				f.Driver = memstore.New()
+				f.Driver = newMemDriver(t)
 				s := store.New(&f, &store.Options{Logger: slog.New(h), LogDetails: details})
 				m, err := store.New(f.Driver, nil).Write(ctx, store.WriteRequest{Path: logPath, Content: content})
 				if err != nil {
@@ -165,7 +164,7 @@ func TestLogSwallowedFailures(t *testing.T) {
 func TestLogSettlementGaveUp(t *testing.T) {
 	ctx := t.Context()
 	h := &records{}
-	inner := memstore.New()
+	inner := newMemDriver(t)
 	now := time.Now()
 	if err := inner.CreateFile(ctx, driver.File{Path: logPath, Content: content, Version: "v-other"}); err != nil {
 		t.Fatal(err)
@@ -194,7 +193,7 @@ func TestLogDefault(t *testing.T) {
 	slog.SetDefault(slog.New(h))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	ctx := t.Context()
-	for _, d := range []driver.Driver{memstore.New(), plain{memstore.New()}} {
+	for _, d := range []driver.Driver{newMemDriver(t), plain{newMemDriver(t)}} {
 		s := store.New(d, nil)
 		op := &store.Operation{ID: logOpID, Fingerprint: "fp"}
 		m, err := s.Write(ctx, store.WriteRequest{Path: logPath, Content: content, Operation: op})
@@ -209,7 +208,7 @@ func TestLogDefault(t *testing.T) {
 	if lines := h.lines(); len(lines) != 0 {
 		t.Fatalf("log = %q, want nothing", lines)
 	}
-	f := &faulty{Driver: memstore.New(), complete: true}
+	f := &faulty{Driver: newMemDriver(t), complete: true}
 	if _, err := store.New(f, nil).Write(ctx, store.WriteRequest{Path: logPath, Content: content, Operation: &store.Operation{ID: logOpID, Fingerprint: "fp"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -134,8 +133,8 @@ func TestObserverOperations(t *testing.T) {
 		name string
 		d    func() driver.Driver
 	}{
-		{"primitives", func() driver.Driver { return &underOp{Driver: plain{memstore.New()}} }},
-		{"atomic", func() driver.Driver { return memstore.New() }},
+		{"primitives", func() driver.Driver { return &underOp{Driver: plain{mustMemDriver()}} }},
+		{"atomic", func() driver.Driver { return mustMemDriver() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -199,7 +198,7 @@ func TestObserverOperations(t *testing.T) {
 func TestObserverWalkStopped(t *testing.T) {
 	ctx := t.Context()
 	rec := &observed{}
-	s := store.New(memstore.New(), &store.Options{Observer: rec})
+	s := store.New(newMemDriver(t), &store.Options{Observer: rec})
 	for _, p := range []string{"k/a.md", "k/b.md", "k/c.md"} {
 		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: "x"}); err != nil {
 			t.Fatal(err)
@@ -226,7 +225,7 @@ func (n *nilEnd) ObserveSettlement(context.Context, store.Settlement) { n.settle
 // TestObserverNilResults checks that an observer returning a nil context
 // and a nil end function breaks nothing.
 func TestObserverNilResults(t *testing.T) {
-	s := store.New(memstore.New(), &store.Options{Observer: &nilEnd{}})
+	s := store.New(newMemDriver(t), &store.Options{Observer: &nilEnd{}})
 	if _, err := s.Write(t.Context(), store.WriteRequest{Path: "k/a.md", Content: "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +291,7 @@ func TestObserverSettlements(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			inner := memstore.New()
+			inner := newMemDriver(t)
 			version := "v-old"
 			if tc.landed {
 				version = mine

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -49,7 +48,7 @@ func (shared) Close() error { return nil }
 // finds every vector current (it embeds only the query).
 func TestReindex(t *testing.T) {
 	ctx := t.Context()
-	d := shared{memstore.New()}
+	d := shared{newMemDriver(t)}
 	plain := store.New(d, nil)
 	files := map[string]string{
 		"u/main/a.md":   "# Travel\n\n" + strings.Repeat("Prefers trains to planes. ", 30) + "\n\n# Food\n\n" + strings.Repeat("Likes green tea. ", 40) + "\n",
@@ -153,7 +152,7 @@ func (z *zeroingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 func TestIndexKeepsVectorsBesideAZeroOne(t *testing.T) {
 	ctx := t.Context()
 	e := &zeroingEmbedder{tallyEmbedder{fakeEmbedder: fakeEmbedder{"m"}}}
-	s := store.New(memstore.New(), &store.Options{Embedder: e})
+	s := store.New(newMemDriver(t), &store.Options{Embedder: e})
 	defer s.Close()
 	content := "# Trains\n\n" + strings.Repeat("Prefers night trains to planes. ", 30) +
 		"\n\n# Noise\n\n" + strings.Repeat("qqq ", 60) +
@@ -181,7 +180,7 @@ func TestIndexKeepsVectorsBesideAZeroOne(t *testing.T) {
 func TestIndexRecordsAZeroOnlyFile(t *testing.T) {
 	ctx := t.Context()
 	e := &zeroingEmbedder{tallyEmbedder{fakeEmbedder: fakeEmbedder{"m"}}}
-	s := store.New(memstore.New(), &store.Options{Embedder: e})
+	s := store.New(newMemDriver(t), &store.Options{Embedder: e})
 	defer s.Close()
 	if _, err := s.Write(ctx, store.WriteRequest{Path: "u/main/n.md", Content: strings.Repeat("qqq ", 40) + "\n"}); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 // one chunk and of many, whole and cut to MaxFileChars.
 func TestSearchCacheSameResults(t *testing.T) {
 	ctx := t.Context()
-	d := memstore.New()
+	d := newMemDriver(t)
 	for i := range 30 {
 		content := benchNote(i)
 		if i%5 == 0 { // several chunks, under headings
@@ -67,7 +67,7 @@ func TestSearchCacheSameResults(t *testing.T) {
 // included), so that a fresh store sees what the warm one sees.
 func memstoreCopy(t *testing.T, d *memstore.Driver) *memstore.Driver {
 	t.Helper()
-	out := memstore.New()
+	out := newMemDriver(t)
 	entries, err := d.ListFiles(t.Context(), driver.ListParams{Limit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func memstoreCopy(t *testing.T, d *memstore.Driver) *memstore.Driver {
 // the new content.
 func TestSearchCacheNeverStale(t *testing.T) {
 	ctx := t.Context()
-	d := memstore.New()
+	d := newMemDriver(t)
 	emb := &countingEmbedder{}
 	s := store.New(d, &store.Options{Embedder: emb})
 	defer s.Close()

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -21,7 +20,7 @@ func TestReadAndList(t *testing.T) {
 	for name, snap := range map[string]bool{"snapshot": true, "fallback": false} {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			m := memstore.New()
+			m := newMemDriver(t)
 			var d driver.Driver = m
 			if !snap {
 				d = primitivesOnly{m}

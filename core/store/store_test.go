@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/memstore"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -41,7 +40,7 @@ type plain struct{ driver.Driver }
 // prefix, the path and what to do, the sentinel's words not repeated; the
 // sentinel and the driver's precondition error stay matchable.
 func TestConflictMessage(t *testing.T) {
-	for name, d := range map[string]driver.Driver{"atomic": memstore.New(), "primitives": plain{memstore.New()}} {
+	for name, d := range map[string]driver.Driver{"atomic": newMemDriver(t), "primitives": plain{newMemDriver(t)}} {
 		s := store.New(d, nil)
 		for _, o := range []*store.Operation{nil, {ID: "op", Fingerprint: "fp"}} {
 			ctx := t.Context()
@@ -60,7 +59,7 @@ func TestConflictMessage(t *testing.T) {
 // TestOperationErrorDeterministic: an operation with more than one problem
 // is refused naming the same one on every call (the id first).
 func TestOperationErrorDeterministic(t *testing.T) {
-	s := store.New(memstore.New(), nil)
+	s := store.New(newMemDriver(t), nil)
 	for range 32 {
 		_, err := s.Write(t.Context(), store.WriteRequest{Path: "a.md", Content: "x", Operation: &store.Operation{}})
 		if !errors.Is(err, store.ErrInvalidOperation) || !strings.Contains(err.Error(), ": id must be") {

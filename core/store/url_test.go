@@ -161,7 +161,7 @@ func TestOpenCanceled(t *testing.T) {
 }
 
 func TestRegister(t *testing.T) {
-	open := func(context.Context, *url.URL) (driver.Driver, error) { return memstore.New(), nil }
+	open := func(ctx context.Context, _ *url.URL) (driver.Driver, error) { return memstore.New(ctx, nil) }
 	mustPanic := func(name string, f func()) {
 		t.Helper()
 		defer func() {

@@ -61,7 +61,7 @@ func main() {
 // search indexing of what was written, always happens.
 func run(ctx context.Context, db string, scripted bool) error {
 	// The driver is the only line to change for another backend
-	// (filestore.New, postgres.Open, dynamodb.New, firestore.New,
+	// (filestore.New, postgres.New, dynamodb.New, firestore.New,
 	// cosmosdb.New).
 	d, err := sqlite.New(ctx, db, nil)
 	if err != nil {

@@ -1,0 +1,28 @@
+package memory
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/memstore"
+)
+
+// newMemDriver returns a new in-memory driver, failing tb if New fails.
+func newMemDriver(tb testing.TB) *memstore.Driver {
+	tb.Helper()
+	d, err := memstore.New(context.Background(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// mustMemDriver returns a new in-memory driver where no testing.TB is at
+// hand (a func literal); it panics if New fails.
+func mustMemDriver() *memstore.Driver {
+	d, err := memstore.New(context.Background(), nil)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
