@@ -19,17 +19,10 @@ import (
 // Removed by the lead after the merge.
 var pendingModules = []string{
 	"adk",
-	"core/filestore",
-	"core/memstore",
 	"core/retrieval",
-	"cosmosdb",
-	"dynamodb",
 	"eino",
-	"firestore",
 	"mcp",
 	"otel",
-	"postgres",
-	"sqlite",
 }
 
 // errPrefix matches a leading "word: " or "word/word: " of an error text.

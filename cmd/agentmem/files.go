@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
@@ -754,7 +755,7 @@ func (a *app) warnUnaddressable(prefix string) {
 	if err != nil || u.Scheme != "file" {
 		return
 	}
-	root, err := store.URLFilePath(u)
+	root, err := driver.URLFilePath(u)
 	if err != nil {
 		return
 	}

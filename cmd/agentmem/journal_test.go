@@ -63,9 +63,9 @@ func openJournal(ctx context.Context, u *url.URL) (driver.Driver, error) {
 		name = u.Path
 	}
 	if name == "" {
-		return nil, store.URLError(u, "write memlog:FILE")
+		return nil, driver.URLError(u, "write memlog:FILE")
 	}
-	if err := store.CheckQuery(u); err != nil {
+	if err := driver.CheckQuery(u); err != nil {
 		return nil, err
 	}
 	mem, err := memstore.New(ctx, nil)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 
 	// Every backend registers its URL schemes on import.
@@ -365,7 +366,7 @@ func (a *app) mustExist(rawURL string) error {
 	if err != nil || (u.Scheme != "sqlite" && u.Scheme != "file") {
 		return nil
 	}
-	p, err := store.URLFilePath(u)
+	p, err := driver.URLFilePath(u)
 	if err != nil {
 		return nil
 	}

@@ -4,7 +4,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -98,7 +97,7 @@ func Embedders() []string {
 // model, a missing API key) is wrapped, so errors.Is finds its sentinel.
 func OpenEmbedder(ctx context.Context, spec string) (Embedder, error) {
 	if ctx == nil {
-		return nil, errors.New("agentmem: OpenEmbedder needs a context (got nil)")
+		return nil, fmt.Errorf("agentmem: pass a context to OpenEmbedder, not nil: %w", ErrNilArgument)
 	}
 	name, model, open, err := lookupEmbedder(spec)
 	if err != nil || open == nil {

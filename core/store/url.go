@@ -4,7 +4,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -105,7 +104,7 @@ func validScheme(s string) bool {
 // the URL's password or query.
 func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
 	if ctx == nil {
-		return nil, errors.New("agentmem: OpenDriver needs a context (got nil)")
+		return nil, fmt.Errorf("agentmem: pass a context to OpenDriver, not nil: %w", ErrNilArgument)
 	}
 	u, err := ParseURL(rawURL)
 	if err != nil {
@@ -159,7 +158,7 @@ func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
 // API key), or with the backend's error when it cannot be reached.
 func Open(ctx context.Context, rawURL string, opts *Options) (*Store, error) {
 	if ctx == nil {
-		return nil, errors.New("agentmem: Open needs a context (got nil)")
+		return nil, fmt.Errorf("agentmem: pass a context to Open, not nil: %w", ErrNilArgument)
 	}
 	rawURL, opts, err := storeParams(ctx, rawURL, opts)
 	if err != nil {
