@@ -74,11 +74,10 @@ func WithRunID(ctx context.Context, id string) context.Context {
 // for concurrent use.
 type Middleware struct {
 	*adk.BaseChatModelAgentMiddleware
-	mem     *memory.Memory
-	opts    Options
-	tools   []tool.BaseTool
-	queue   *memory.AppendQueue // nil without a history window
-	trigger *memory.Trigger     // nil without HistoryWindow.Consolidate
+	mem   *memory.Memory
+	opts  Options
+	tools []tool.BaseTool
+	win   *memory.Window // nil without a history window
 }
 
 var (
@@ -103,16 +102,10 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 		m.opts.UserIDKey = DefaultUserIDKey
 	}
 	if w := &m.opts.HistoryWindow; w.Max > 0 {
-		if w.File == "" {
-			w.File = DefaultPrunedFile
-		}
-		m.queue = mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: w.OnError,
-			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})
-		if w.Consolidate != nil {
-			var err error
-			if m.trigger, err = mem.NewTrigger(memory.WindowTriggerOptions(*w.Consolidate, w.File, m.queue, w.OnError)); err != nil {
-				return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
-			}
+		var err error
+		if m.win, err = mem.NewWindow(&memory.WindowOptions{Max: w.Max, File: w.File, Op: "eino-prune:",
+			QueueSize: w.QueueSize, MaxFiles: w.MaxFiles, MaxAge: w.MaxAge, OnError: w.OnError, Consolidate: w.Consolidate}); err != nil {
+			return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
 		}
 	}
 	for _, spec := range mem.Tools() {
@@ -216,7 +209,7 @@ func (m *Middleware) inject(ctx context.Context, msgs []*schema.Message) ([]*sch
 		return nil, fmt.Errorf("agentmem: memory snapshot: %w", err)
 	}
 	out := slices.Clone(msgs)
-	if m.queue != nil {
+	if m.win != nil {
 		if out, err = m.prune(ctx, ns, out, block != ""); err != nil {
 			return nil, err
 		}
