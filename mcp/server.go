@@ -15,6 +15,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // DefaultMaxResources bounds the files resources/list returns.
@@ -109,10 +110,11 @@ type Server struct {
 // instructions, the caller's files and the injected block as resources
 // (with subscriptions), and the prompt [PromptName]. mem must resolve the
 // namespace from the invocation (no memory.Options.Namespace or
-// NamespaceFunc): the server gives it the caller's. It fails when mem is nil.
+// NamespaceFunc): the server gives it the caller's. It fails with
+// [ErrNilMemory] when mem is nil.
 func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	if mem == nil {
-		return nil, errors.New("agentmem/mcp: nil memory")
+		return nil, ErrNilMemory
 	}
 	s := &Server{mem: mem, subs: map[subscription]uint64{}, pollers: map[string]*poller{}}
 	if opts != nil {
@@ -122,7 +124,7 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 		s.opts.Namespace = AuthenticatedUser
 	}
 	if s.opts.MaxResources < 0 {
-		return nil, fmt.Errorf("agentmem/mcp: MaxResources must be positive, got %d", s.opts.MaxResources)
+		return nil, fmt.Errorf("mcp: MaxResources must be positive, got %d", s.opts.MaxResources)
 	}
 	if s.opts.MaxResources == 0 {
 		s.opts.MaxResources = DefaultMaxResources
@@ -234,10 +236,14 @@ func (s *Server) resolve(ctx context.Context, req mcpsdk.Request) (caller, error
 	return caller{user: id, ns: ns, path: path, scope: hex.EncodeToString(sum[:16])}, nil
 }
 
+// ErrNilMemory reports a nil notebook given to [NewServer]. It wraps
+// store.ErrNilArgument.
+var ErrNilMemory = fmt.Errorf("mcp: pass a notebook (memory.New) to NewServer, not nil: %w", store.ErrNilArgument)
+
 // ErrOwnNamespace reports a memory built with a namespace of its own
 // (memory.Options.Namespace or NamespaceFunc): it would put every caller
 // in one notebook, so the server refuses to serve it.
-var ErrOwnNamespace = errors.New("agentmem/mcp: the memory has a namespace of its own; build it without Options.Namespace and NamespaceFunc")
+var ErrOwnNamespace = errors.New("mcp: the memory has a namespace of its own; build it without Options.Namespace and NamespaceFunc")
 
 func (s *Server) report(ctx context.Context, err error) {
 	if s.opts.OnError != nil {
