@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	adkmemory "google.golang.org/adk/v2/memory"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -284,17 +284,9 @@ func eventText(c *genai.Content, max int) string {
 	return cutRunes(strings.Join(texts, "\n"), max)
 }
 
+// cutRunes returns the first max characters of s.
 func cutRunes(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i]
-		}
-		n++
-	}
+	s, _ = driver.CutRunes(s, max)
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
 )
 
@@ -89,13 +90,7 @@ func clean(s string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
-	n := 0
-	for i := range s {
-		if n == MaxWhoChars {
-			return s[:i]
-		}
-		n++
-	}
+	s, _ = driver.CutRunes(s, MaxWhoChars)
 	return s
 }
 
