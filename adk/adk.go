@@ -61,7 +61,6 @@ package adk
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,6 +72,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // Options configures a [Toolset]. Nil means defaults.
@@ -123,7 +123,8 @@ var (
 
 // ErrNilMemory reports a [Toolset] made by NewToolset from a nil notebook:
 // its Tools and ProcessRequest return it, so the agent's run fails with it.
-var ErrNilMemory = errors.New("adk: pass a notebook (memory.New) to NewToolset: it was nil")
+// It wraps store.ErrNilArgument.
+var ErrNilMemory = fmt.Errorf("adk: pass a notebook (memory.New) to NewToolset, not nil: %w", store.ErrNilArgument)
 
 // NewToolset returns the toolset for mem. Add it to
 // llmagent.Config.Toolsets. With a nil mem the toolset has no tools and
@@ -184,7 +185,7 @@ func (t *Toolset) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 	block, err := t.mem.Snapshot(ctx, memory.EscapeNamespace(ctx.UserID()))
 	if err != nil {
 		t.report(ctx, err)
-		return fmt.Errorf("agentmem: memory snapshot: %w", err)
+		return fmt.Errorf("adk: memory snapshot: %w", err)
 	}
 	if t.pruner != nil {
 		kept, err := t.pruner.prune(ctx, req.Contents, block != "")

@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	adkmemory "google.golang.org/adk/v2/memory"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -36,6 +36,9 @@ var (
 	ErrNoUser = memory.ErrNoUser
 	// errNoUser is [memory.ErrNoUser] with how to give the id in ADK.
 	errNoUser = fmt.Errorf("%w: give the session one (runner.Run's userID)", memory.ErrNoUser)
+	// ErrNilStore reports a nil store given to [NewMemoryService]. It
+	// wraps store.ErrNilArgument.
+	ErrNilStore = fmt.Errorf("adk: pass a store (store.New or store.Open) to NewMemoryService, not nil: %w", store.ErrNilArgument)
 	// ErrNoApp reports a session or search request without an app name.
 	ErrNoApp = errors.New("adk: give the runner an app name (runner.Config.AppName): memory is scoped per app")
 )
@@ -100,7 +103,7 @@ var _ adkmemory.Service = (*MemoryService)(nil)
 // segment).
 func NewMemoryService(s *store.Store, opts *ServiceOptions) (*MemoryService, error) {
 	if s == nil {
-		return nil, errors.New("adk: pass a store to NewMemoryService (it was nil)")
+		return nil, ErrNilStore
 	}
 	var o ServiceOptions
 	if opts != nil {
@@ -146,7 +149,7 @@ func (m *MemoryService) folder(user, app string) (string, error) {
 // the session again completes it.
 func (m *MemoryService) AddSessionToMemory(ctx context.Context, sess session.Session) error {
 	if sess == nil {
-		return errors.New("adk: pass a session to AddSessionToMemory (it was nil)")
+		return fmt.Errorf("adk: pass a session to AddSessionToMemory, not nil: %w", store.ErrNilArgument)
 	}
 	dir, err := m.folder(sess.UserID(), sess.AppName())
 	if err != nil {
@@ -281,17 +284,9 @@ func eventText(c *genai.Content, max int) string {
 	return cutRunes(strings.Join(texts, "\n"), max)
 }
 
+// cutRunes returns the first max characters of s.
 func cutRunes(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i]
-		}
-		n++
-	}
+	s, _ = driver.CutRunes(s, max)
 	return s
 }
 

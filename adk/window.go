@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +19,7 @@ import (
 )
 
 // DefaultPrunedFile is the default [HistoryWindow.File].
-const DefaultPrunedFile = "pruned.md"
+const DefaultPrunedFile = memory.DefaultPrunedFile
 
 // ErrNoSession reports a model request that the history window had to cut
 // without knowing the run's session: ADK shows toolsets no session, so the
@@ -101,33 +100,23 @@ type HistoryWindow struct {
 	Consolidate *memory.TriggerOptions
 }
 
-// pruner is the history window of one Toolset.
+// pruner is the history window of one Toolset: a memory.Window and the
+// sessions of the runs in flight.
 type pruner struct {
-	mem     *memory.Memory
-	win     HistoryWindow
-	onErr   func(context.Context, error)
-	queue   *memory.AppendQueue
-	trigger *memory.Trigger // nil without HistoryWindow.Consolidate
+	win   *memory.Window
+	onErr func(context.Context, error)
 
 	mu   sync.Mutex
 	runs map[string]session.Session // invocation id → its session, from the plugin
 }
 
 func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, error)) (*pruner, error) {
-	if w.File == "" {
-		w.File = DefaultPrunedFile
+	win, err := mem.NewWindow(&memory.WindowOptions{Max: w.Max, File: w.File, Op: "adk-prune:",
+		QueueSize: w.QueueSize, MaxFiles: w.MaxFiles, MaxAge: w.MaxAge, OnError: onErr, Consolidate: w.Consolidate})
+	if err != nil {
+		return nil, fmt.Errorf("adk: HistoryWindow.Consolidate: %w", err)
 	}
-	p := &pruner{mem: mem, win: w, onErr: onErr, runs: map[string]session.Session{},
-		queue: mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: onErr,
-			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})}
-	if w.Consolidate != nil {
-		o := memory.WindowTriggerOptions(*w.Consolidate, w.File, p.queue, onErr)
-		var err error
-		if p.trigger, err = mem.NewTrigger(o); err != nil {
-			return nil, fmt.Errorf("adk: HistoryWindow.Consolidate: %w", err)
-		}
-	}
-	return p, nil
+	return &pruner{win: win, onErr: onErr, runs: map[string]session.Session{}}, nil
 }
 
 // maxRuns bounds the sessions of runs in flight the plugin records; past
@@ -171,15 +160,18 @@ func (t *Toolset) Plugin() *plugin.Plugin {
 // text for it to join, it becomes a content of its own, so one content
 // less is kept.
 func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool) ([]*genai.Content, error) {
-	if err := p.queue.Err(); err != nil {
-		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
+	if err := p.win.Err(); err != nil {
+		return nil, fmt.Errorf("adk: pruned history: %w", err)
 	}
-	k := cutPoint(contents, p.win.Max)
-	if block && p.win.Max > 1 && !slices.ContainsFunc(contents[k:], func(c *genai.Content) bool {
-		return c != nil && c.Role == genai.RoleUser && hasText(c)
-	}) {
-		k = cutPoint(contents, p.win.Max-1)
-	}
+	k := p.win.Cut(memory.WindowItems{
+		N: len(contents),
+		Prefer: func(i int) bool {
+			c := contents[i]
+			return c != nil && c.Role == genai.RoleUser && !hasResponse(c)
+		},
+		Allow:    func(i int) bool { return contents[i] != nil && !hasResponse(contents[i]) },
+		UserText: func(i int) bool { c := contents[i]; return c != nil && c.Role == genai.RoleUser && hasText(c) },
+	}, block)
 	if k == 0 {
 		return contents, nil
 	}
@@ -189,24 +181,20 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 	if sess == nil {
 		return nil, ErrNoSession
 	}
-	scope, err := p.mem.Scope(ctx, memory.Invocation{Namespace: memory.EscapeNamespace(ctx.UserID())})
+	ns := memory.EscapeNamespace(ctx.UserID())
+	path, err := p.win.Path(ctx, ns)
 	if err != nil {
 		if p.onErr != nil {
 			p.onErr(ctx, err)
 		}
-		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
+		return nil, fmt.Errorf("adk: pruned history: %w", err)
 	}
-	path := scope + "/" + p.win.File
-	ops := make([]string, 0, k)
+	items := make([]memory.PrunedItem, 0, k)
 	for i, src := range sourceEvents(sess, contents[:k], ctx.InvocationID()) {
-		op := "adk-prune:" + digest(path, src.id)
-		if err := p.queue.Add(ctx, path, renderContent(contents[i], src), op); err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
+		items = append(items, memory.PrunedItem{Key: src.id, Text: renderContent(contents[i], src)})
 	}
-	if p.trigger != nil {
-		p.trigger.PrunedOnce(ctx, memory.EscapeNamespace(ctx.UserID()), ops...)
+	if err := p.win.Add(ctx, ns, path, items); err != nil {
+		return nil, err
 	}
 	return contents[k:], nil
 }
@@ -221,13 +209,7 @@ func (t *Toolset) Flush(ctx context.Context) error {
 	if t.pruner == nil {
 		return nil
 	}
-	err := t.pruner.queue.Flush(ctx)
-	if tr := t.pruner.trigger; tr != nil {
-		if werr := tr.Flush(ctx); err == nil {
-			err = werr
-		}
-	}
-	return err
+	return t.pruner.win.Flush(ctx)
 }
 
 // Close flushes (see [Toolset.Flush]) and closes the history window: later
@@ -239,34 +221,7 @@ func (t *Toolset) Close(ctx context.Context) error {
 	if t.pruner == nil {
 		return nil
 	}
-	err := t.pruner.queue.Close(ctx)
-	if tr := t.pruner.trigger; tr != nil {
-		if cerr := tr.Close(ctx); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
-// cutPoint returns how many leading contents to leave out so that at most
-// max remain and the rest starts cleanly (see [HistoryWindow]); 0 when
-// nothing needs to or can go.
-func cutPoint(contents []*genai.Content, max int) int {
-	n := len(contents)
-	if max <= 0 || n <= max {
-		return 0
-	}
-	for i := n - max; i < n; i++ {
-		if c := contents[i]; c != nil && c.Role == genai.RoleUser && !hasResponse(c) {
-			return i
-		}
-	}
-	for i := n - max; i < n; i++ {
-		if c := contents[i]; c != nil && !hasResponse(c) {
-			return i
-		}
-	}
-	return 0
+	return t.pruner.win.Close(ctx)
 }
 
 func hasResponse(c *genai.Content) bool {
@@ -370,13 +325,9 @@ func renderContent(c *genai.Content, src source) string {
 			}
 		}
 	}
-	head := "- " + cmp.Or(src.author, "unknown")
+	head := cmp.Or(src.author, "unknown")
 	if !src.time.IsZero() {
 		head += " (" + src.time.UTC().Format(time.RFC3339) + ")"
 	}
-	body := strings.Join(parts, "\n")
-	if body == "" {
-		body = "(no text)"
-	}
-	return head + ": " + strings.ReplaceAll(body, "\n", "\n  ")
+	return memory.FormatPruned(head, parts)
 }

@@ -117,6 +117,7 @@ require (
 	github.com/agentmem/agentmem/genkit v0.1.0
 	github.com/agentmem/agentmem/mcp v0.1.0
 	github.com/agentmem/agentmem/testenv v0.1.0
+	github.com/agentmem/agentmem/wordvec v0.1.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
@@ -197,3 +198,5 @@ replace (
 replace github.com/agentmem/agentmem/mcp => ../mcp
 
 replace github.com/agentmem/agentmem/testenv => ../testenv
+
+replace github.com/agentmem/agentmem/wordvec => ../wordvec

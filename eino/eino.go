@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/eino-contrib/jsonschema"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // DefaultUserIDKey is the session value (adk.WithSessionValues) read for
@@ -34,8 +34,9 @@ var ErrNoUser = memory.ErrNoUser
 // errNoUser is [memory.ErrNoUser] with how to give the id in Eino.
 var errNoUser = fmt.Errorf("%w: call agentmemeino.WithUserID or set the user_id session value", memory.ErrNoUser)
 
-// ErrNilMemory is returned by [NewMiddleware] for a nil notebook.
-var ErrNilMemory = errors.New("agentmem: pass a notebook (memory.New) to NewMiddleware: it was nil")
+// ErrNilMemory is returned by [NewMiddleware] for a nil notebook. It wraps
+// store.ErrNilArgument.
+var ErrNilMemory = fmt.Errorf("eino: pass a notebook (memory.New) to NewMiddleware, not nil: %w", store.ErrNilArgument)
 
 // Options configures a [Middleware]. Nil means defaults.
 type Options struct {
@@ -74,11 +75,10 @@ func WithRunID(ctx context.Context, id string) context.Context {
 // for concurrent use.
 type Middleware struct {
 	*adk.BaseChatModelAgentMiddleware
-	mem     *memory.Memory
-	opts    Options
-	tools   []tool.BaseTool
-	queue   *memory.AppendQueue // nil without a history window
-	trigger *memory.Trigger     // nil without HistoryWindow.Consolidate
+	mem   *memory.Memory
+	opts  Options
+	tools []tool.BaseTool
+	win   *memory.Window // nil without a history window
 }
 
 var (
@@ -103,26 +103,20 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 		m.opts.UserIDKey = DefaultUserIDKey
 	}
 	if w := &m.opts.HistoryWindow; w.Max > 0 {
-		if w.File == "" {
-			w.File = DefaultPrunedFile
-		}
-		m.queue = mem.NewAppendQueue(&memory.QueueOptions{Size: w.QueueSize, OnError: w.OnError,
-			Rotate: &memory.RotateOptions{MaxFiles: w.MaxFiles, MaxAge: w.MaxAge}})
-		if w.Consolidate != nil {
-			var err error
-			if m.trigger, err = mem.NewTrigger(memory.WindowTriggerOptions(*w.Consolidate, w.File, m.queue, w.OnError)); err != nil {
-				return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
-			}
+		var err error
+		if m.win, err = mem.NewWindow(&memory.WindowOptions{Max: w.Max, File: w.File, Op: "eino-prune:",
+			QueueSize: w.QueueSize, MaxFiles: w.MaxFiles, MaxAge: w.MaxAge, OnError: w.OnError, Consolidate: w.Consolidate}); err != nil {
+			return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
 		}
 	}
 	for _, spec := range mem.Tools() {
 		b, err := json.Marshal(spec.InputSchema)
 		if err != nil {
-			return nil, fmt.Errorf("agentmem: %s schema: %w", spec.Name, err)
+			return nil, fmt.Errorf("eino: %s schema: %w", spec.Name, err)
 		}
 		s := new(jsonschema.Schema)
 		if err := json.Unmarshal(b, s); err != nil {
-			return nil, fmt.Errorf("agentmem: %s schema: %w", spec.Name, err)
+			return nil, fmt.Errorf("eino: %s schema: %w", spec.Name, err)
 		}
 		m.tools = append(m.tools, &memTool{mw: m, info: &schema.ToolInfo{
 			Name: spec.Name, Desc: spec.Description, ParamsOneOf: schema.NewParamsOneOfByJSONSchema(s),
@@ -213,10 +207,10 @@ func (m *Middleware) inject(ctx context.Context, msgs []*schema.Message) ([]*sch
 	}
 	block, err := m.mem.Snapshot(ctx, ns)
 	if err != nil {
-		return nil, fmt.Errorf("agentmem: memory snapshot: %w", err)
+		return nil, fmt.Errorf("eino: memory snapshot: %w", err)
 	}
 	out := slices.Clone(msgs)
-	if m.queue != nil {
+	if m.win != nil {
 		if out, err = m.prune(ctx, ns, out, block != ""); err != nil {
 			return nil, err
 		}
@@ -302,14 +296,14 @@ func (t *memTool) InvokableRun(ctx context.Context, args string, _ ...tool.Optio
 	inv := memory.Invocation{Namespace: ns, RunID: run, ToolCallID: compose.GetToolCallID(ctx)}
 	res, err := t.mw.mem.Call(ctx, inv, t.info.Name, json.RawMessage(args))
 	if err != nil {
-		return "", fmt.Errorf("agentmem: %s: %w", t.info.Name, err)
+		return "", fmt.Errorf("eino: %s: %w", t.info.Name, err)
 	}
 	if s, ok := res.(string); ok {
 		return s, nil
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return "", fmt.Errorf("agentmem: %s: %w", t.info.Name, err)
+		return "", fmt.Errorf("eino: %s: %w", t.info.Name, err)
 	}
 	return string(b), nil
 }

@@ -13,11 +13,12 @@ import (
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
 )
 
 // DefaultPrunedFile is the default [HistoryWindow.File].
-const DefaultPrunedFile = "pruned.md"
+const DefaultPrunedFile = memory.DefaultPrunedFile
 
 // HistoryWindow is the opt-in pruned-history window of a [Middleware]
 // ([Options.HistoryWindow]). Before each model call whose input holds more
@@ -100,16 +101,10 @@ type HistoryWindow struct {
 // (their failures go to OnError, not here). It returns nil at once without
 // a history window.
 func (m *Middleware) Flush(ctx context.Context) error {
-	if m.queue == nil {
+	if m.win == nil {
 		return nil
 	}
-	err := m.queue.Flush(ctx)
-	if m.trigger != nil {
-		if werr := m.trigger.Flush(ctx); err == nil {
-			err = werr
-		}
-	}
-	return err
+	return m.win.Flush(ctx)
 }
 
 // Close flushes (see [Middleware.Flush]) and closes the history window:
@@ -117,16 +112,10 @@ func (m *Middleware) Flush(ctx context.Context) error {
 // background consolidation stops after the runs already due. Call it when
 // the application shuts down. Without a history window it does nothing.
 func (m *Middleware) Close(ctx context.Context) error {
-	if m.queue == nil {
+	if m.win == nil {
 		return nil
 	}
-	err := m.queue.Close(ctx)
-	if m.trigger != nil {
-		if cerr := m.trigger.Close(ctx); err == nil {
-			err = cerr
-		}
-	}
-	return err
+	return m.win.Close(ctx)
 }
 
 // prune cuts the oldest messages beyond the window, queues them and
@@ -134,62 +123,38 @@ func (m *Middleware) Close(ctx context.Context) error {
 // added: when the kept messages hold no user text for it to join, it
 // becomes a message of its own, so one message less is kept.
 func (m *Middleware) prune(ctx context.Context, ns string, msgs []*schema.Message, block bool) ([]*schema.Message, error) {
-	if err := m.queue.Err(); err != nil {
-		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
+	if err := m.win.Err(); err != nil {
+		return nil, fmt.Errorf("eino: pruned history: %w", err)
 	}
 	sys := 0
 	for sys < len(msgs) && msgs[sys] != nil && msgs[sys].Role == schema.System {
 		sys++
 	}
 	body := msgs[sys:]
-	max := m.opts.HistoryWindow.Max
-	k := cutPoint(body, max)
-	if block && max > 1 && !slices.ContainsFunc(body[k:], func(msg *schema.Message) bool {
-		return msg != nil && msg.Role == schema.User && (msg.Content != "" || len(msg.UserInputMultiContent) > 0)
-	}) {
-		k = cutPoint(body, max-1)
-	}
+	k := m.win.Cut(memory.WindowItems{
+		N:      len(body),
+		Prefer: func(i int) bool { return body[i] != nil && body[i].Role == schema.User },
+		Allow:  func(i int) bool { return body[i] != nil && body[i].Role != schema.Tool },
+		UserText: func(i int) bool {
+			msg := body[i]
+			return msg != nil && msg.Role == schema.User && (msg.Content != "" || len(msg.UserInputMultiContent) > 0)
+		},
+	}, block)
 	if k == 0 {
 		return msgs, nil
 	}
-	scope, err := m.mem.Scope(ctx, memory.Invocation{Namespace: ns})
+	path, err := m.win.Path(ctx, ns)
 	if err != nil {
-		return nil, fmt.Errorf("agentmem: pruned history: %w", err)
+		return nil, fmt.Errorf("eino: pruned history: %w", err)
 	}
-	path := scope + "/" + m.opts.HistoryWindow.File
-	ops := make([]string, 0, k)
+	items := make([]memory.PrunedItem, 0, k)
 	for i, msg := range body[:k] {
-		op := "eino-prune:" + digest(path, messageKey(body, i))
-		if err := m.queue.Add(ctx, path, render(msg), op); err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
+		items = append(items, memory.PrunedItem{Key: messageKey(body, i), Text: render(msg)})
 	}
-	if m.trigger != nil {
-		m.trigger.PrunedOnce(ctx, ns, ops...)
+	if err := m.win.Add(ctx, ns, path, items); err != nil {
+		return nil, err
 	}
 	return append(slices.Clip(msgs[:sys]), body[k:]...), nil
-}
-
-// cutPoint returns how many leading messages to leave out so that at most
-// max remain and the rest starts cleanly; 0 when nothing needs to or can
-// go.
-func cutPoint(msgs []*schema.Message, max int) int {
-	n := len(msgs)
-	if max <= 0 || n <= max {
-		return 0
-	}
-	for i := n - max; i < n; i++ {
-		if msgs[i] != nil && msgs[i].Role == schema.User {
-			return i
-		}
-	}
-	for i := n - max; i < n; i++ {
-		if msgs[i] != nil && msgs[i].Role != schema.Tool {
-			return i
-		}
-	}
-	return 0
 }
 
 // messageKey is the stable identity of msgs[i] (see [HistoryWindow]).
@@ -206,7 +171,8 @@ func messageKey(msgs []*schema.Message, i int) string {
 			}
 		}
 	}
-	return "position:" + strconv.Itoa(i) + ":" + digest(render(msgs[i]))
+	sum := sha256.Sum256([]byte(render(msgs[i]) + "\x00"))
+	return "position:" + strconv.Itoa(i) + ":" + hex.EncodeToString(sum[:])
 }
 
 // render renders one pruned message as a Markdown list item: "- <role>:
@@ -214,7 +180,7 @@ func messageKey(msgs []*schema.Message, i int) string {
 // lines indented.
 func render(msg *schema.Message) string {
 	if msg == nil {
-		return "- unknown: (no text)"
+		return memory.FormatPruned("unknown", nil)
 	}
 	var parts []string
 	if text := strings.TrimSpace(msg.Content); text != "" && !strings.HasPrefix(text, memory.BlockOpen) {
@@ -226,38 +192,16 @@ func render(msg *schema.Message) string {
 		}
 	}
 	for _, c := range msg.ToolCalls {
-		parts = append(parts, fmt.Sprintf("called `%s` with %s", c.Function.Name, cutRunes(c.Function.Arguments, 1000)))
+		args, _ := driver.CutRunes(c.Function.Arguments, 1000)
+		parts = append(parts, fmt.Sprintf("called `%s` with %s", c.Function.Name, args))
 	}
-	head := "- " + string(msg.Role)
+	head := string(msg.Role)
 	if msg.Role == schema.Tool {
-		head = fmt.Sprintf("- tool `%s`", msg.ToolName)
+		head = fmt.Sprintf("tool `%s`", msg.ToolName)
 		if len(parts) > 0 {
-			parts = []string{"returned " + cutRunes(strings.Join(parts, "\n"), 1000)}
+			res, _ := driver.CutRunes(strings.Join(parts, "\n"), 1000)
+			parts = []string{"returned " + res}
 		}
 	}
-	body := strings.Join(parts, "\n")
-	if body == "" {
-		body = "(no text)"
-	}
-	return head + ": " + strings.ReplaceAll(body, "\n", "\n  ")
-}
-
-func cutRunes(s string, max int) string {
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i]
-		}
-		n++
-	}
-	return s
-}
-
-func digest(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return memory.FormatPruned(head, parts)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // DefaultMaxBodyBytes bounds an HTTP request body by default (1 MiB).
@@ -76,7 +78,7 @@ const (
 // ErrHTTPOptions reports invalid HTTPOptions: no way to authenticate, a
 // Verifier beside Keys or OAuth, an invalid Path, bound or realm, or a
 // Path the mux already serves. The message says which.
-var ErrHTTPOptions = errors.New("agentmem/mcp: invalid HTTPOptions")
+var ErrHTTPOptions = errors.New("mcp: invalid HTTPOptions")
 
 // Handler returns an http.Handler serving s over MCP's streamable HTTP
 // transport at [HTTPOptions.Path] (by default the root, and with OAuth the
@@ -111,7 +113,7 @@ func (s *Server) Handler(opts *HTTPOptions) (http.Handler, error) {
 // or a Path mux already serves.
 func (s *Server) Mount(mux *http.ServeMux, opts *HTTPOptions) error {
 	if mux == nil {
-		return fmt.Errorf("%w: nil mux", ErrHTTPOptions)
+		return fmt.Errorf("%w: pass a mux to Mount, not nil: %w", ErrHTTPOptions, store.ErrNilArgument)
 	}
 	var o HTTPOptions
 	if opts != nil {

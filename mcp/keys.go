@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // KeyFile verifies API keys against a file of hashed keys, one per line:
@@ -78,12 +80,15 @@ func IsAdmin(info *auth.TokenInfo) bool {
 }
 
 // ErrKeyFile reports a key file that cannot be read or parsed.
-var ErrKeyFile = errors.New("agentmem/mcp: API key file")
+var ErrKeyFile = errors.New("mcp: API key file")
 
 // OpenKeyFile reads the key file at path. It fails, wrapping [ErrKeyFile],
 // when the file cannot be read or a line is malformed (the error names the
 // line number, never its content).
 func OpenKeyFile(path string) (*KeyFile, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: pass the file's path to OpenKeyFile, not an empty one: %w", ErrKeyFile, store.ErrNilArgument)
+	}
 	k := &KeyFile{path: path}
 	if err := k.reload(); err != nil {
 		return nil, err

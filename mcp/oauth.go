@@ -23,6 +23,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // Defaults of [OAuthOptions].
@@ -96,12 +98,12 @@ type OAuthOptions struct {
 
 // ErrOAuthConfig reports OAuthOptions that cannot work (a missing issuer
 // or audience, an issuer whose metadata has no jwks_uri).
-var ErrOAuthConfig = errors.New("agentmem/mcp: OAuth configuration")
+var ErrOAuthConfig = errors.New("mcp: OAuth configuration")
 
 // ErrJWKS reports a JWKS that could not be fetched or parsed: the issuer
 // is unreachable or publishes no usable key. A request that needed it
 // fails with HTTP 500, never with access.
-var ErrJWKS = errors.New("agentmem/mcp: cannot get the issuer's signing keys (JWKS)")
+var ErrJWKS = errors.New("mcp: cannot get the issuer's signing keys (JWKS)")
 
 // OAuthVerifier verifies JWT access tokens against an issuer's published
 // keys (JWKS): the signature (RS256/384/512, PS256/384/512, ES256/384),
@@ -123,6 +125,9 @@ type OAuthVerifier struct {
 // o.JWKSURL is empty, and fetches the keys once, so a misconfiguration
 // shows at start-up. It fails with [ErrOAuthConfig] or [ErrJWKS].
 func NewOAuthVerifier(ctx context.Context, o OAuthOptions) (*OAuthVerifier, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: pass a context to NewOAuthVerifier, not nil: %w", ErrOAuthConfig, store.ErrNilArgument)
+	}
 	if o.Issuer == "" || o.Audience == "" {
 		return nil, fmt.Errorf("%w: set both the issuer and the audience (this server's canonical URL)", ErrOAuthConfig)
 	}

@@ -49,7 +49,7 @@ var ErrToolResult error = toolResultError{}
 
 type toolResultError struct{}
 
-func (toolResultError) Error() string     { return "agentmem/mcp: the tool returned an error result" }
+func (toolResultError) Error() string     { return "mcp: the tool returned an error result" }
 func (toolResultError) ErrorType() string { return "tool_error" }
 
 // rpcError is a JSON-RPC error answered to a request; ErrorType is its

@@ -13,7 +13,7 @@ import (
 // ErrShutdown reports a request that reached [Server.Handler] after
 // [Server.Shutdown] began; the client gets 503 and should retry on
 // another server or later.
-var ErrShutdown = errors.New("agentmem/mcp: the server is shutting down: retry on another instance or later")
+var ErrShutdown = errors.New("mcp: the server is shutting down: retry on another instance or later")
 
 // inflight counts requests in flight (the HTTP requests other than event
 // streams, or the MCP requests of every session), and refuses new ones

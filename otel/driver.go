@@ -72,9 +72,10 @@ func conditional(op int) bool {
 	return op == opCreateFile || op == opReplaceFile || op == opDeleteFile || op == opMutate
 }
 
-// wrapped is the instrumented driver: every primitive, Close and the
-// capability report. The optional interfaces are added by compose, only
-// those the inner driver offers.
+// wrapped is the instrumented driver: every primitive, every optional
+// interface, Close and the capability report. It reports the inner
+// driver's capabilities through driver.CapabilityReporter, so the store
+// uses a fast path only when the inner driver has it.
 type wrapped struct {
 	inner driver.Driver
 	caps  driver.Capabilities
@@ -87,7 +88,18 @@ type wrapped struct {
 	add    [numOps][]metric.AddOption
 }
 
-var _ driver.CapabilityReporter = (*wrapped)(nil)
+var (
+	_ driver.Driver             = (*wrapped)(nil)
+	_ driver.Mutator            = (*wrapped)(nil)
+	_ driver.CollisionChecker   = (*wrapped)(nil)
+	_ driver.Appender           = (*wrapped)(nil)
+	_ driver.BatchGetter        = (*wrapped)(nil)
+	_ driver.ScopeReader        = (*wrapped)(nil)
+	_ driver.SnapshotReader     = (*wrapped)(nil)
+	_ driver.Pruner             = (*wrapped)(nil)
+	_ driver.Historian          = (*wrapped)(nil)
+	_ driver.CapabilityReporter = (*wrapped)(nil)
+)
 
 // WrapDriver returns d instrumented: one CLIENT span per driver call, named
 // "{db.operation.name} {db.collection.name or db.system.name}", with
@@ -98,16 +110,15 @@ var _ driver.CapabilityReporter = (*wrapped)(nil)
 // else the Go type) with an Error status; the db.client.operation.duration
 // histogram; the conflict, replay and prune counters.
 //
-// The result implements exactly the optional interfaces (Mutator,
-// BatchGetter, ScopeReader, Pruner) that the store would use on d, and
-// always CollisionChecker, SnapshotReader, Appender and Historian, whose real availability it
-// reports, with the others, through driver.CapabilityReporter. A nil d
-// returns nil.
+// The result implements every optional interface of package driver and
+// reports, through driver.CapabilityReporter, those the store would use on
+// d ([driver.CapabilitiesOf]), so the store takes the same fast paths as
+// on d. A nil d returns nil.
 func WrapDriver(d driver.Driver, opts *Options) driver.Driver {
 	if d == nil {
 		return nil
 	}
-	return compose(newWrapped(d, newInstruments(opts)))
+	return newWrapped(d, newInstruments(opts))
 }
 
 func newWrapped(d driver.Driver, in *instruments) *wrapped {
@@ -385,15 +396,16 @@ func (w *wrapped) DeleteHistory(ctx context.Context, prefix string) (int, error)
 // Close implements driver.Driver. It is not traced.
 func (w *wrapped) Close() error { return w.inner.Close() }
 
-// mutator adds driver.Mutator to a wrapped driver whose inner one has it.
-type mutator struct{ w *wrapped }
-
 // Mutate implements driver.Mutator; an answer from an existing receipt
-// counts as a replay.
-func (m mutator) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
-	w := m.w
+// counts as a replay. The store calls it only when the inner driver is a
+// Mutator (DriverCapabilities reports AtomicMutation).
+func (w *wrapped) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
+	m, ok := w.inner.(driver.Mutator)
+	if !ok || !w.caps.AtomicMutation {
+		return driver.MutateResult{}, errors.New("otel: the wrapped driver is no driver.Mutator")
+	}
 	ctx, sp, began := w.start(ctx, opMutate, p.Path)
-	res, err := w.inner.(driver.Mutator).Mutate(ctx, p)
+	res, err := m.Mutate(ctx, p)
 	w.end(ctx, opMutate, sp, began, err)
 	if err == nil && res.Existing != nil {
 		w.in.replays.Add(ctx, 1, w.add[opMutate]...)
@@ -401,147 +413,47 @@ func (m mutator) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 	return res, err
 }
 
-// batchGetter adds driver.BatchGetter.
-type batchGetter struct{ w *wrapped }
-
 // GetFiles implements driver.BatchGetter; the span carries
-// db.operation.batch.size.
-func (b batchGetter) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
-	w := b.w
+// db.operation.batch.size. The store calls it only when the inner driver
+// is a BatchGetter (DriverCapabilities reports BatchGet).
+func (w *wrapped) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
+	b, ok := w.inner.(driver.BatchGetter)
+	if !ok || !w.caps.BatchGet {
+		return nil, errors.New("otel: the wrapped driver is no driver.BatchGetter")
+	}
 	ctx, sp, began := w.start(ctx, opGetFiles, "")
 	sp.SetAttributes(KeyDBBatchSize.Int(len(paths)))
-	files, err := w.inner.(driver.BatchGetter).GetFiles(ctx, paths)
+	files, err := b.GetFiles(ctx, paths)
 	w.end(ctx, opGetFiles, sp, began, err)
 	return files, err
 }
 
-// scopeReader adds driver.ScopeReader.
-type scopeReader struct{ w *wrapped }
-
-// ReadScope implements driver.ScopeReader.
-func (s scopeReader) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
-	w := s.w
+// ReadScope implements driver.ScopeReader. The store calls it only when
+// the inner driver is a ScopeReader (DriverCapabilities reports ScopeRead).
+func (w *wrapped) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	r, ok := w.inner.(driver.ScopeReader)
+	if !ok || !w.caps.ScopeRead {
+		return nil, errors.New("otel: the wrapped driver is no driver.ScopeReader")
+	}
 	ctx, sp, began := w.start(ctx, opReadScope, p.Prefix)
-	files, err := w.inner.(driver.ScopeReader).ReadScope(ctx, p)
+	files, err := r.ReadScope(ctx, p)
 	w.end(ctx, opReadScope, sp, began, err)
 	return files, err
 }
 
-// pruner adds driver.Pruner.
-type pruner struct{ w *wrapped }
-
 // PruneExpired implements driver.Pruner; the rows removed are counted.
-func (p pruner) PruneExpired(ctx context.Context, now time.Time) (int, error) {
-	w := p.w
+// The store calls it only when the inner driver is a Pruner
+// (DriverCapabilities reports Prune).
+func (w *wrapped) PruneExpired(ctx context.Context, now time.Time) (int, error) {
+	p, ok := w.inner.(driver.Pruner)
+	if !ok || !w.caps.Prune {
+		return 0, errors.New("otel: the wrapped driver is no driver.Pruner")
+	}
 	ctx, sp, began := w.start(ctx, opPruneExpired, "")
-	n, err := w.inner.(driver.Pruner).PruneExpired(ctx, now)
+	n, err := p.PruneExpired(ctx, now)
 	w.end(ctx, opPruneExpired, sp, began, err)
 	if n > 0 {
 		w.in.pruned.Add(ctx, int64(n), w.add[opPruneExpired]...)
 	}
 	return n, err
-}
-
-// compose returns w with exactly the optional interfaces its capabilities
-// name, so that a type assertion finds what the inner driver offers and
-// nothing more.
-func compose(w *wrapped) driver.Driver {
-	m, b, s, p := mutator{w}, batchGetter{w}, scopeReader{w}, pruner{w}
-	c := w.caps
-	switch [4]bool{c.AtomicMutation, c.BatchGet, c.ScopeRead, c.Prune} {
-	case [4]bool{false, false, false, false}:
-		return w
-	case [4]bool{false, false, false, true}:
-		return struct {
-			*wrapped
-			pruner
-		}{w, p}
-	case [4]bool{false, false, true, false}:
-		return struct {
-			*wrapped
-			scopeReader
-		}{w, s}
-	case [4]bool{false, false, true, true}:
-		return struct {
-			*wrapped
-			scopeReader
-			pruner
-		}{w, s, p}
-	case [4]bool{false, true, false, false}:
-		return struct {
-			*wrapped
-			batchGetter
-		}{w, b}
-	case [4]bool{false, true, false, true}:
-		return struct {
-			*wrapped
-			batchGetter
-			pruner
-		}{w, b, p}
-	case [4]bool{false, true, true, false}:
-		return struct {
-			*wrapped
-			batchGetter
-			scopeReader
-		}{w, b, s}
-	case [4]bool{false, true, true, true}:
-		return struct {
-			*wrapped
-			batchGetter
-			scopeReader
-			pruner
-		}{w, b, s, p}
-	case [4]bool{true, false, false, false}:
-		return struct {
-			*wrapped
-			mutator
-		}{w, m}
-	case [4]bool{true, false, false, true}:
-		return struct {
-			*wrapped
-			mutator
-			pruner
-		}{w, m, p}
-	case [4]bool{true, false, true, false}:
-		return struct {
-			*wrapped
-			mutator
-			scopeReader
-		}{w, m, s}
-	case [4]bool{true, false, true, true}:
-		return struct {
-			*wrapped
-			mutator
-			scopeReader
-			pruner
-		}{w, m, s, p}
-	case [4]bool{true, true, false, false}:
-		return struct {
-			*wrapped
-			mutator
-			batchGetter
-		}{w, m, b}
-	case [4]bool{true, true, false, true}:
-		return struct {
-			*wrapped
-			mutator
-			batchGetter
-			pruner
-		}{w, m, b, p}
-	case [4]bool{true, true, true, false}:
-		return struct {
-			*wrapped
-			mutator
-			batchGetter
-			scopeReader
-		}{w, m, b, s}
-	default:
-		return struct {
-			*wrapped
-			mutator
-			batchGetter
-			scopeReader
-			pruner
-		}{w, m, b, s, p}
-	}
 }

@@ -178,9 +178,10 @@ func (f full) DriverCapabilities() driver.Capabilities { return f.caps }
 // hidden hides every optional interface of memstore.
 type hidden struct{ driver.Driver }
 
-// TestCapabilities checks that the wrapper offers exactly the optional
-// interfaces the store would use on the inner driver, in all 16
-// combinations, and still works through each.
+// TestCapabilities checks that the wrapper implements every optional
+// interface and reports, through driver.CapabilityReporter, exactly those
+// the store would use on the inner driver, in all 16 combinations, and
+// still works through each.
 func TestCapabilities(t *testing.T) {
 	for mask := range 16 {
 		caps := driver.Capabilities{AtomicMutation: mask&1 != 0, BatchGet: mask&2 != 0, ScopeRead: mask&4 != 0, Prune: mask&8 != 0}
@@ -189,8 +190,12 @@ func TestCapabilities(t *testing.T) {
 		_, b := w.(driver.BatchGetter)
 		_, s := w.(driver.ScopeReader)
 		_, p := w.(driver.Pruner)
-		if got := (driver.Capabilities{AtomicMutation: m, BatchGet: b, ScopeRead: s, Prune: p}); got != caps || driver.CapabilitiesOf(w) != caps {
-			t.Errorf("inner %+v: interfaces %+v, reported %+v", caps, got, driver.CapabilitiesOf(w))
+		_, r := w.(driver.CapabilityReporter)
+		if !m || !b || !s || !p || !r {
+			t.Errorf("inner %+v: the wrapper lacks an optional interface (Mutator %v, BatchGetter %v, ScopeReader %v, Pruner %v, CapabilityReporter %v)", caps, m, b, s, p, r)
+		}
+		if got := driver.CapabilitiesOf(w); got != caps {
+			t.Errorf("inner %+v: reported %+v", caps, got)
 		}
 		st := store.New(w, nil)
 		ctx := t.Context()
@@ -203,6 +208,21 @@ func TestCapabilities(t *testing.T) {
 	}
 	if c := driver.CapabilitiesOf(amotel.WrapDriver(hidden{newMemDriver(t)}, nil)); c != (driver.Capabilities{}) {
 		t.Errorf("primitives only: %+v", c)
+	}
+	// A fast path the inner driver lacks fails rather than panics, should
+	// anything call it despite the report.
+	hw := amotel.WrapDriver(hidden{memstore.New()}, nil)
+	if _, err := hw.(driver.Mutator).Mutate(t.Context(), driver.MutateParams{Path: "k/a.md"}); err == nil {
+		t.Error("Mutate over a driver without it: no error")
+	}
+	if _, err := hw.(driver.BatchGetter).GetFiles(t.Context(), []string{"k/a.md"}); err == nil {
+		t.Error("GetFiles over a driver without it: no error")
+	}
+	if _, err := hw.(driver.ScopeReader).ReadScope(t.Context(), driver.ScopeParams{Prefix: "k/"}); err == nil {
+		t.Error("ReadScope over a driver without it: no error")
+	}
+	if _, err := hw.(driver.Pruner).PruneExpired(t.Context(), time.Now()); err == nil {
+		t.Error("PruneExpired over a driver without it: no error")
 	}
 	if amotel.WrapDriver(nil, nil) != nil {
 		t.Error("WrapDriver(nil) is not nil")

@@ -239,7 +239,7 @@ func NewStore(d driver.Driver, opts *Options, storeOpts *store.Options) (*store.
 	t := &tracer{in: in}
 	if d != nil {
 		t.backend = backendName(d)
-		d = compose(newWrapped(d, in))
+		d = newWrapped(d, in)
 	}
 	return store.New(d, &so), t
 }

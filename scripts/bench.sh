@@ -15,8 +15,8 @@ if ((${#emulators[@]})); then
   # TestMain (module testenv); only the prerequisites are installed here.
   scripts/emulators.sh install "${emulators[@]}"
 fi
-# The retrieval benchmark (core/retrieval) reads shared/retrieval/dev.json beside the clone
-# and fails without it; AGENTMEM_RETRIEVAL_DEV names another copy.
+# The retrieval benchmarks (e2e/internal/retrieval) read shared/retrieval/dev.json beside the clone
+# and fail without it; AGENTMEM_RETRIEVAL_DEV names another copy.
 if [[ -z "${AGENTMEM_RETRIEVAL_DEV:-}" && -f "$ROOT/../shared/retrieval/dev.json" ]]; then
   export AGENTMEM_RETRIEVAL_DEV="$ROOT/../shared/retrieval/dev.json"
 fi

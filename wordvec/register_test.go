@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	_ "github.com/agentmem/agentmem/core/memstore" // the "mem" scheme
 	"github.com/agentmem/agentmem/core/store"
 )
 

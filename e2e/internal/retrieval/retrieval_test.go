@@ -98,7 +98,11 @@ var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
 // session in the first 5), evaluated once per mode; ns/op is one
 // search_memory call, round-robin over the set's queries. It fails when
 // dev.json cannot be found.
-func BenchmarkRetrieval(b *testing.B) {
+func BenchmarkRetrieval(b *testing.B) { benchmark(b, modes, nil) }
+
+// benchmark runs the retrieval benchmark of each set in each mode, each on
+// a store with a copy of opts (nil = defaults).
+func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
 	path, err := FindDevSet(".")
 	if err != nil {
 		b.Fatal(err)
@@ -110,11 +114,16 @@ func BenchmarkRetrieval(b *testing.B) {
 	conv := Conversations(convUsers, convSeed)
 	for _, set := range []Set{dev, Notes(), conv} {
 		for _, m := range modes {
-			rep, err := Evaluate(b.Context(), set, m)
+			var o *store.Options
+			if opts != nil {
+				c := *opts
+				o = &c
+			}
+			rep, err := EvaluateWith(b.Context(), set, m, o)
 			if err != nil {
 				b.Fatal(err)
 			}
-			r, err := NewRunner(b.Context(), set, m)
+			r, err := NewRunnerWith(b.Context(), set, m, o)
 			if err != nil {
 				b.Fatal(err)
 			}

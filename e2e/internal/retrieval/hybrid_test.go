@@ -1,0 +1,22 @@
+package retrieval
+
+import (
+	"testing"
+
+	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/wordvec"
+)
+
+// BenchmarkRetrievalHybrid reports search quality through search_memory
+// with default limits for literal, BM25 and hybrid search (BM25 fused with
+// module wordvec's vectors) on dev.json (recall@1, recall@3, MRR) and on the
+// conversation set (session recall@5, every evidence session in the first
+// 5); ns/op is one search_memory call. It fails when dev.json cannot be
+// found ([FindDevSet]).
+func BenchmarkRetrievalHybrid(b *testing.B) {
+	emb, err := wordvec.New(b.Context(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmark(b, []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid}, &store.Options{Embedder: emb})
+}
