@@ -1,0 +1,8 @@
+//go:build !unix
+
+package sqlite
+
+import "time"
+
+// nnCPU is not measured here (0: the cpu-ns/op metric reads 0).
+func nnCPU() time.Duration { return 0 }
