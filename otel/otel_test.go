@@ -211,7 +211,7 @@ func TestCapabilities(t *testing.T) {
 	}
 	// A fast path the inner driver lacks fails rather than panics, should
 	// anything call it despite the report.
-	hw := amotel.WrapDriver(hidden{memstore.New()}, nil)
+	hw := amotel.WrapDriver(hidden{newMemDriver(t)}, nil)
 	if _, err := hw.(driver.Mutator).Mutate(t.Context(), driver.MutateParams{Path: "k/a.md"}); err == nil {
 		t.Error("Mutate over a driver without it: no error")
 	}

@@ -26,10 +26,12 @@ type WindowOptions struct {
 	// QueueSize bounds the items waiting to be appended. Default
 	// [DefaultQueueSize].
 	QueueSize int
-	// MaxFiles and MaxAge set the retention of the pruned file's series
+	// MaxFiles bounds how many files of the pruned file's series are kept
 	// (see [RotateOptions]). Zero keeps every file.
 	MaxFiles int
-	MaxAge   time.Duration
+	// MaxAge bounds how old a file of the series may grow before it is
+	// deleted (see [RotateOptions]). Zero keeps every file.
+	MaxAge time.Duration
 	// OnError, when set, receives every failed append and every failed
 	// consolidation unless Consolidate.OnError is set.
 	OnError func(ctx context.Context, err error)

@@ -27,7 +27,7 @@ const (
 	MaxSearchEmbeds = 64
 	// rrfK is reciprocal rank fusion's constant for the vector ranking,
 	// and lexRRFK the BM25 ranking's: smaller, so that BM25's first ranks
-	// weigh more. Chosen on core/retrieval's notes and conversation sets
+	// weigh more. Chosen on e2e/internal/retrieval's notes and conversation sets
 	// (dev.json only as a check): k = 60 for both lost BM25's lead on long
 	// conversations; 10, 20 and 30 for BM25 all kept it, and 30 ranked the
 	// right note first more often on short notes (recall@1 0.783 against
