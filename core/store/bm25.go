@@ -34,7 +34,7 @@ type occurrence struct{ term, start, end int }
 // its name's length and term frequencies.
 type doc struct {
 	bodyLen, nameLen int
-	bodyPos          [][]int
+	bodyPos          [][]uint32
 	bodyTF, nameTF   []float64
 }
 
@@ -69,7 +69,7 @@ func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 		}
 	}
 	docs := make([]doc, len(cands))
-	pos := make([][]int, len(q)*len(cands))
+	pos := make([][]uint32, len(q)*len(cands))
 	tfs := make([]float64, 2*len(q)*len(cands))
 	df := make([]int, len(q))
 	var sumBody, sumName float64
@@ -135,11 +135,11 @@ func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 
 // occurrences lists the query terms' positions (bodyPos[j]: term j's rune
 // offset pairs) in the order of the body.
-func occurrences(bodyPos [][]int) []occurrence {
+func occurrences(bodyPos [][]uint32) []occurrence {
 	var occ []occurrence
 	for j, ps := range bodyPos {
 		for k := 0; k+1 < len(ps); k += 2 {
-			occ = append(occ, occurrence{j, ps[k], ps[k+1]})
+			occ = append(occ, occurrence{j, int(ps[k]), int(ps[k+1])})
 		}
 	}
 	slices.SortFunc(occ, func(a, b occurrence) int { return cmp.Compare(a.start, b.start) })

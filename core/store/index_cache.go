@@ -7,6 +7,7 @@ import (
 	"container/list"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentmem/agentmem/core/internal/chunk"
@@ -23,21 +24,41 @@ const analysisBudget = 32 << 20
 // search over unchanged files only reads them. An entry is keyed by the
 // row's path and holds the exact content it was derived from: it is used
 // only when the content just read is that same string, so a search never
-// scores stale analysis, whoever changed the row. Least recently used
-// entries go first once the budget is spent. The zero value is ready; it
-// is safe for concurrent use. Values are never modified once stored.
+// scores stale analysis, whoever changed the row. The zero value is ready;
+// it is safe for concurrent use. Values are never modified once stored.
+//
+// Eviction resists scans: each search starts a new generation ([tick]),
+// and once the budget is spent an entry makes room only by evicting
+// entries that neither this search nor the one before used, least
+// recently used first; when there are none it is not kept. A scope larger
+// than the budget, searched again and again, then keeps most of its files
+// cached instead of evicting each one just before the next search needs
+// it (plain LRU misses every time on such a cyclic scan).
 type analysisCache struct {
 	mu    sync.Mutex
 	used  int
+	gen   uint64 // the current search's generation
 	items map[string]*list.Element
 	order list.List // front: most recently used
 }
 
-// cached is one entry: the content it was derived from and the value.
+// cached is one entry: the content it was derived from, the value, and
+// the generation that last used it.
 type cached struct {
 	key, content string
 	val          any
 	size         int
+	gen          uint64
+}
+
+// tick starts a search's generation.
+func (c *analysisCache) tick() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.gen++
+	c.mu.Unlock()
 }
 
 // get returns the value stored under key if it was derived from content.
@@ -55,19 +76,21 @@ func (c *analysisCache) get(key, content string) any {
 	if it.content != content {
 		return nil
 	}
+	it.gen = c.gen
 	c.order.MoveToFront(e)
 	return it.val
 }
 
 // put stores val, derived from content and costing size bytes besides the
-// content, under key (replacing what key held), then evicts the least
-// recently used entries past the budget. An entry larger than a quarter
-// of the budget is not kept.
+// content, under key (replacing what key held), evicting entries past the
+// budget that the last two generations did not use; when that does not
+// make room, val is not kept. An entry larger than a quarter of the budget
+// is not kept either.
 func (c *analysisCache) put(key, content string, val any, size int) {
 	if c == nil {
 		return
 	}
-	size += len(key) + len(content) + 96 // the entry, its list element and map slot
+	size += len(key) + len(content) + 112 // the entry, its list element and map slot
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.items[key]; e != nil {
@@ -78,18 +101,21 @@ func (c *analysisCache) put(key, content string, val any, size int) {
 	if size > analysisBudget/4 {
 		return
 	}
-	if c.items == nil {
-		c.items = map[string]*list.Element{}
-	}
-	c.items[key] = c.order.PushFront(&cached{key: key, content: content, val: val, size: size})
-	c.used += size
-	for c.used > analysisBudget {
+	for c.used+size > analysisBudget {
 		e := c.order.Back()
+		if e == nil || e.Value.(*cached).gen+1 >= c.gen {
+			return // every entry left is in use: keep them, not this one
+		}
 		it := e.Value.(*cached)
 		c.order.Remove(e)
 		delete(c.items, it.key)
 		c.used -= it.size
 	}
+	if c.items == nil {
+		c.items = map[string]*list.Element{}
+	}
+	c.items[key] = c.order.PushFront(&cached{key: key, content: content, val: val, size: size, gen: c.gen})
+	c.used += size
 }
 
 // Cache key prefixes: a file's analysis and an index row's decoding.
@@ -117,52 +143,70 @@ func (a *fileAnalysis) size() int {
 	return n
 }
 
-// bodyTerms is a body's terms (lexis) with their positions: terms sorted,
-// the positions of terms[i] in pos[at[i]:at[i+1]] as rune offset pairs
-// (start, end) in order.
+// bodyTerms is a body's terms (lexis) with their positions, packed: the
+// sorted distinct terms concatenated in terms, term i at
+// terms[off[i]:off[i+1]], its positions in pos[at[i]:at[i+1]] as rune
+// offset pairs (start, end) in order. 32-bit offsets suffice: a body is
+// bounded by the search's per-file limit.
 type bodyTerms struct {
 	n     int // number of terms in the body (with repeats)
-	terms []string
-	at    []int
-	pos   []int
+	terms string
+	off   []uint32
+	at    []uint32
+	pos   []uint32
 }
 
 func (b *bodyTerms) size() int {
-	n := 48 + 8*(len(b.at)+len(b.pos))
-	for _, t := range b.terms {
-		n += 16 + len(t)
-	}
-	return n
+	return 96 + len(b.terms) + 4*(len(b.off)+len(b.at)+len(b.pos))
 }
 
+// term returns the i-th distinct term.
+func (b *bodyTerms) term(i int) string { return b.terms[b.off[i]:b.off[i+1]] }
+
 // positions returns the (start, end) pairs of term t in the body.
-func (b *bodyTerms) positions(t string) []int {
-	i, ok := slices.BinarySearch(b.terms, t)
-	if !ok {
+func (b *bodyTerms) positions(t string) []uint32 {
+	lo, hi := 0, len(b.off)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.term(m) < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(b.off)-1 || b.term(lo) != t {
 		return nil
 	}
-	return b.pos[b.at[i]:b.at[i+1]]
+	return b.pos[b.at[lo]:b.at[lo+1]]
 }
 
 // analyze builds the bodyTerms of content.
 func analyze(sc *lexis.Scanner, content string) *bodyTerms {
-	byTerm := map[string][]int{}
+	byTerm := map[string][]uint32{}
 	n := 0
 	sc.Each(content, func(t string, start, end int) {
 		n++
-		byTerm[t] = append(byTerm[t], start, end)
+		byTerm[t] = append(byTerm[t], uint32(start), uint32(end))
 	})
-	b := &bodyTerms{n: n, terms: make([]string, 0, len(byTerm)), at: make([]int, 0, len(byTerm)+1)}
+	keys := make([]string, 0, len(byTerm))
+	size := 0
 	for t := range byTerm {
-		b.terms = append(b.terms, t)
+		keys = append(keys, t)
+		size += len(t)
 	}
-	slices.Sort(b.terms)
-	b.pos = make([]int, 0, 2*n)
-	for _, t := range b.terms {
-		b.at = append(b.at, len(b.pos))
+	slices.Sort(keys)
+	var terms strings.Builder
+	terms.Grow(size)
+	b := &bodyTerms{n: n, off: make([]uint32, 0, len(keys)+1), at: make([]uint32, 0, len(keys)+1), pos: make([]uint32, 0, 2*n)}
+	for _, t := range keys {
+		b.off = append(b.off, uint32(terms.Len()))
+		terms.WriteString(t)
+		b.at = append(b.at, uint32(len(b.pos)))
 		b.pos = append(b.pos, byTerm[t]...)
 	}
-	b.at = append(b.at, len(b.pos))
+	b.off = append(b.off, uint32(terms.Len()))
+	b.at = append(b.at, uint32(len(b.pos)))
+	b.terms = terms.String()
 	return b
 }
 

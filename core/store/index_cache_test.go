@@ -10,6 +10,7 @@ func TestAnalysisCacheBudget(t *testing.T) {
 	var c analysisCache
 	big := strings.Repeat("x", 1<<20)
 	for i := range 100 {
+		c.tick() // each entry by its own search: plain LRU order
 		c.put(fmt.Sprint("k", i), big+fmt.Sprint(i), i, 0)
 		if c.used > analysisBudget {
 			t.Fatalf("after %d entries the cache holds %d bytes, over its budget of %d", i+1, c.used, analysisBudget)
@@ -27,6 +28,45 @@ func TestAnalysisCacheBudget(t *testing.T) {
 	c.put("huge", strings.Repeat("y", analysisBudget/4), "v", 0)
 	if got := c.get("huge", strings.Repeat("y", analysisBudget/4)); got != nil {
 		t.Errorf("an entry over a quarter of the budget was kept")
+	}
+}
+
+// TestAnalysisCacheResistsScans: searches that read a scope larger than
+// the budget, again and again, keep finding most of it cached (plain LRU
+// would evict each entry just before the next search reads it and miss
+// every time), and a scope no longer searched gives way to another.
+func TestAnalysisCacheResistsScans(t *testing.T) {
+	var c analysisCache
+	big := strings.Repeat("x", 1<<20)
+	scan := func(scope string, n int) (hits int) {
+		c.tick()
+		for i := range n {
+			k := fmt.Sprint(scope, i)
+			if c.get(k, big+k) != nil {
+				hits++
+			} else {
+				c.put(k, big+k, i, 0)
+			}
+			if c.used > analysisBudget {
+				t.Fatalf("the cache holds %d bytes, over its budget of %d", c.used, analysisBudget)
+			}
+		}
+		return hits
+	}
+	const files = 40 // about 31 fit
+	scan("a", files)
+	for round := range 4 {
+		if hits := scan("a", files); hits < files*2/3 {
+			t.Errorf("scan %d of a scope larger than the budget: %d of %d files cached, want most", round+2, hits, files)
+		}
+	}
+	scan("b", 10) // a's entries were used by the search before: b is not kept yet
+	scan("b", 10) // now they are two searches old and give way
+	if hits := scan("b", 10); hits != 10 {
+		t.Errorf("a new scope after an old one: %d of 10 cached, want all", hits)
+	}
+	if len(c.items) != c.order.Len() {
+		t.Errorf("%d keys for %d entries", len(c.items), c.order.Len())
 	}
 }
 

@@ -78,6 +78,7 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 	if len(terms) == 0 {
 		return SearchResult{Matches: []Match{}}, nil
 	}
+	s.cache.tick() // a new generation: what this search reads stays cached
 	if r.Mode == SearchHybrid {
 		return s.searchHybrid(ctx, r, terms)
 	}
