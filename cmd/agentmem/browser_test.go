@@ -33,12 +33,14 @@ var browserFlows = []string{"sign in", "browse", "edit with a conflicting API wr
 // TestBrowserServeSQLite runs the console's browser flows against
 // `agentmem serve --transport http` on a SQLite store.
 func TestBrowserServeSQLite(t *testing.T) {
+	t.Parallel() // mostly waiting on chromium
 	browserServe(t, "sqlite:"+filepath.Join(t.TempDir(), "memory.db")+"?history=on")
 }
 
 // TestBrowserServePostgres runs the console's browser flows against
 // `agentmem serve --transport http` on a PostgreSQL store (testenv's).
 func TestBrowserServePostgres(t *testing.T) {
+	t.Parallel()
 	pg := emulator.Require(t, emulator.PostgresURL)
 	u, err := postgresURL(pg, unique("browser"))
 	if err != nil {

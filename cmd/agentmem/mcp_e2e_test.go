@@ -32,6 +32,7 @@ import (
 // stdio a third user does the same on the same store. It needs node and
 // npm, and fails (never skips) without them.
 func TestMCPClientEndToEnd(t *testing.T) {
+	t.Parallel() // mostly waiting on node
 	root := repoRoot(t)
 	modules := installMCPClient(t, root)
 	dir := t.TempDir()

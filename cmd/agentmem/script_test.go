@@ -29,6 +29,14 @@ import (
 // the go command's own tests do, and gives the tests PostgreSQL and
 // DynamoDB (AGENTMEM_* endpoints win, else testenv starts them).
 func TestMain(m *testing.M) {
+	// DynamoDB Local's keys, for the tests that drop its tables from this
+	// process; set here rather than with t.Setenv, so that those tests may
+	// run in parallel.
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "agentmemKey", "AWS_SECRET_ACCESS_KEY": "agentmemSecret"} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
 	testscript.Main(testenv.Wrap(m, testenv.Postgres, testenv.DynamoDB), map[string]func(){"agentmem": main})
 }
 
@@ -40,9 +48,7 @@ func TestMain(m *testing.M) {
 // memstore that keeps history; on a backend that keeps none yet
 // (condition [history]) they check the error and skip the rest.
 func TestScripts(t *testing.T) {
-	// For dropping the DynamoDB tables from this process.
-	t.Setenv("AWS_ACCESS_KEY_ID", "agentmemKey")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "agentmemSecret")
+	t.Parallel() // beside the tests that mostly wait (migrate, browsers, MCP client)
 	historyScripts, err := filepath.Glob("testdata/script/history*.txtar")
 	if err != nil || len(historyScripts) == 0 {
 		t.Fatalf("no history scripts: %v", err)
