@@ -34,6 +34,10 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if err := driver.CheckQuery(u, "insecure"); err != nil {
 		return nil, err
 	}
+	noCreate, err := driver.NoCreate(u)
+	if err != nil {
+		return nil, err
+	}
 	scheme := "https"
 	if v := u.Query().Get("insecure"); v != "" {
 		insecure, err := strconv.ParseBool(v)
@@ -57,5 +61,5 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cosmosdb: %w", err)
 	}
-	return New(ctx, client, parts[0], parts[1], nil)
+	return New(ctx, client, parts[0], parts[1], &Options{NoCreate: noCreate})
 }

@@ -32,6 +32,11 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	}
 	q := u.Query()
 	opts := &Options{}
+	noCreate, err := driver.NoCreate(u)
+	if err != nil {
+		return nil, err
+	}
+	opts.NoCreate = noCreate
 	if v := q.Get("partition_depth"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -44,7 +49,7 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 		if err != nil {
 			return nil, driver.URLError(u, "create_table must be true or false")
 		}
-		opts.NoCreate = !create
+		opts.NoCreate = opts.NoCreate || !create
 	}
 	var load []func(*config.LoadOptions) error
 	if r := q.Get("region"); r != "" {

@@ -27,6 +27,9 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if err := driver.CheckQuery(u, "database", "emulator_host"); err != nil {
 		return nil, err
 	}
+	if _, err := driver.NoCreate(u); err != nil { // Firestore creates nothing: a collection exists once written
+		return nil, err
+	}
 	q := u.Query()
 	database := q.Get("database")
 	if database == "" {

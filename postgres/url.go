@@ -21,6 +21,10 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 		return nil, driver.URLError(u, "the query does not parse")
 	}
 	opts := &Options{}
+	if opts.NoCreate, err = driver.NoCreate(u); err != nil {
+		return nil, err
+	}
+	q.Del(driver.CreateParam) // agentmem's, not a connection parameter
 	if t, ok := q["table"]; ok {
 		if len(t) != 1 || t[0] == "" {
 			return nil, driver.URLError(u, "give table once, with a name")

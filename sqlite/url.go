@@ -27,6 +27,9 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 		return nil, driver.URLError(u, "give table a name, or leave it out for the default")
 	}
 	o := &Options{Table: q.Get("table")}
+	if o.NoCreate, err = driver.NoCreate(u); err != nil {
+		return nil, err
+	}
 	if q.Has("busy_timeout") {
 		v := q.Get("busy_timeout")
 		if o.BusyTimeout, err = time.ParseDuration(v); err != nil || o.BusyTimeout <= 0 {

@@ -65,3 +65,28 @@ func TestOpenURLRefusesBadURLs(t *testing.T) {
 		t.Errorf("bad table: %v, want ErrInvalidTable", err)
 	}
 }
+
+// TestURLCreateFalse: sqlite:FILE?create=false opens only a database
+// that exists, and creates nothing.
+func TestURLCreateFalse(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "missing.db")
+	if _, err := store.OpenDriver(t.Context(), "sqlite:"+db+"?create=false"); !errors.Is(err, store.ErrStoreNotFound) {
+		t.Fatalf("err = %v, want ErrStoreNotFound", err)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("the file was created: %v", err)
+	}
+	s, err := store.Open(t.Context(), "sqlite:"+db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, s)
+	s, err = store.Open(t.Context(), "sqlite:"+db+"?create=false", nil)
+	if err != nil {
+		t.Fatalf("an existing database with create=false: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Read(t.Context(), "u/main/MEMORY.md", 100); err != nil {
+		t.Fatalf("read through create=false: %v", err)
+	}
+}

@@ -79,10 +79,7 @@ Progress: a bar with rate and ETA on a terminal, plain lines otherwise.`,
 				return fileErr(o.Prefix, err)
 			}
 			ctx := cmd.Context()
-			if err := a.mustExist(argv[0]); err != nil {
-				return err
-			}
-			src, err := a.open(ctx, argv[0])
+			src, err := a.openExistingWith(ctx, argv[0], nil)
 			if err != nil {
 				return err
 			}

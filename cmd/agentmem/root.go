@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"os/user"
@@ -171,7 +170,8 @@ writes a past version back.
 
 Every write records who made it as metadata updated_by (--by, default $USER,
 else the OS user name, else agentmem). Commands that only read never create a
-store: a sqlite: file or file: directory that does not exist is exit 4.
+store (they open it with create=false): a database file, directory, table or
+container that does not exist is exit 4, on every backend.
 
 Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 conflict (the version
 changed or the file exists; nothing written), 4 not found; diff exits 1 when
@@ -342,42 +342,29 @@ func (a *app) withEmbedder(ctx context.Context, rawURL string, opts *store.Optio
 }
 
 // openExisting opens the store of --store, else $AGENTMEM_STORE, else
-// DefaultStore, as openStore does, but fails with exit code 4 when the
-// URL names a SQLite file or a file-store directory that does not exist:
-// a command that only reads (or deletes) must not create an empty store
-// for a typo.
+// DefaultStore, as openStore does, but never creates it: a command that
+// only reads (or deletes) must not create an empty store for a typo.
 func (a *app) openExisting(ctx context.Context) (*store.Store, error) {
-	raw := a.storeURLOf()
-	if err := a.mustExist(raw); err != nil {
-		return nil, err
-	}
-	return a.open(ctx, raw)
+	return a.openExistingWith(ctx, a.storeURLOf(), nil)
 }
 
-// mustExist fails with exit code 4 when rawURL is a sqlite: or file: URL
-// whose file or directory does not exist (after checking --timeout, as
-// opening would). Other URLs, and URLs that do
-// not parse (store.Open says why), pass.
-func (a *app) mustExist(rawURL string) error {
-	if a.timeout <= 0 {
-		return usagef("--timeout must be positive")
+// openExistingWith opens rawURL with opts, asking the backend not to
+// create what is missing (create=false, unless the URL says otherwise):
+// a missing database file, directory, table or container is exit code 4
+// and nothing is created, on every backend.
+func (a *app) openExistingWith(ctx context.Context, rawURL string, opts *store.Options) (*store.Store, error) {
+	open := rawURL
+	if u, err := store.ParseURL(rawURL); err == nil && !u.Query().Has(driver.CreateParam) {
+		q := u.Query()
+		q.Set(driver.CreateParam, "false")
+		u.RawQuery = q.Encode()
+		open = u.String()
 	}
-	u, err := store.ParseURL(rawURL)
-	if err != nil || (u.Scheme != "sqlite" && u.Scheme != "file") {
-		return nil
+	s, err := a.openWith(ctx, open, opts)
+	if errors.Is(err, store.ErrStoreNotFound) {
+		return nil, withCode(exitNotFound, fmt.Errorf("no store at %s: nothing was created: check --store or $%s (a write such as agentmem put creates it): %w", redact(rawURL), StoreEnv, errors.Unwrap(err)))
 	}
-	p, err := driver.URLFilePath(u)
-	if err != nil {
-		return nil
-	}
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-		what := "SQLite file"
-		if u.Scheme == "file" {
-			what = "file-store directory"
-		}
-		return withCode(exitNotFound, fmt.Errorf("no store at %s: the %s %s does not exist; nothing was created: check --store or $%s (a write such as agentmem put creates it)", redact(rawURL), what, p, StoreEnv))
-	}
-	return nil
+	return s, err
 }
 
 // storeURLOf returns the URL of --store, else $AGENTMEM_STORE, else
@@ -404,14 +391,11 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 // store.HistoryParam: a change made to repair history (restore) belongs
 // in it.
 func (a *app) openRecording(ctx context.Context) (*store.Store, error) {
-	raw := a.storeURLOf()
-	if err := a.mustExist(raw); err != nil {
-		return nil, err // a restore reads history that only an existing store has
-	}
+	raw := a.storeURLOf() // a restore reads history that only an existing store has
 	if u, err := store.ParseURL(raw); err == nil && !u.Query().Has(store.HistoryParam) {
-		return a.openWith(ctx, raw, &store.Options{History: &store.HistoryOptions{}})
+		return a.openExistingWith(ctx, raw, &store.Options{History: &store.HistoryOptions{}})
 	}
-	return a.open(ctx, raw)
+	return a.openExistingWith(ctx, raw, nil)
 }
 
 // deadline explains a timeout.

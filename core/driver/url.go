@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -16,6 +17,29 @@ const (
 	HistoryParam  = "history"
 	EmbedderParam = "embedder"
 )
+
+// CreateParam is the store URL parameter every backend's opener takes:
+// create=false opens only a store that exists (the backend's
+// Options.NoCreate: a missing database file, directory, table or
+// container is an error wrapping [ErrStoreNotFound] and nothing is
+// created); create=true, the default, creates what is missing. Backends
+// that create nothing (memory, Firestore) accept and check it. Openers
+// read it with [NoCreate]; [CheckQuery] knows it.
+const CreateParam = "create"
+
+// NoCreate reports whether u's query says create=false. A value that is
+// not a boolean (true, false, 1, 0) fails with [ErrInvalidURL].
+func NoCreate(u *url.URL) (bool, error) {
+	v := u.Query().Get(CreateParam)
+	if v == "" {
+		return false, nil
+	}
+	create, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, URLError(u, "%s must be true or false", CreateParam)
+	}
+	return !create, nil
+}
 
 // ErrInvalidURL reports a store URL that does not parse, or that its
 // backend refuses (a host where none belongs, an unknown or malformed
@@ -49,12 +73,12 @@ func CheckQuery(u *url.URL, known ...string) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		v := q[k]
-		if !slices.Contains(known, k) {
+		if !slices.Contains(known, k) && k != CreateParam {
 			// The store's own parameters are taken off before the
 			// opener sees the URL, but they are known too.
-			hint := "known: " + strings.Join(append(slices.Clone(known), HistoryParam, EmbedderParam), ", ")
+			hint := "known: " + strings.Join(append(slices.Clone(known), CreateParam, HistoryParam, EmbedderParam), ", ")
 			if len(known) == 0 {
-				hint = "the only parameters known are " + HistoryParam + " and " + EmbedderParam + ", which every store takes"
+				hint = "the only parameters known are " + CreateParam + ", " + HistoryParam + " and " + EmbedderParam + ", which every store takes"
 			}
 			return URLError(u, "unknown parameter %q (%s)", k, hint)
 		}

@@ -19,5 +19,9 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if err := driver.CheckQuery(u); err != nil {
 		return nil, err
 	}
-	return New(ctx, dir, nil)
+	noCreate, err := driver.NoCreate(u)
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, dir, &Options{NoCreate: noCreate})
 }

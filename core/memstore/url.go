@@ -18,5 +18,8 @@ func openURL(ctx context.Context, u *url.URL) (driver.Driver, error) {
 	if err := driver.CheckQuery(u); err != nil {
 		return nil, err
 	}
+	if _, err := driver.NoCreate(u); err != nil { // a new in-memory store always exists
+		return nil, err
+	}
 	return New(ctx, nil)
 }
