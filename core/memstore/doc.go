@@ -45,5 +45,6 @@
 //
 // Importing the package registers the store URL scheme
 // "mem" with [store.Register]: store.Open(ctx, "mem://", nil) opens an
-// empty in-memory store (the URL takes no host, path or parameters).
+// empty in-memory store (the URL takes no host or path; create=false is
+// accepted, as a new in-memory store always exists).
 package memstore
