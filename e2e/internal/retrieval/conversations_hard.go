@@ -39,7 +39,7 @@ type hardSession struct {
 // sessions, 2 about values updated later (every session of the value is
 // evidence) and 2 temporal ones (when, which first). Questions are drawn
 // from 45 fact templates, each told in several phrasings and asked either
-// directly (half the questions: the question shares the telling's key
+// directly (about half the questions: they share the telling's key
 // word, "What's the name of the cat we adopted?") or in a paraphrase that
 // shares few words or none ("What's my pet called?" for "a rescue
 // kitten"); the report groups them by that wording too. Every fact also
