@@ -5,10 +5,11 @@
 // questions have several evidence files (conversations, one file per
 // session), whether all of them are in the first k.
 //
-// Two sets: the development notes (shared/retrieval/dev.json, beside the
-// repository; see [FindDevSet]) and a synthetic conversation set generated
-// here ([Conversations]), deterministic, so a figure moves only when the
-// ranking does.
+// The sets: the development notes (shared/retrieval/dev.json, beside the
+// repository; see [FindDevSet]), a second notes set ([Notes]) and two
+// synthetic conversation sets generated here ([Conversations] and the
+// harder [ConversationsHard]), deterministic, so a figure moves only when
+// the ranking does.
 package retrieval
 
 import (
@@ -20,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/memstore"
@@ -34,6 +36,10 @@ type Query struct {
 	Want []string
 	// Kind groups queries in the report (exact, paraphrase, …).
 	Kind string
+	// Wording, when set, groups queries a second way in the report, as
+	// "wording:" and its value (the hard conversation set: "direct" when
+	// the question shares the telling's key word, else "paraphrase").
+	Wording string
 }
 
 // Set is one user's files and the queries over them.
@@ -96,7 +102,7 @@ func (r Report) Log(b Logger, set, mode string) {
 	for _, k := range r.Kinds() {
 		sc := r[k]
 		label := fmt.Sprintf("%s %s/%s n=%d", set, mode, k, sc.N)
-		if set != "conversations" {
+		if !strings.HasPrefix(set, "conversations") {
 			b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
 		} else {
 			b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)
@@ -145,6 +151,9 @@ func EvaluateWith(ctx context.Context, set Set, mode store.SearchMode, opts *sto
 		}
 		rep.add("all", ranks, len(q.Want), len(res.Matches))
 		rep.add(q.Kind, ranks, len(q.Want), len(res.Matches))
+		if q.Wording != "" {
+			rep.add("wording:"+q.Wording, ranks, len(q.Want), len(res.Matches))
+		}
 	}
 	for _, sc := range rep {
 		n := float64(sc.N)

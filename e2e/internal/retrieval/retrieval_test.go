@@ -10,8 +10,11 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 )
 
-// The committed conversation set: 40 users, seed 28.
-const convUsers, convSeed = 40, 28
+// The committed conversation sets: 40 users, seed 28, each.
+const (
+	convUsers, convSeed = 40, 28
+	hardUsers, hardSeed = 40, 28
+)
 
 func TestConversationSet(t *testing.T) {
 	a, b := Conversations(convUsers, convSeed), Conversations(convUsers, convSeed)
@@ -51,7 +54,7 @@ func TestEvaluate(t *testing.T) {
 		Queries: map[string][]Query{"u": {
 			{Q: "apples", Want: []string{"a.md"}, Kind: "x"},
 			{Q: "pears", Want: []string{"a.md", "b.md"}, Kind: "y"},
-			{Q: "plums", Want: []string{"c.md"}, Kind: "y"},
+			{Q: "plums", Want: []string{"c.md"}, Kind: "y", Wording: "w"},
 		}},
 	}
 	rep, err := Evaluate(t.Context(), set, store.SearchBM25)
@@ -63,7 +66,8 @@ func TestEvaluate(t *testing.T) {
 	if got := *rep["all"]; got != want {
 		t.Fatalf("all = %+v, want %+v", got, want)
 	}
-	if rep["x"].N != 1 || rep["y"].N != 2 || !reflect.DeepEqual(rep.Kinds(), []string{"all", "x", "y"}) {
+	if rep["x"].N != 1 || rep["y"].N != 2 || rep["wording:w"].N != 1 || rep["wording:w"].Recall5 != 0 ||
+		!reflect.DeepEqual(rep.Kinds(), []string{"all", "wording:w", "x", "y"}) {
 		t.Fatalf("kinds = %v", rep.Kinds())
 	}
 }
@@ -93,9 +97,10 @@ func TestFindDevSetFailsClearly(t *testing.T) {
 var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
 
 // BenchmarkRetrieval reports search quality through search_memory with
-// default limits: on dev.json (recall@1, recall@3, MRR per mode and query
-// kind) and on the conversation set (session recall@5 and every evidence
-// session in the first 5), evaluated once per mode; ns/op is one
+// default limits: on dev.json and the notes set (recall@1, recall@3, MRR
+// per mode and query kind) and on the two conversation sets (session
+// recall@5, every evidence session in the first 5, MRR), evaluated once
+// per mode; ns/op is one
 // search_memory call, round-robin over the set's queries. It fails when
 // dev.json cannot be found.
 func BenchmarkRetrieval(b *testing.B) { benchmark(b, modes, nil) }
@@ -112,7 +117,8 @@ func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
 		b.Fatal(err)
 	}
 	conv := Conversations(convUsers, convSeed)
-	for _, set := range []Set{dev, Notes(), conv} {
+	hard := ConversationsHard(hardUsers, hardSeed)
+	for _, set := range []Set{dev, Notes(), conv, hard} {
 		for _, m := range modes {
 			var o *store.Options
 			if opts != nil {
