@@ -24,6 +24,9 @@ const (
 	// ("runs" for "runner", see lexis.Variants) counts for, against 1 for
 	// the term itself: the variant may be another word.
 	variantWeight = 0.5
+	// expansionWeight is what a word a QueryExpander adds to a hybrid
+	// search's BM25 ranking counts for, against 1 for a query word.
+	expansionWeight = 0.3
 )
 
 // occurrence is one query term found in a body, in runes.
@@ -48,11 +51,38 @@ var scanners = sync.Pool{New: func() any { return lexis.NewScanner() }}
 // returns nil when the query has no terms (the caller then scores
 // literally) and the files with a positive score otherwise.
 func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
+	return bm25Expanded(cache, prefix, query, nil, cands)
+}
+
+// bm25Expanded is bm25 with extra words (a [QueryExpander]'s) that count
+// for expansionWeight of a query word each: more files match, and the
+// query's own words still rank first. Extra words that are query terms
+// already are left out.
+func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, cands []candidate) []hit {
 	sc := scanners.Get().(*lexis.Scanner)
 	defer scanners.Put(sc)
 	q := sc.QueryTerms(query)
 	if len(q) == 0 {
 		return nil
+	}
+	gw := make([]float64, len(q), len(q)+len(extra))
+	for i := range gw {
+		gw[i] = 1
+	}
+	if len(extra) > 0 {
+		seen := map[string]bool{}
+		for _, g := range q {
+			for _, t := range g {
+				seen[t] = true
+			}
+		}
+		for _, g := range sc.QueryTerms(strings.Join(extra, " ")) {
+			if !seen[g[0]] {
+				seen[g[0]] = true
+				q = append(q, g[:1])
+				gw = append(gw, expansionWeight)
+			}
+		}
 	}
 	type slot struct {
 		group  int
@@ -107,7 +137,7 @@ func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 	avgBody, avgName := max(sumBody/n, 1), max(sumName/n, 1)
 	idf := make([]float64, len(q))
 	for j := range q {
-		idf[j] = math.Log(1 + (n-float64(df[j])+0.5)/(float64(df[j])+0.5))
+		idf[j] = gw[j] * math.Log(1+(n-float64(df[j])+0.5)/(float64(df[j])+0.5))
 	}
 	hits := []hit{}
 	for i, c := range cands {

@@ -35,6 +35,18 @@ type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
+// QueryExpander is an [Embedder] that also knows words related to a
+// query's words (its model's nearest neighbours, say). A hybrid search
+// adds them to its BM25 ranking, each counting for a fraction of a query
+// word, so that a note found by neither its words nor its vector alone
+// ("spouse" for a note about a partner) can still rank. An error or no
+// words leaves the ranking as it is. BM25 and literal searches never
+// expand.
+type QueryExpander interface {
+	Embedder
+	ExpandQuery(ctx context.Context, query string) ([]string, error)
+}
+
 // IndexSegment is the folder, inside each folder that holds memory files,
 // where the store keeps the search index of those files: the record of
 // "kamal/notes/a.md" is "kamal/notes/.agentmem-index/a.md" (a long record

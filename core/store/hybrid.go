@@ -219,7 +219,15 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
 	}
-	lex := bm25(&s.cache, r.Prefix, r.Query, cands)
+	var extra []string
+	if x, ok := s.embedder.(QueryExpander); ok {
+		if words, err := x.ExpandQuery(ctx, r.Query); err == nil {
+			extra = words
+		} else if ctx.Err() != nil {
+			return SearchResult{}, ctx.Err()
+		}
+	}
+	lex := bm25Expanded(&s.cache, r.Prefix, r.Query, extra, cands)
 	if lex == nil {
 		lex = lexical(r.Prefix, terms, cands)
 	}

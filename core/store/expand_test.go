@@ -1,0 +1,101 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// flatExpander gives every text the same vector (so vectors rank nothing)
+// and expands queries from a fixed table, or fails.
+type flatExpander struct {
+	related map[string][]string
+	err     error
+}
+
+func (e *flatExpander) Model() string { return "flat-1" }
+
+func (e *flatExpander) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0, 0}
+	}
+	return out, nil
+}
+
+func (e *flatExpander) ExpandQuery(ctx context.Context, query string) ([]string, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.related[query], nil
+}
+
+var _ store.QueryExpander = (*flatExpander)(nil)
+
+// TestHybridSearchExpandsQueries: a hybrid search ranks a note that only
+// an expansion word matches above the rest, the query's own words still
+// come first, a failing expander changes nothing but the expansion, and
+// BM25 and literal searches never expand.
+func TestHybridSearchExpandsQueries(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name string
+		exp  *flatExpander
+		want []string // the first files, in order
+	}{
+		{"expands", &flatExpander{related: map[string][]string{"spouse job": {"partner", "wife", "occupation"}}}, []string{"partner.md", "job.md"}},
+		{"expander fails", &flatExpander{err: errors.New("down")}, []string{"job.md"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := store.New(newMemDriver(t), &store.Options{Embedder: tc.exp})
+			defer s.Close()
+			for p, c := range map[string]string{
+				"u/main/partner.md": "- Partner Joana is an architect.\n",
+				"u/main/job.md":     "- Job: data scientist at a bank.\n",
+				"u/main/garden.md":  "- Grows basil and mint on the balcony.\n",
+			} {
+				if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: c}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.WaitIndexed(ctx); err != nil {
+				t.Fatal(err)
+			}
+			req := store.SearchRequest{Prefix: "u/main/", Query: "spouse job", Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000}
+			res, err := s.Search(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range res.Matches {
+				got = append(got, m.Path[len("u/main/"):])
+			}
+			// job.md matches a query word and ranks first; partner.md
+			// (only through "partner") next, when the expander answers.
+			if len(got) < len(tc.want) {
+				t.Fatalf("matches %v, want %v first", got, tc.want)
+			}
+			first := got[:len(tc.want)]
+			if tc.exp.err == nil && (first[0] != "job.md" || first[1] != "partner.md") {
+				t.Errorf("matches %v: want job.md (a query word), then partner.md (an expansion), then the rest", got)
+			}
+			if tc.exp.err != nil && first[0] != "job.md" {
+				t.Errorf("matches %v: want job.md first", got)
+			}
+			for _, mode := range []store.SearchMode{store.SearchBM25, store.SearchLiteral} {
+				req.Mode = mode
+				res, err := s.Search(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range res.Matches {
+					if m.Path == "u/main/partner.md" {
+						t.Errorf("%s search matched partner.md: only hybrid search expands", mode)
+					}
+				}
+			}
+		})
+	}
+}

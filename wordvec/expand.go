@@ -1,0 +1,135 @@
+package wordvec
+
+import (
+	"context"
+	"math"
+	"sort"
+	"sync"
+)
+
+// Query expansion: each query word's nearest words in the table, which a
+// hybrid search adds to its BM25 ranking at a fraction of a word's weight
+// (store.QueryExpander).
+const (
+	// expandVocabulary bounds the words a neighbour is drawn from: the
+	// most frequent ones, which are the words notes are written in.
+	expandVocabulary = 30000
+	// expandSkip leaves out the most frequent words (function words and
+	// the like), as query words and as neighbours.
+	expandSkip = 250
+	// expandPerWord and expandMinCosine bound the neighbours of a word.
+	expandPerWord   = 3
+	expandMinCosine = 0.62
+)
+
+// expander holds one table's vector norms and each word's neighbours by
+// rank, made on first use; tables are shared, so expanders are too.
+type expander struct {
+	norms      func() []float32
+	neighbours sync.Map // rank → []string
+}
+
+var expanders sync.Map // *table → *expander
+
+// expanderOf returns t's expander.
+func expanderOf(t *table) *expander {
+	if x, ok := expanders.Load(t); ok {
+		return x.(*expander)
+	}
+	x := &expander{norms: sync.OnceValue(func() []float32 {
+		n := min(expandVocabulary, t.n)
+		out := make([]float32, n)
+		for i := range n {
+			var s int32
+			for _, b := range t.vector(i) {
+				s += int32(int8(b)) * int32(int8(b))
+			}
+			out[i] = float32(math.Sqrt(float64(s)))
+		}
+		return out
+	})}
+	v, _ := expanders.LoadOrStore(t, x)
+	return v.(*expander)
+}
+
+// ExpandQuery returns words related to query's words: for each word the
+// table knows (past the most frequent), up to three of its nearest words
+// among the 30,000 most frequent, by cosine of their vectors (at least
+// 0.62). The result is deterministic; the first call for a word scans
+// the vocabulary (about a millisecond), later ones are cached.
+func (e *Embedder) ExpandQuery(ctx context.Context, query string) ([]string, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := e.t
+	if t == nil {
+		return nil, nil
+	}
+	x := expanderOf(t)
+	nv := x.norms()
+	var out []string
+	var scratch []byte
+	seen := map[int]bool{}
+	tokens(query, nil, func(word []byte) {
+		i := t.lookup(word, &scratch)
+		if i < expandSkip || i >= len(nv) || seen[i] {
+			return
+		}
+		seen[i] = true
+		out = append(out, x.neighboursOf(t, i, nv)...)
+	})
+	return out, nil
+}
+
+// neighboursOf returns the neighbours of the word of rank i (< len(nv))
+// in t.
+func (x *expander) neighboursOf(t *table, i int, nv []float32) []string {
+	if v, ok := x.neighbours.Load(i); ok {
+		return v.([]string)
+	}
+	a := t.vector(i)
+	type cand struct {
+		j   int
+		cos float32
+	}
+	var best []cand
+	for j := expandSkip; j < len(nv); j++ {
+		if j == i || nv[j] == 0 {
+			continue
+		}
+		var dot int32
+		for k, b := range t.vector(j) {
+			dot += int32(int8(a[k])) * int32(int8(b))
+		}
+		if c := float32(dot) / (nv[i] * nv[j]); c >= expandMinCosine {
+			best = append(best, cand{j, c})
+		}
+	}
+	sort.Slice(best, func(x, y int) bool {
+		if best[x].cos != best[y].cos {
+			return best[x].cos > best[y].cos
+		}
+		return best[x].j < best[y].j
+	})
+	words := []string{}
+	for _, c := range best[:min(len(best), expandPerWord)] {
+		words = append(words, string(t.word(c.j)))
+	}
+	x.neighbours.Store(i, words)
+	return words
+}
+
+// ExpandQuery expands query with New's embedder, making it first.
+func (l *lazy) ExpandQuery(ctx context.Context, query string) ([]string, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	e, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	return e.ExpandQuery(ctx, query)
+}
