@@ -1,13 +1,7 @@
 package firestore_test
 
 import (
-	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +10,7 @@ import (
 
 	gcfirestore "cloud.google.com/go/firestore"
 
+	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/firestore"
@@ -32,136 +27,13 @@ import (
 //
 //	AGENTMEM_BENCH_NN=1 go test -run '^$' -bench NN -benchtime 10x .
 
+// The shared corpus (module contract's NN names).
 const (
-	nnFiles    = 1000
-	nnSections = 10
-	nnVocab    = 3000
-	nnQuery    = "w17 w230 w1999 w42 w808 w2500 w7 w1234"
-	nnK        = 10
+	nnFiles    = contract.NNFiles
+	nnSections = contract.NNSections
+	nnQuery    = contract.NNQuery
+	nnK        = contract.NNK
 )
-
-func nnFile(i, words int) string {
-	r := rand.New(rand.NewPCG(uint64(i), 28))
-	var sb strings.Builder
-	for j := range nnSections {
-		fmt.Fprintf(&sb, "## Part %d\n\n", j)
-		for k := range words {
-			if k > 0 {
-				sb.WriteByte(' ')
-			}
-			fmt.Fprintf(&sb, "w%d", r.IntN(nnVocab))
-		}
-		sb.WriteString(".\n\n")
-	}
-	return sb.String()
-}
-
-// nnEmbedder is feature hashing of words into 100 signed dimensions (the
-// core benchmark's).
-type nnEmbedder struct{}
-
-func (nnEmbedder) Model() string { return "nn-hash-100" }
-
-func (nnEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 100)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			h := fnv.New32a()
-			h.Write([]byte(w))
-			x := h.Sum32()
-			if x&1 == 0 {
-				v[(x>>1)%100]++
-			} else {
-				v[(x>>1)%100]--
-			}
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-// nnChunk is one chunk's vector as the store's index row holds it.
-type nnChunk struct {
-	path, hash string
-	vec        []float32 // unit length
-}
-
-// nnDecode reads the chunks of index rows in the store's record format
-// (format 1: chunks of hash "h", int8 vector "q" in base64, scale "k").
-func nnDecode(tb testing.TB, files []driver.ScopeFile) []nnChunk {
-	var out []nnChunk
-	for _, f := range files {
-		var rec struct {
-			Dims   int `json:"dims"`
-			Chunks []struct {
-				H string  `json:"h"`
-				K float32 `json:"k"`
-				Q string  `json:"q"`
-			} `json:"chunks"`
-		}
-		if err := json.Unmarshal([]byte(f.Content), &rec); err != nil {
-			tb.Fatal(err)
-		}
-		name := f.Path[strings.LastIndexByte(f.Path, '/')+1:]
-		for _, c := range rec.Chunks {
-			q, err := base64.StdEncoding.DecodeString(c.Q)
-			if err != nil || len(q) != rec.Dims {
-				tb.Fatalf("index row %s: bad chunk vector", f.Path)
-			}
-			v := make([]float32, len(q))
-			for i, x := range q {
-				v[i] = float32(int8(x)) * c.K
-			}
-			out = append(out, nnChunk{path: "u/main/" + name, hash: c.H, vec: nnUnit(v)})
-		}
-	}
-	return out
-}
-
-func nnUnit(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	inv := float32(1 / math.Sqrt(n))
-	for i := range v {
-		v[i] *= inv
-	}
-	return v
-}
-
-// nnExact returns the set of "path#hash" of the k chunks nearest to q.
-func nnExact(chunks []nnChunk, q []float32, k int) map[string]bool {
-	type hit struct {
-		id  string
-		dot float64
-	}
-	hits := make([]hit, len(chunks))
-	for i, c := range chunks {
-		dot := 0.0
-		for d := range q {
-			dot += float64(q[d]) * float64(c.vec[d])
-		}
-		hits[i] = hit{c.path + "#" + c.hash, dot}
-	}
-	slices.SortFunc(hits, func(a, b hit) int { return -cmpFloat(a.dot, b.dot) })
-	out := map[string]bool{}
-	for _, h := range hits[:k] {
-		out[h.id] = true
-	}
-	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // BenchmarkNN compares, over one scope of 10,000 chunks:
 //
@@ -193,14 +65,14 @@ func BenchmarkNN(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := store.New(d, &store.Options{Embedder: nnEmbedder{}})
+	s := store.New(d, &store.Options{Embedder: contract.NNEmbedder{}})
 	defer s.Close()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				if err := d.CreateFile(ctx, driver.File{Path: fmt.Sprintf("u/main/n%04d.md", i), Content: nnFile(i, words), Version: fmt.Sprint("v", i)}); err != nil {
+				if err := d.CreateFile(ctx, driver.File{Path: fmt.Sprintf("u/main/n%04d.md", i), Content: contract.NNFile(i, words), Version: fmt.Sprint("v", i)}); err != nil {
 					b.Error(err)
 				}
 			}
@@ -222,13 +94,13 @@ func BenchmarkNN(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	chunks := nnDecode(b, rows)
+	chunks := contract.DecodeNNChunks(b, rows)
 	if len(rows) != nnFiles || len(chunks) != nnFiles*nnSections {
 		b.Fatalf("%d index rows, %d chunks; want %d, %d", len(rows), len(chunks), nnFiles, nnFiles*nnSections)
 	}
-	qs, _ := nnEmbedder{}.Embed(ctx, []string{nnQuery})
-	q := nnUnit(qs[0])
-	exact := nnExact(chunks, q, nnK)
+	qs, _ := contract.NNEmbedder{}.Embed(ctx, []string{nnQuery})
+	q := contract.NNUnit(qs[0])
+	exact := contract.NNExact(chunks, q, nnK)
 
 	measure := func(name string, fn func(b *testing.B) map[string]bool) {
 		b.Run(name, func(b *testing.B) {
@@ -274,7 +146,7 @@ func BenchmarkNN(b *testing.B) {
 	vecs := client.Collection(d.Collection().ID + "-nn")
 	stampDocs := client.Collection(d.Collection().ID + "-nnfiles")
 	docID := func(scope, p, h string) string { return strings.ReplaceAll(scope+p, "/", "|") + "|" + h }
-	files := slices.Collect(func(yield func([]nnChunk) bool) {
+	files := slices.Collect(func(yield func([]contract.NNChunk) bool) {
 		for i := 0; i < len(chunks); i += nnSections {
 			if !yield(chunks[i : i+nnSections]) {
 				return
@@ -285,7 +157,7 @@ func BenchmarkNN(b *testing.B) {
 	// per file) in batched commits of at most 500 writes: one commit per
 	// file for one file. (The emulator refuses BulkWriter's BatchWrite
 	// without admin credentials.)
-	put := func(b *testing.B, scope string, withStamps bool, fs ...[]nnChunk) {
+	put := func(b *testing.B, scope string, withStamps bool, fs ...[]contract.NNChunk) {
 		var batch *gcfirestore.WriteBatch
 		n := 0
 		flush := func() {
@@ -303,12 +175,12 @@ func BenchmarkNN(b *testing.B) {
 			}
 			hs := make([]string, len(f))
 			for i, ch := range f {
-				batch.Set(vecs.Doc(docID(scope, ch.path, ch.hash)), map[string]any{"scope": scope, "path": ch.path, "hash": ch.hash, "v": gcfirestore.Vector32(ch.vec)})
-				hs[i] = ch.hash
+				batch.Set(vecs.Doc(docID(scope, ch.Path, ch.Hash)), map[string]any{"scope": scope, "path": ch.Path, "hash": ch.Hash, "v": gcfirestore.Vector32(ch.Vec)})
+				hs[i] = ch.Hash
 			}
 			n += len(f)
 			if withStamps {
-				batch.Set(stampDocs.Doc(docID(scope, f[0].path, "")), map[string]any{"scope": scope, "path": f[0].path, "hashes": strings.Join(hs, " ")})
+				batch.Set(stampDocs.Doc(docID(scope, f[0].Path, "")), map[string]any{"scope": scope, "path": f[0].Path, "hashes": strings.Join(hs, " ")})
 				n++
 			}
 		}

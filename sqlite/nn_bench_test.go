@@ -1,14 +1,9 @@
 package sqlite
 
 import (
-	"context"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +13,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/vec1"
 
+	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -32,108 +28,17 @@ import (
 //
 //	AGENTMEM_BENCH_NN=1 go test -run '^$' -bench NN .
 
+// The shared corpus (module contract's NN names).
 const (
-	nnFiles    = 1000
-	nnSections = 10
-	nnVocab    = 3000
-	nnQuery    = "w17 w230 w1999 w42 w808 w2500 w7 w1234"
-	nnK        = 10
+	nnFiles    = contract.NNFiles
+	nnSections = contract.NNSections
+	nnQuery    = contract.NNQuery
+	nnK        = contract.NNK
 )
 
 // nnShapes are the corpus shapes, in words per chunk (see core's
 // nn_bench_test.go): 40 keeps repeated searches warm, 110 does not.
 var nnShapes = []int{40, 110}
-
-func nnFile(i, words int) string {
-	r := rand.New(rand.NewPCG(uint64(i), 28))
-	var sb strings.Builder
-	for j := range nnSections {
-		fmt.Fprintf(&sb, "## Part %d\n\n", j)
-		for k := range words {
-			if k > 0 {
-				sb.WriteByte(' ')
-			}
-			fmt.Fprintf(&sb, "w%d", r.IntN(nnVocab))
-		}
-		sb.WriteString(".\n\n")
-	}
-	return sb.String()
-}
-
-// nnEmbedder is feature hashing of words into 100 signed dimensions (the
-// core benchmark's).
-type nnEmbedder struct{}
-
-func (nnEmbedder) Model() string { return "nn-hash-100" }
-
-func (nnEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 100)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			h := fnv.New32a()
-			h.Write([]byte(w))
-			x := h.Sum32()
-			if x&1 == 0 {
-				v[(x>>1)%100]++
-			} else {
-				v[(x>>1)%100]--
-			}
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-// nnChunk is one chunk's vector as the store's index row holds it.
-type nnChunk struct {
-	path, hash string
-	vec        []float32 // unit length
-}
-
-// nnDecode reads the chunks of index rows in the store's record format
-// (format 1: chunks of hash "h", int8 vector "q" in base64, scale "k").
-func nnDecode(tb testing.TB, files []driver.ScopeFile) []nnChunk {
-	var out []nnChunk
-	for _, f := range files {
-		var rec struct {
-			Dims   int `json:"dims"`
-			Chunks []struct {
-				H string  `json:"h"`
-				K float32 `json:"k"`
-				Q string  `json:"q"`
-			} `json:"chunks"`
-		}
-		if err := json.Unmarshal([]byte(f.Content), &rec); err != nil {
-			tb.Fatal(err)
-		}
-		name := f.Path[strings.LastIndexByte(f.Path, '/')+1:]
-		for _, c := range rec.Chunks {
-			q, err := base64.StdEncoding.DecodeString(c.Q)
-			if err != nil || len(q) != rec.Dims {
-				tb.Fatalf("index row %s: bad chunk vector", f.Path)
-			}
-			v := make([]float32, len(q))
-			for i, x := range q {
-				v[i] = float32(int8(x)) * c.K
-			}
-			out = append(out, nnChunk{path: "u/main/" + name, hash: c.H, vec: nnUnit(v)})
-		}
-	}
-	return out
-}
-
-func nnUnit(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	inv := float32(1 / math.Sqrt(n))
-	for i := range v {
-		v[i] *= inv
-	}
-	return v
-}
 
 // nnBlob is v in vec1's format: packed float32 in machine byte order.
 func nnBlob(v []float32) []byte {
@@ -142,38 +47,6 @@ func nnBlob(v []float32) []byte {
 		b = binary.NativeEndian.AppendUint32(b, math.Float32bits(x))
 	}
 	return b
-}
-
-// nnExact returns the set of "path#hash" of the k chunks nearest to q.
-func nnExact(chunks []nnChunk, q []float32, k int) map[string]bool {
-	type hit struct {
-		id  string
-		dot float64
-	}
-	hits := make([]hit, len(chunks))
-	for i, c := range chunks {
-		dot := 0.0
-		for d := range q {
-			dot += float64(q[d]) * float64(c.vec[d])
-		}
-		hits[i] = hit{c.path + "#" + c.hash, dot}
-	}
-	slices.SortFunc(hits, func(a, b hit) int { return -cmpFloat(a.dot, b.dot) })
-	out := map[string]bool{}
-	for _, h := range hits[:k] {
-		out[h.id] = true
-	}
-	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // BenchmarkNN compares, over one scope of 10,000 chunks:
@@ -221,10 +94,10 @@ func benchNN(b *testing.B, words int) {
 		b.Fatal(err)
 	}
 	c.pause(true)
-	s := store.New(d, &store.Options{Embedder: nnEmbedder{}})
+	s := store.New(d, &store.Options{Embedder: contract.NNEmbedder{}})
 	defer s.Close()
 	for i := range nnFiles {
-		if err := d.CreateFile(ctx, driver.File{Path: fmt.Sprintf("u/main/n%04d.md", i), Content: nnFile(i, words), Version: fmt.Sprint("v", i)}); err != nil {
+		if err := d.CreateFile(ctx, driver.File{Path: fmt.Sprintf("u/main/n%04d.md", i), Content: contract.NNFile(i, words), Version: fmt.Sprint("v", i)}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -236,14 +109,14 @@ func benchNN(b *testing.B, words int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	chunks := nnDecode(b, rows)
+	chunks := contract.DecodeNNChunks(b, rows)
 	if len(rows) != nnFiles || len(chunks) != nnFiles*nnSections {
 		b.Fatalf("%d index rows, %d chunks; want %d, %d", len(rows), len(chunks), nnFiles, nnFiles*nnSections)
 	}
-	qs, _ := nnEmbedder{}.Embed(ctx, []string{nnQuery})
-	q := nnUnit(qs[0])
+	qs, _ := contract.NNEmbedder{}.Embed(ctx, []string{nnQuery})
+	q := contract.NNUnit(qs[0])
 	qBlob := nnBlob(q)
-	exact := nnExact(chunks, q, nnK)
+	exact := contract.NNExact(chunks, q, nnK)
 	db := d.DB()
 
 	measure := func(name string, fn func(b *testing.B) map[string]bool) {
@@ -295,7 +168,7 @@ func benchNN(b *testing.B, words int) {
 	}
 	// insertFile inserts files' chunks in one transaction (one file's, as
 	// an indexer would after embedding them; or a bulk load).
-	insertFile := func(b *testing.B, scope string, table string, cs ...[]nnChunk) {
+	insertFile := func(b *testing.B, scope string, table string, cs ...[]contract.NNChunk) {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -307,7 +180,7 @@ func benchNN(b *testing.B, words int) {
 		}
 		for _, f := range cs {
 			for _, ch := range f {
-				if _, err := tx.ExecContext(ctx, q, nnBlob(ch.vec), scope, ch.path, ch.hash); err != nil {
+				if _, err := tx.ExecContext(ctx, q, nnBlob(ch.Vec), scope, ch.Path, ch.Hash); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -316,7 +189,7 @@ func benchNN(b *testing.B, words int) {
 			b.Fatal(err)
 		}
 	}
-	files := slices.Collect(func(yield func([]nnChunk) bool) {
+	files := slices.Collect(func(yield func([]contract.NNChunk) bool) {
 		for i := 0; i < len(chunks); i += nnSections {
 			if !yield(chunks[i : i+nnSections]) {
 				return
@@ -343,9 +216,9 @@ func benchNN(b *testing.B, words int) {
 		for _, f := range files {
 			hs := make([]string, len(f))
 			for i, ch := range f {
-				hs[i] = ch.hash
+				hs[i] = ch.Hash
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO nn_files(scope, path, hashes) VALUES (?, ?, ?)`, scope, f[0].path, strings.Join(hs, " ")); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO nn_files(scope, path, hashes) VALUES (?, ?, ?)`, scope, f[0].Path, strings.Join(hs, " ")); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -22,34 +22,28 @@ const (
 	expandMinCosine = 0.62
 )
 
-// expander holds one table's vector norms and each word's neighbours by
-// rank, made on first use; tables are shared, so expanders are too.
+// expander holds a table's vector norms (of the expandVocabulary most
+// frequent words) and each word's neighbours by rank, made on first use.
+// The zero value is ready.
 type expander struct {
-	norms      func() []float32
+	once       sync.Once
+	nv         []float32
 	neighbours sync.Map // rank → []string
 }
 
-var expanders sync.Map // *table → *expander
-
-// expanderOf returns t's expander.
-func expanderOf(t *table) *expander {
-	if x, ok := expanders.Load(t); ok {
-		return x.(*expander)
-	}
-	x := &expander{norms: sync.OnceValue(func() []float32 {
-		n := min(expandVocabulary, t.n)
-		out := make([]float32, n)
-		for i := range n {
+// norms returns the norms of t's first expandVocabulary vectors.
+func (x *expander) norms(t *table) []float32 {
+	x.once.Do(func() {
+		x.nv = make([]float32, min(expandVocabulary, t.n))
+		for i := range x.nv {
 			var s int32
 			for _, b := range t.vector(i) {
 				s += int32(int8(b)) * int32(int8(b))
 			}
-			out[i] = float32(math.Sqrt(float64(s)))
+			x.nv[i] = float32(math.Sqrt(float64(s)))
 		}
-		return out
-	})}
-	v, _ := expanders.LoadOrStore(t, x)
-	return v.(*expander)
+	})
+	return x.nv
 }
 
 // ExpandQuery returns words related to query's words: for each word the
@@ -68,8 +62,8 @@ func (e *Embedder) ExpandQuery(ctx context.Context, query string) ([]string, err
 	if t == nil {
 		return nil, nil
 	}
-	x := expanderOf(t)
-	nv := x.norms()
+	x := &t.exp
+	nv := x.norms(t)
 	var out []string
 	var scratch []byte
 	seen := map[int]bool{}

@@ -60,8 +60,7 @@ func BenchmarkExpandQuery(b *testing.B) {
 		b.Fatal(err)
 	}
 	const q = "where does my sister volunteer"
-	x := expanderOf(e.t)
-	x.neighbours.Clear()
+	e.t.exp.neighbours.Clear()
 	began := time.Now()
 	if _, err := e.ExpandQuery(b.Context(), q); err != nil {
 		b.Fatal(err)

@@ -33,6 +33,7 @@ type table struct {
 	vectors []byte   // n × dims int8
 	slots   []uint32 // open addressing: index+1 of the word hashed there, 0 = empty
 	mask    uint64
+	exp     expander // query expansion's norms and neighbours, made on first use
 }
 
 // loadTable parses the embedded table once per process.

@@ -18,9 +18,11 @@ import (
 // The nearest-neighbour benchmarks (issue 28, build item 4) measure the
 // hybrid search's vector stage over one scope of 10,000 chunks of 100-d
 // vectors: 1,000 files (the default search bound) of 10 chunks each. The
-// same corpus, embedder and query are built in sqlite/nn_bench_test.go and
-// firestore/nn_bench_test.go, which compare this path with the backends'
-// native queries (vec1, FindNearest). Run with
+// same corpus, embedder and query are module contract's NNFile,
+// NNEmbedder and NNQuery (core cannot import contract), which
+// sqlite/nn_bench_test.go and firestore/nn_bench_test.go use to compare
+// this path with the backends' native queries (vec1, FindNearest). Run
+// with
 //
 //	AGENTMEM_BENCH_NN=1 go test -run '^$' -bench NN ./store/
 
@@ -33,8 +35,8 @@ const (
 
 // nnShapes are the corpus shapes, in words per chunk: 40 (about 230 runes
 // a chunk; the search's analysis of the 1,000 files fits the store's
-// cache, so repeated searches are warm) and 110 (about 650 runes; it does
-// not fit, so every search analyses every file again).
+// cache) and 110 (about 650 runes; it did not fit before the cache was
+// packed and made scan-resistant, and every search analysed every file).
 var nnShapes = []int{40, 110}
 
 // nnFile is file i: nnSections sections of words words drawn from a
