@@ -180,24 +180,27 @@ var vectorCases = []Case{
 		emb := &FakeEmbedder{}
 		s := hybridStore(t, e, emb, false)
 		const p = "u/main/"
+		// The stale file's name is no word, so that BM25 (which relates
+		// "vehicle" to "car") cannot rank it by its name.
+		const stale = p + "n1.md"
 		for name, c := range hybridNotes {
-			if name == "car.md" {
-				c = "automobile"
+			if name != "car.md" {
+				create(t, s, p+name, c)
 			}
-			create(t, s, p+name, c)
 		}
+		create(t, s, stale, "automobile")
 		create(t, s, p+"sedan.md", "The sedan is in the garage.")
 		waitIndexed(t, s)
-		if res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid); matchPaths(res)[0] != p+"car.md" {
-			t.Fatalf("before the change: %v, want car.md first", matchPaths(res))
+		if res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid); matchPaths(res)[0] != stale {
+			t.Fatalf("before the change: %v, want n1.md first", matchPaths(res))
 		}
-		// Behind the store's back, car.md stops being about cars: its
+		// Behind the store's back, n1.md stops being about cars: its
 		// record's vector is stale and must not rank it for "vehicle".
-		f, err := e.Driver.GetFile(ctx(t), p+"car.md")
+		f, err := e.Driver.GetFile(ctx(t), stale)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Driver.ReplaceFile(ctx(t), driver.File{Path: p + "car.md", Content: "Bananas are yellow.", Version: "ext-2"}, f.Version); err != nil {
+		if err := e.Driver.ReplaceFile(ctx(t), driver.File{Path: stale, Content: "Bananas are yellow.", Version: "ext-2"}, f.Version); err != nil {
 			t.Fatal(err)
 		}
 		res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid)

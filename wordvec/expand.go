@@ -79,11 +79,20 @@ func (e *Embedder) ExpandQuery(ctx context.Context, query string) ([]string, err
 }
 
 // neighboursOf returns the neighbours of the word of rank i (< len(nv))
-// in t.
+// in t, made once.
 func (x *expander) neighboursOf(t *table, i int, nv []float32) []string {
 	if v, ok := x.neighbours.Load(i); ok {
 		return v.([]string)
 	}
+	words := nearest(t, i, nv, expandPerWord, func(int) bool { return true })
+	x.neighbours.Store(i, words)
+	return words
+}
+
+// nearest returns up to n words nearest the word of rank i (< len(nv)) in
+// t, by cosine, at least expandMinCosine, among the ranks from expandSkip
+// to len(nv) that keep accepts; ties go to the more frequent word.
+func nearest(t *table, i int, nv []float32, n int, keep func(rank int) bool) []string {
 	a := t.vector(i)
 	type cand struct {
 		j   int
@@ -91,7 +100,7 @@ func (x *expander) neighboursOf(t *table, i int, nv []float32) []string {
 	}
 	var best []cand
 	for j := expandSkip; j < len(nv); j++ {
-		if j == i || nv[j] == 0 {
+		if j == i || nv[j] == 0 || !keep(j) {
 			continue
 		}
 		var dot int32
@@ -109,10 +118,9 @@ func (x *expander) neighboursOf(t *table, i int, nv []float32) []string {
 		return best[x].j < best[y].j
 	})
 	words := []string{}
-	for _, c := range best[:min(len(best), expandPerWord)] {
+	for _, c := range best[:min(len(best), n)] {
 		words = append(words, string(t.word(c.j)))
 	}
-	x.neighbours.Store(i, words)
 	return words
 }
 

@@ -24,9 +24,13 @@ const (
 	// ("runs" for "runner", see lexis.Variants) counts for, against 1 for
 	// the term itself: the variant may be another word.
 	variantWeight = 0.5
-	// expansionWeight is what a word a QueryExpander adds to a hybrid
-	// search's BM25 ranking counts for, against 1 for a query word.
+	// expansionWeight is what a related word counts for in BM25, against
+	// 1 for a query word: one from the related-words table
+	// (lexis.Related) or one a hybrid search's QueryExpander adds.
 	expansionWeight = 0.3
+	// relatedPerWord bounds the related words the table adds per query
+	// word.
+	relatedPerWord = 4
 )
 
 // occurrence is one query term found in a body, in runes.
@@ -46,7 +50,10 @@ var scanners = sync.Pool{New: func() any { return lexis.NewScanner() }}
 
 // bm25 scores cands by BM25F over two fields, the body and the
 // scope-relative name without its extension ("food.md" → "food"), with
-// document frequencies and average lengths from cands alone. Each body's
+// document frequencies and average lengths from cands alone. Each query
+// word brings up to relatedPerWord related words (lexis.Related) at
+// expansionWeight, so a note in other words is found, below the notes
+// that have the query's own words. Each body's
 // terms come from cache when that exact content was analysed before. It
 // returns nil when the query has no terms (the caller then scores
 // literally) and the files with a positive score otherwise.
@@ -55,9 +62,8 @@ func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 }
 
 // bm25Expanded is bm25 with extra words (a [QueryExpander]'s) that count
-// for expansionWeight of a query word each: more files match, and the
-// query's own words still rank first. Extra words that are query terms
-// already are left out.
+// for expansionWeight of a query word each, like related words. Extra
+// words that are query terms or related words already are left out.
 func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, cands []candidate) []hit {
 	sc := scanners.Get().(*lexis.Scanner)
 	defer scanners.Put(sc)
@@ -66,14 +72,24 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		return nil
 	}
 	gw := make([]float64, len(q), len(q)+len(extra))
+	src := make([]int, len(q), len(q)+len(extra)) // a related term's query term, else -1
 	for i := range gw {
-		gw[i] = 1
+		gw[i], src[i] = 1, -1
 	}
-	if len(extra) > 0 {
+	related := sc.Related(query, relatedPerWord)
+	if len(related) > 0 || len(extra) > 0 {
 		seen := map[string]bool{}
 		for _, g := range q {
 			for _, t := range g {
 				seen[t] = true
+			}
+		}
+		for _, g := range related {
+			for _, t := range g.Terms {
+				seen[t] = true
+				q = append(q, []string{t})
+				gw = append(gw, expansionWeight)
+				src = append(src, g.Of)
 			}
 		}
 		for _, g := range sc.QueryTerms(strings.Join(extra, " ")) {
@@ -81,6 +97,7 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 				seen[g[0]] = true
 				q = append(q, g[:1])
 				gw = append(gw, expansionWeight)
+				src = append(src, -1)
 			}
 		}
 	}
@@ -137,7 +154,18 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 	avgBody, avgName := max(sumBody/n, 1), max(sumName/n, 1)
 	idf := make([]float64, len(q))
 	for j := range q {
-		idf[j] = gw[j] * math.Log(1+(n-float64(df[j])+0.5)/(float64(df[j])+0.5))
+		idf[j] = math.Log(1 + (n-float64(df[j])+0.5)/(float64(df[j])+0.5))
+	}
+	// A related term is worth expansionWeight of its own IDF, and never
+	// more than that share of its query term's: a word common in the scope
+	// is not outweighed by a rare neighbour.
+	for j := range q {
+		if src[j] >= 0 {
+			idf[j] = min(idf[j], idf[src[j]])
+		}
+	}
+	for j := range q {
+		idf[j] *= gw[j]
 	}
 	hits := []hit{}
 	for i, c := range cands {

@@ -37,7 +37,7 @@ var _ store.QueryExpander = (*flatExpander)(nil)
 // TestHybridSearchExpandsQueries: a hybrid search ranks a note that only
 // an expansion word matches above the rest, the query's own words still
 // come first, a failing expander changes nothing but the expansion, and
-// BM25 and literal searches never expand.
+// BM25 and literal searches never ask the expander.
 func TestHybridSearchExpandsQueries(t *testing.T) {
 	ctx := t.Context()
 	for _, tc := range []struct {
@@ -92,10 +92,47 @@ func TestHybridSearchExpandsQueries(t *testing.T) {
 				}
 				for _, m := range res.Matches {
 					if m.Path == "u/main/partner.md" {
-						t.Errorf("%s search matched partner.md: only hybrid search expands", mode)
+						t.Errorf("%s search matched partner.md: only hybrid search asks the QueryExpander", mode)
 					}
 				}
 			}
 		})
+	}
+}
+
+// TestBM25AddsRelatedWords: without an embedder, a BM25 search finds a
+// note written in other words through the related-words table ("workout"
+// → "gym"), below a note with the query's own word, and a literal search
+// does not.
+func TestBM25AddsRelatedWords(t *testing.T) {
+	ctx := t.Context()
+	s := store.New(newMemDriver(t), nil)
+	defer s.Close()
+	for p, c := range map[string]string{
+		"u/main/fitness.md": "- Bouldering at the gym three evenings a week.\n",
+		"u/main/routine.md": "- A short workout before breakfast.\n",
+		"u/main/food.md":    "- Pescatarian; oat milk in coffee.\n",
+	} {
+		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func(mode store.SearchMode) []string {
+		t.Helper()
+		res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "workout habits", Mode: mode, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range res.Matches {
+			got = append(got, m.Path[len("u/main/"):])
+		}
+		return got
+	}
+	if got := search(store.SearchBM25); len(got) != 2 || got[0] != "routine.md" || got[1] != "fitness.md" {
+		t.Errorf("BM25: matches %v, want routine.md (the query's word), then fitness.md (a related word)", got)
+	}
+	if got := search(store.SearchLiteral); len(got) != 1 || got[0] != "routine.md" {
+		t.Errorf("literal: matches %v, want routine.md alone", got)
 	}
 }

@@ -81,7 +81,11 @@ type SearchMode string
 const (
 	// SearchBM25 (the default, also meant by "") ranks by Okapi BM25 over
 	// stemmed, Unicode-aware terms, with the scope-relative file name as a
-	// second field. Document frequencies and the average length come from
+	// second field. Each query word also counts its related words (a table
+	// derived from GloVe word vectors, built into core: "workout" → "gym",
+	// "fitness") at 0.3 of a word's weight, so a note written in other
+	// words is found below those with the query's own words. Document
+	// frequencies and the average length come from
 	// the files scanned by the same search, so a score depends only on the
 	// scope (never on other tenants) and is the same on every backend.
 	SearchBM25 SearchMode = "bm25"

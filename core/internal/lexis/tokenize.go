@@ -37,14 +37,22 @@ func NewScanner() *Scanner { return &Scanner{stems: map[string]string{}} }
 
 // Each calls fn for every term of s, in order, with its rune offsets.
 func (sc *Scanner) Each(s string, fn func(term string, start, end int)) {
+	sc.scan(s, func(start, end int) {
+		if t := sc.term(); t != "" {
+			fn(t, start, end)
+		}
+	})
+}
+
+// scan calls fn for every word of s, in order, with its rune offsets and
+// the word, lower case and folded, in sc.buf.
+func (sc *Scanner) scan(s string, fn func(start, end int)) {
 	pos := 0        // rune offset of the next rune
 	wordStart := -1 // rune offset where the current word began
 	sc.buf = sc.buf[:0]
 	flush := func(end int) {
 		if wordStart >= 0 {
-			if t := sc.term(); t != "" {
-				fn(t, wordStart, end)
-			}
+			fn(wordStart, end)
 		}
 		wordStart = -1
 		sc.buf = sc.buf[:0]
@@ -54,7 +62,9 @@ func (sc *Scanner) Each(s string, fn func(term string, start, end int)) {
 		switch {
 		case isIdeograph(r):
 			flush(pos)
-			fn(string(unicode.ToLower(r)), pos, pos+1)
+			sc.buf = utf8.AppendRune(sc.buf, unicode.ToLower(r))
+			wordStart = pos
+			flush(pos + 1)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if wordStart < 0 {
 				wordStart = pos
@@ -71,6 +81,19 @@ func (sc *Scanner) Each(s string, fn func(term string, start, end int)) {
 		pos++
 	}
 	flush(pos)
+}
+
+// Words returns the words of s in order, lower case, folded, without
+// possessives or apostrophes ("Joana's" → "joana", "don't" → "dont"),
+// each with its term.
+func (sc *Scanner) Words(s string) (words, terms []string) {
+	sc.scan(s, func(_, _ int) {
+		w := string(clean(sc.buf))
+		if t := sc.term(); t != "" {
+			words, terms = append(words, w), append(terms, t)
+		}
+	})
+	return words, terms
 }
 
 // Tokens returns the terms of s with their offsets.
@@ -99,23 +122,27 @@ func (sc *Scanner) term() string {
 		return t
 	}
 	key := string(sc.buf)
-	w := sc.buf
-	// English possessive and contractions: "dog's" → "dog", "don't" → "dont".
-	if n := len(w); n > 2 && w[n-2] == '\'' && w[n-1] == 's' {
-		w = w[:n-2]
-	}
-	clean := make([]byte, 0, len(w))
-	for _, b := range w {
-		if b != '\'' {
-			clean = append(clean, b)
-		}
-	}
-	t := string(Stem(clean))
+	t := string(Stem(clean(sc.buf)))
 	if len(sc.stems) >= MaxStems {
 		clear(sc.stems)
 	}
 	sc.stems[key] = t
 	return t
+}
+
+// clean returns a copy of word without an English possessive or
+// apostrophes: "dog's" → "dog", "don't" → "dont".
+func clean(w []byte) []byte {
+	if n := len(w); n > 2 && w[n-2] == '\'' && w[n-1] == 's' {
+		w = w[:n-2]
+	}
+	out := make([]byte, 0, len(w))
+	for _, b := range w {
+		if b != '\'' {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func isLetterAt(s string) bool {

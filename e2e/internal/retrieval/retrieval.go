@@ -6,7 +6,8 @@
 // session), whether all of them are in the first k.
 //
 // The sets: the development notes (shared/retrieval/dev.json, beside the
-// repository; see [FindDevSet]), a second notes set ([Notes]) and two
+// repository; see [FindDevSet]), a second notes set ([Notes]), two more
+// written by engineers who had not seen the ranker ([Notes2], [Notes3]), and two
 // synthetic conversation sets generated here ([Conversations] and the
 // harder [ConversationsHard]), deterministic, so a figure moves only when
 // the ranking does.

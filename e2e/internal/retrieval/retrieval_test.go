@@ -54,15 +54,16 @@ func TestEvaluate(t *testing.T) {
 		Queries: map[string][]Query{"u": {
 			{Q: "apples", Want: []string{"a.md"}, Kind: "x"},
 			{Q: "pears", Want: []string{"a.md", "b.md"}, Kind: "y"},
-			{Q: "plums", Want: []string{"c.md"}, Kind: "y", Wording: "w"},
+			{Q: "plumbix", Want: []string{"c.md"}, Kind: "y", Wording: "w"}, // no such word, no related word
 		}},
 	}
 	rep, err := Evaluate(t.Context(), set, store.SearchBM25)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// pears: b.md (shorter) first, then a.md.
-	want := Scores{N: 3, Recall1: 2.0 / 3, Recall3: 2.0 / 3, Recall5: 2.0 / 3, All5: 2.0 / 3, MRR: 2.0 / 3, Results: 1}
+	// apples: a.md, then b.md through the related word "pears"; pears:
+	// b.md (shorter) first, then a.md; plumbix: nothing.
+	want := Scores{N: 3, Recall1: 2.0 / 3, Recall3: 2.0 / 3, Recall5: 2.0 / 3, All5: 2.0 / 3, MRR: 2.0 / 3, Results: 4.0 / 3}
 	if got := *rep["all"]; got != want {
 		t.Fatalf("all = %+v, want %+v", got, want)
 	}
@@ -97,7 +98,7 @@ func TestFindDevSetFailsClearly(t *testing.T) {
 var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
 
 // BenchmarkRetrieval reports search quality through search_memory with
-// default limits: on dev.json and the notes set (recall@1, recall@3, MRR
+// default limits: on dev.json and the three notes sets (recall@1, recall@3, MRR
 // per mode and query kind) and on the two conversation sets (session
 // recall@5, every evidence session in the first 5, MRR), evaluated once
 // per mode; ns/op is one
@@ -118,7 +119,7 @@ func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
 	}
 	conv := Conversations(convUsers, convSeed)
 	hard := ConversationsHard(hardUsers, hardSeed)
-	for _, set := range []Set{dev, Notes(), conv, hard} {
+	for _, set := range []Set{dev, Notes(), Notes2(), Notes3(), conv, hard} {
 		for _, m := range modes {
 			var o *store.Options
 			if opts != nil {
