@@ -6,10 +6,12 @@
 // session), whether all of them are in the first k.
 //
 // The sets: the development notes (shared/retrieval/dev.json, beside the
-// repository; see [FindDevSet]), a second notes set ([Notes]) and two
-// synthetic conversation sets generated here ([Conversations] and the
-// harder [ConversationsHard]), deterministic, so a figure moves only when
-// the ranking does.
+// repository; see [FindDevSet]), a second notes set ([Notes]) and three
+// synthetic conversation sets generated here ([Conversations], the harder
+// [ConversationsHard], both a user with an assistant, and
+// [ConversationsPeople], two friends with questions about either in the
+// third person), deterministic, so a figure moves only when the ranking
+// does.
 package retrieval
 
 import (
