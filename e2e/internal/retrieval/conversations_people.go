@@ -138,7 +138,7 @@ func placePersonFact(rng *rand.Rand, sessions []peopleSession, f personFact, per
 	for i, s := range tellAt {
 		r := strings.NewReplacer("{v}", parts[i], "{w}", pick(rng, peopleWhen))
 		ex := []peopleTurn{
-			{person, pick(rng, peopleInterjections) + r.Replace(pick(rng, f.tell))},
+			{person, pick(rng, peopleInterjections) + capitalize(r.Replace(pick(rng, f.tell)))},
 			{other, r.Replace(pick(rng, f.reply))},
 		}
 		if rng.IntN(2) == 0 { // the teller goes on about something else
@@ -308,7 +308,8 @@ func (tk *talker) say(t string, short bool) string {
 }
 
 // fillSlots replaces each {slot} of s with a random value from
-// peopleSlots; other braces ({o}) are left for turnLine.
+// peopleSlots (other braces, {o}, are left for turnLine) and starts the
+// sentence with a capital.
 func fillSlots(rng *rand.Rand, s string) string {
 	var b strings.Builder
 	for {
@@ -329,17 +330,21 @@ func fillSlots(rng *rand.Rand, s string) string {
 		s = s[i+j+1:]
 	}
 	b.WriteString(s)
-	return b.String()
+	return capitalize(b.String())
 }
 
 // turnLine writes t as "Name: text" and a blank line, {o} being the other
 // friend's name and the text's first letter a capital.
 func turnLine(names [2]string, t peopleTurn) string {
-	text := strings.ReplaceAll(t.text, "{o}", names[1-t.who])
-	if r, n := utf8.DecodeRuneInString(text); n > 0 {
-		text = string(unicode.ToUpper(r)) + text[n:]
+	return names[t.who] + ": " + capitalize(strings.ReplaceAll(t.text, "{o}", names[1-t.who])) + "\n\n"
+}
+
+// capitalize is s with its first letter a capital.
+func capitalize(s string) string {
+	if r, n := utf8.DecodeRuneInString(s); n > 0 {
+		return string(unicode.ToUpper(r)) + s[n:]
 	}
-	return names[t.who] + ": " + text + "\n\n"
+	return s
 }
 
 // exchangeRunes is the length of ex as written.

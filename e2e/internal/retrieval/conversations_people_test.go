@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/store"
@@ -46,6 +47,9 @@ func TestConversationsPeopleSet(t *testing.T) {
 				}
 				speakers[who] = true
 				for _, s := range strings.SplitAfter(text, ". ") {
+					if r, _ := utf8.DecodeRuneInString(s); unicode.IsLower(r) {
+						t.Fatalf("%s/%s: sentence %q in %q starts in lower case", ns, name, s, turn)
+					}
 					sentences[strings.TrimSpace(s)]++
 				}
 			}
