@@ -7,10 +7,12 @@
 //
 // The sets: the development notes (shared/retrieval/dev.json, beside the
 // repository; see [FindDevSet]), a second notes set ([Notes]), two more
-// written by engineers who had not seen the ranker ([Notes2], [Notes3]), and two
-// synthetic conversation sets generated here ([Conversations] and the
-// harder [ConversationsHard]), deterministic, so a figure moves only when
-// the ranking does.
+// written by engineers who had not seen the ranker ([Notes2], [Notes3]),
+// and three synthetic conversation sets generated here ([Conversations],
+// the harder [ConversationsHard], both a user with an assistant, and
+// [ConversationsPeople], two friends with questions about either in the
+// third person), deterministic, so a figure moves only when the ranking
+// does.
 package retrieval
 
 import (

@@ -10,10 +10,12 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 )
 
-// The committed conversation sets: 40 users, seed 28, each.
+// The committed conversation sets: 40 users, seed 28, each; the people
+// set, 22 pairs of friends (396 questions), seed 28.
 const (
-	convUsers, convSeed = 40, 28
-	hardUsers, hardSeed = 40, 28
+	convUsers, convSeed     = 40, 28
+	hardUsers, hardSeed     = 40, 28
+	peoplePairs, peopleSeed = 22, 28
 )
 
 func TestConversationSet(t *testing.T) {
@@ -99,7 +101,7 @@ var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
 
 // BenchmarkRetrieval reports search quality through search_memory with
 // default limits: on dev.json and the three notes sets (recall@1, recall@3, MRR
-// per mode and query kind) and on the two conversation sets (session
+// per mode and query kind) and on the three conversation sets (session
 // recall@5, every evidence session in the first 5, MRR), evaluated once
 // per mode; ns/op is one
 // search_memory call, round-robin over the set's queries. It fails when
@@ -119,7 +121,8 @@ func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
 	}
 	conv := Conversations(convUsers, convSeed)
 	hard := ConversationsHard(hardUsers, hardSeed)
-	for _, set := range []Set{dev, Notes(), Notes2(), Notes3(), conv, hard} {
+	people := ConversationsPeople(peoplePairs, peopleSeed)
+	for _, set := range []Set{dev, Notes(), Notes2(), Notes3(), conv, hard, people} {
 		for _, m := range modes {
 			var o *store.Options
 			if opts != nil {
