@@ -71,6 +71,7 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 	if len(q) == 0 {
 		return nil
 	}
+	own := len(q) // q[:own] are the query's terms, the rest related or expansion words
 	gw := make([]float64, len(q), len(q)+len(extra))
 	src := make([]int, len(q), len(q)+len(extra)) // a related term's query term, else -1
 	for i := range gw {
@@ -172,11 +173,17 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		d := &docs[i]
 		normBody := 1 - bm25B + bm25B*float64(d.bodyLen)/avgBody
 		normName := 1 - bm25B + bm25B*float64(d.nameLen)/avgName
-		score := 0.0
+		score, have, all := 0.0, 0.0, 0.0
 		for j := range q {
 			tf := d.bodyTF[j]/normBody + nameWeight*d.nameTF[j]/normName
+			if j < own {
+				all += idf[j]
+			}
 			if tf > 0 {
 				score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1)
+				if j < own {
+					have += idf[j]
+				}
 			}
 		}
 		if score <= 0 {
@@ -184,7 +191,7 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		}
 		content, bodyPos := c.content, d.bodyPos
 		hits = append(hits, hit{
-			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4,
+			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4, cover: have / max(all, 1e-12),
 			snippet: func(w int) string { return passage(content, occurrences(bodyPos), idf, w) },
 		})
 	}

@@ -155,6 +155,9 @@ type hit struct {
 	rel     string // scope-relative name
 	score   float64
 	snippet func(width int) string
+	// cover is the share of the query's own terms' IDF that the file
+	// has (BM25 only; related and expansion words do not count).
+	cover float64
 }
 
 // rank scores cands (sorted by path, contents already bounded, at most
@@ -199,7 +202,7 @@ func lexical(prefix string, terms []string, cands []candidate) []hit {
 		}
 		if score > 0 {
 			content := c.content
-			hits = append(hits, hit{c, rel, float64(score), func(w int) string { return snippet(content, terms, w) }})
+			hits = append(hits, hit{c: c, rel: rel, score: float64(score), snippet: func(w int) string { return snippet(content, terms, w) }})
 		}
 	}
 	return hits
