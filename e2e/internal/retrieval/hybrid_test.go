@@ -10,7 +10,7 @@ import (
 // BenchmarkRetrievalHybrid reports search quality through search_memory
 // with default limits for literal, BM25 and hybrid search (BM25 fused with
 // module wordvec's vectors) on dev.json and the three notes sets (recall@1,
-// recall@3, MRR) and on the three conversation sets (session recall@5, every
+// recall@3, MRR) and on the four conversation sets (session recall@5, every
 // evidence session in the first 5, MRR); ns/op is one search_memory call. It fails when dev.json cannot be
 // found ([FindDevSet]).
 func BenchmarkRetrievalHybrid(b *testing.B) {

@@ -12,7 +12,7 @@
 // the harder [ConversationsHard], both a user with an assistant, and
 // [ConversationsPeople], two friends with questions about either in the
 // third person), deterministic, so a figure moves only when the ranking
-// does.
+// does, and a small hand-written one in that last shape ([Chats]).
 package retrieval
 
 import (

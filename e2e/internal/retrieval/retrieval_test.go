@@ -101,7 +101,8 @@ var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
 
 // BenchmarkRetrieval reports search quality through search_memory with
 // default limits: on dev.json and the three notes sets (recall@1, recall@3, MRR
-// per mode and query kind) and on the three conversation sets (session
+// per mode and query kind) and on the three generated conversation sets and
+// the hand-written one (session
 // recall@5, every evidence session in the first 5, MRR), evaluated once
 // per mode; ns/op is one
 // search_memory call, round-robin over the set's queries. It fails when
@@ -122,7 +123,7 @@ func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
 	conv := Conversations(convUsers, convSeed)
 	hard := ConversationsHard(hardUsers, hardSeed)
 	people := ConversationsPeople(peoplePairs, peopleSeed)
-	for _, set := range []Set{dev, Notes(), Notes2(), Notes3(), conv, hard, people} {
+	for _, set := range []Set{dev, Notes(), Notes2(), Notes3(), conv, hard, people, Chats()} {
 		for _, m := range modes {
 			var o *store.Options
 			if opts != nil {
