@@ -76,7 +76,7 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 	for i := range gw {
 		gw[i], src[i] = 1, -1
 	}
-	related := sc.Related(query, relatedPerWord)
+	related := sc.Related(query, q, relatedPerWord)
 	if len(related) > 0 || len(extra) > 0 {
 		seen := map[string]bool{}
 		for _, g := range q {

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	_ "embed"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,9 +92,13 @@ type RelatedGroup struct {
 // Related returns, for each content word of query s in first-seen order
 // that the table knows, the terms of its related words that are neither
 // a query term nor a variant of one, nor already given for an earlier
-// word: at most perWord of them, nearest first.
-func (sc *Scanner) Related(s string, perWord int) []RelatedGroup {
-	q := sc.QueryTerms(s)
+// word: at most perWord of them, nearest first. q is sc.QueryTerms(s),
+// which the caller has already; Related does not keep it. A perWord
+// below 1 gives none.
+func (sc *Scanner) Related(s string, q [][]string, perWord int) []RelatedGroup {
+	if perWord < 1 || len(q) == 0 {
+		return nil
+	}
 	taken := map[string]bool{}
 	of := map[string]int{}
 	for i, g := range q {
@@ -112,20 +117,46 @@ func (sc *Scanner) Related(s string, perWord int) []RelatedGroup {
 		}
 		seen[word] = true
 		g := RelatedGroup{Of: src}
-		for _, r := range RelatedWords(word) {
+		for _, t := range sc.relatedTerms(word) {
 			if len(g.Terms) == perWord {
 				break
 			}
-			sc.Each(r, func(t string, _, _ int) {
-				if !taken[t] && !stopTerms[t] {
-					taken[t] = true
-					g.Terms = append(g.Terms, t)
-				}
-			})
+			if !taken[t] {
+				taken[t] = true
+				g.Terms = append(g.Terms, t)
+			}
 		}
 		if len(g.Terms) > 0 {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// maxRelated bounds the words whose related terms a Scanner keeps; past
+// it the cache starts over.
+const maxRelated = 1 << 12
+
+// relatedTerms returns the distinct terms of word's related words that
+// are no stop word's, nearest first, from sc's cache when word was looked
+// up before: a search looks up the same few query words again and again,
+// and this spares it the table's binary search and the stemming. The
+// result is shared; callers must not modify it.
+func (sc *Scanner) relatedTerms(word string) []string {
+	if ts, ok := sc.related[word]; ok {
+		return ts
+	}
+	var ts []string
+	for _, r := range RelatedWords(word) {
+		sc.Each(r, func(t string, _, _ int) {
+			if !stopTerms[t] && !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+		})
+	}
+	if sc.related == nil || len(sc.related) >= maxRelated {
+		sc.related = make(map[string][]string)
+	}
+	sc.related[word] = ts
+	return ts
 }

@@ -22,10 +22,12 @@ type Token struct {
 
 // Scanner turns words into terms, caching each word's stem (at most
 // [MaxStems] of them): searches stem the same few thousand words again and
-// again. A Scanner is not safe for concurrent use.
+// again. It also caches the related terms of the query words it was asked
+// about ([Scanner.Related]). A Scanner is not safe for concurrent use.
 type Scanner struct {
-	stems map[string]string
-	buf   []byte
+	stems   map[string]string
+	related map[string][]string // word → relatedTerms(word)
+	buf     []byte
 }
 
 // MaxStems bounds the stems a Scanner keeps; past it the cache starts
