@@ -14,7 +14,7 @@ import (
 // Related words: the words whose meaning is near a query word's, which
 // BM25 adds to the query at a fraction of a word's weight so that a note
 // written in other words ("gym", "regimen") is found ("workout habits").
-// The table holds, for about 28,000 English words, up to eight nearest
+// The table holds, for about 25,500 English words, up to eight nearest
 // words by the cosine of their GloVe vectors (at least 0.62), nearest
 // first; it is derived from module wordvec's table (see its
 // related_test.go, which makes it and checks it) and so from GloVe 6B via
@@ -30,6 +30,12 @@ type relatedTable struct {
 	lines []int32
 }
 
+// loadRelated reads the table once. A table that does not decompress is a
+// damaged build, not a condition a search can handle: it panics, on every
+// call, with what is wrong (TestRelatedWords and TestRelatedTableSorted
+// read the whole table, so a damaged or unsorted one fails the tests of
+// the tree it would ship in). Degrading to no related words instead would
+// change every BM25 ranking without a sign.
 var loadRelated = sync.OnceValue(func() *relatedTable {
 	zr, err := gzip.NewReader(bytes.NewReader(relatedData))
 	if err != nil {
@@ -64,7 +70,8 @@ func (t *relatedTable) line(k int) string {
 }
 
 // RelatedWords returns the words the table relates to word (lower case,
-// letters a–z), nearest first, or nil. The table is read on first use.
+// letters a–z), nearest first, or nil. The table is read on first use;
+// RelatedWords is safe for concurrent use.
 func RelatedWords(word string) []string {
 	t := loadRelated()
 	k := sort.Search(len(t.lines), func(k int) bool {
