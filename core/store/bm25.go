@@ -115,6 +115,25 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 			index[t] = slot{i, w}
 		}
 	}
+	// Every term of q, group by group (group j's from flat[base[j]]), and
+	// the same sorted (sorted[rank[f]] is flat[f]), to look them all up in
+	// a body at once; found[rank[f]] gets flat[f]'s positions.
+	var flat []string
+	base := make([]int, len(q))
+	for j, g := range q {
+		base[j] = len(flat)
+		flat = append(flat, g...)
+	}
+	order := make([]int, len(flat))
+	for f := range order {
+		order[f] = f
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(flat[a], flat[b]) })
+	sorted, rank := make([]string, len(flat)), make([]int, len(flat))
+	for r, f := range order {
+		sorted[r], rank[f] = flat[f], r
+	}
+	found := make([][]uint32, len(flat))
 	docs := make([]doc, len(cands))
 	pos := make([][]uint32, len(q)*len(cands))
 	tfs := make([]float64, 2*len(q)*len(cands))
@@ -126,11 +145,12 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		d.bodyLen = body.n
 		d.bodyPos = pos[i*len(q) : (i+1)*len(q)]
 		d.bodyTF, d.nameTF = tfs[2*i*len(q):(2*i+1)*len(q)], tfs[(2*i+1)*len(q):(2*i+2)*len(q)]
+		body.lookupAll(sorted, found)
 		for j, g := range q {
-			d.bodyPos[j] = body.positions(g[0])
+			d.bodyPos[j] = found[rank[base[j]]]
 			d.bodyTF[j] = float64(len(d.bodyPos[j]) / 2)
-			for _, v := range g[1:] {
-				if ps := body.positions(v); len(ps) > 0 {
+			for k := 1; k < len(g); k++ {
+				if ps := found[rank[base[j]+k]]; len(ps) > 0 {
 					d.bodyPos[j] = append(slices.Clip(d.bodyPos[j]), ps...)
 					d.bodyTF[j] += variantWeight * float64(len(ps)/2)
 				}
