@@ -106,8 +106,8 @@ func (sc *Scanner) Related(s string, q [][]string, perWord int) []RelatedGroup {
 	if perWord < 1 || len(q) == 0 {
 		return nil
 	}
-	taken := map[string]bool{}
-	of := map[string]int{}
+	taken := make(map[string]bool, (2+perWord)*len(q))
+	of := make(map[string]int, len(q))
 	for i, g := range q {
 		of[g[0]] = i
 		for _, t := range g {
@@ -115,7 +115,7 @@ func (sc *Scanner) Related(s string, q [][]string, perWord int) []RelatedGroup {
 		}
 	}
 	var out []RelatedGroup
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(q))
 	words, terms := sc.Words(s)
 	for i, word := range words {
 		src, ok := of[terms[i]]

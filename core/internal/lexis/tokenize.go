@@ -8,6 +8,7 @@
 package lexis
 
 import (
+	"bytes"
 	"unicode"
 	"unicode/utf8"
 )
@@ -90,7 +91,10 @@ func (sc *Scanner) scan(s string, fn func(start, end int)) {
 // each with its term.
 func (sc *Scanner) Words(s string) (words, terms []string) {
 	sc.scan(s, func(_, _ int) {
-		w := string(clean(sc.buf))
+		w := string(sc.buf) // most words have no apostrophe to clean
+		if bytes.IndexByte(sc.buf, '\'') >= 0 {
+			w = string(clean(sc.buf))
+		}
 		if t := sc.term(); t != "" {
 			words, terms = append(words, w), append(terms, t)
 		}
