@@ -176,3 +176,34 @@ func TestBM25RelatedOddQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestBM25RelatedWordsCanOutrank: related words count 0.3 of a query word
+// each, so several of them in a short note outweigh the query's word once
+// in a longer note, as SearchBM25's doc says: the query's own words rank
+// first mostly, not always.
+func TestBM25RelatedWordsCanOutrank(t *testing.T) {
+	ctx := t.Context()
+	s := store.New(newMemDriver(t), nil)
+	defer s.Close()
+	for p, c := range map[string]string{
+		"u/main/routine.md": "- A short workout before breakfast, then a long walk to the office and coffee with colleagues.\n",
+		"u/main/fitness.md": "- Gym and fitness: a new regimen of exercise.\n",
+		"u/main/food.md":    "- Pescatarian; oat milk in coffee.\n",
+		"u/main/music.md":   "- Plays bass in a jazz trio.\n",
+	} {
+		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "workout", Mode: store.SearchBM25, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range res.Matches {
+		got = append(got, m.Path[len("u/main/"):])
+	}
+	if len(got) != 2 || got[0] != "fitness.md" || got[1] != "routine.md" {
+		t.Errorf("matches %v, want fitness.md (gym, fitness, regimen) above routine.md (workout once)", got)
+	}
+}
