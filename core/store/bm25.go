@@ -54,9 +54,10 @@ var scanners = sync.Pool{New: func() any { return lexis.NewScanner() }}
 // word brings up to relatedPerWord related words (lexis.Related) at
 // expansionWeight, so a note in other words is found, mostly below the
 // notes that have the query's own words (several related words can
-// outweigh one query word). Each body's terms come from cache when that exact content was analysed before. It
-// returns nil when the query has no terms (the caller then scores
-// literally) and the files with a positive score otherwise.
+// outweigh one query word). Each body's terms come from cache when that
+// exact content was analysed before. It returns nil when the query has no
+// terms (the caller then scores literally) and the files with a positive
+// score otherwise.
 func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 	return bm25Expanded(cache, prefix, query, nil, cands)
 }

@@ -184,9 +184,9 @@ func (b *bodyTerms) positions(t string) []uint32 {
 // lookupAll sets out[k] to positions(ts[k]) for each of the terms ts,
 // which must be sorted. A search looks up a dozen terms or more (each
 // query word's variants and related words) in every body, most of them
-// short notes of fewer distinct terms: then one merge of ts with the
+// short notes of few distinct terms: for those, one merge of ts with the
 // body's sorted terms takes fewer comparisons than a binary search per
-// term, which it does for longer bodies.
+// term; for longer bodies, lookupAll searches for each term.
 func (b *bodyTerms) lookupAll(ts []string, out [][]uint32) {
 	n := len(b.off) - 1
 	if n+len(ts) > len(ts)*(bits.Len(uint(n))+1) {
