@@ -91,7 +91,7 @@ func TestRelatedTable(t *testing.T) {
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s is no gzip file (%v): regenerate it: go test -run TestRelatedTable -update .", relatedPath, err)
 	}
 	lines := map[string]string{}
 	sc := bufio.NewScanner(zr)
@@ -109,7 +109,10 @@ func TestRelatedTable(t *testing.T) {
 		lines[w] = sc.Text()
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s is damaged (%v): regenerate it: go test -run TestRelatedTable -update .", relatedPath, err)
+	}
+	if first {
+		t.Fatalf("%s is empty: regenerate it: go test -run TestRelatedTable -update .", relatedPath)
 	}
 	if len(lines) < 10000 {
 		t.Fatalf("%s has %d words, want more than 10,000", relatedPath, len(lines))

@@ -52,11 +52,12 @@ var scanners = sync.Pool{New: func() any { return lexis.NewScanner() }}
 // scope-relative name without its extension ("food.md" → "food"), with
 // document frequencies and average lengths from cands alone. Each query
 // word brings up to relatedPerWord related words (lexis.Related) at
-// expansionWeight, so a note in other words is found, below the notes
-// that have the query's own words. Each body's
-// terms come from cache when that exact content was analysed before. It
-// returns nil when the query has no terms (the caller then scores
-// literally) and the files with a positive score otherwise.
+// expansionWeight, so a note in other words is found, mostly below the
+// notes that have the query's own words (several related words can
+// outweigh one query word). Each body's terms come from cache when that
+// exact content was analysed before. It returns nil when the query has no
+// terms (the caller then scores literally) and the files with a positive
+// score otherwise.
 func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 	return bm25Expanded(cache, prefix, query, nil, cands)
 }
@@ -77,7 +78,7 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 	for i := range gw {
 		gw[i], src[i] = 1, -1
 	}
-	related := sc.Related(query, relatedPerWord)
+	related := sc.Related(query, q, relatedPerWord)
 	if len(related) > 0 || len(extra) > 0 {
 		seen := map[string]bool{}
 		for _, g := range q {
@@ -116,6 +117,25 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 			index[t] = slot{i, w}
 		}
 	}
+	// Every term of q, group by group (group j's from flat[base[j]]), and
+	// the same sorted (sorted[rank[f]] is flat[f]), to look them all up in
+	// a body at once; found[rank[f]] gets flat[f]'s positions.
+	var flat []string
+	base := make([]int, len(q))
+	for j, g := range q {
+		base[j] = len(flat)
+		flat = append(flat, g...)
+	}
+	order := make([]int, len(flat))
+	for f := range order {
+		order[f] = f
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(flat[a], flat[b]) })
+	sorted, rank := make([]string, len(flat)), make([]int, len(flat))
+	for r, f := range order {
+		sorted[r], rank[f] = flat[f], r
+	}
+	found := make([][]uint32, len(flat))
 	docs := make([]doc, len(cands))
 	pos := make([][]uint32, len(q)*len(cands))
 	tfs := make([]float64, 2*len(q)*len(cands))
@@ -127,11 +147,12 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		d.bodyLen = body.n
 		d.bodyPos = pos[i*len(q) : (i+1)*len(q)]
 		d.bodyTF, d.nameTF = tfs[2*i*len(q):(2*i+1)*len(q)], tfs[(2*i+1)*len(q):(2*i+2)*len(q)]
+		body.lookupAll(sorted, found)
 		for j, g := range q {
-			d.bodyPos[j] = body.positions(g[0])
+			d.bodyPos[j] = found[rank[base[j]]]
 			d.bodyTF[j] = float64(len(d.bodyPos[j]) / 2)
-			for _, v := range g[1:] {
-				if ps := body.positions(v); len(ps) > 0 {
+			for k := 1; k < len(g); k++ {
+				if ps := found[rank[base[j]+k]]; len(ps) > 0 {
 					d.bodyPos[j] = append(slices.Clip(d.bodyPos[j]), ps...)
 					d.bodyTF[j] += variantWeight * float64(len(ps)/2)
 				}

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/core/store"
@@ -134,5 +136,74 @@ func TestBM25AddsRelatedWords(t *testing.T) {
 	}
 	if got := search(store.SearchLiteral); len(got) != 1 || got[0] != "routine.md" {
 		t.Errorf("literal: matches %v, want routine.md alone", got)
+	}
+}
+
+// TestBM25RelatedOddQueries: queries of stop words only, of many words,
+// of one very long word, of other scripts or of punctuation search
+// without error, with the related words of what words they have.
+func TestBM25RelatedOddQueries(t *testing.T) {
+	ctx := t.Context()
+	s := store.New(newMemDriver(t), nil)
+	defer s.Close()
+	for p, c := range map[string]string{
+		"u/main/fitness.md": "- Bouldering at the gym three evenings a week.\n",
+		"u/main/tokyo.md":   "- 東京で働く. Москва зимой.\n",
+	} {
+		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var many []string
+	for i := range 40 {
+		many = append(many, fmt.Sprintf("workout%d workout", i))
+	}
+	for q, want := range map[string]int{
+		"the of and":                            1, // stop words only are kept: "the"
+		strings.Join(many, " "):                 1, // workout → gym
+		strings.Repeat("workout", 3000):         0,
+		"東京 Москва":                             1,
+		"... ''' ’s":                            0,
+		"Workout's workouts WORKOUT!":           1,
+		"workout " + strings.Repeat("x", 70000): 1,
+	} {
+		res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: q, Mode: store.SearchBM25, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
+		if err != nil {
+			t.Fatalf("%.40q: %v", q, err)
+		}
+		if len(res.Matches) != want {
+			t.Errorf("%.40q: %d matches, want %d", q, len(res.Matches), want)
+		}
+	}
+}
+
+// TestBM25RelatedWordsCanOutrank: related words count 0.3 of a query word
+// each, so several of them in a short note outweigh the query's word once
+// in a longer note, as SearchBM25's doc says: the query's own words rank
+// first mostly, not always.
+func TestBM25RelatedWordsCanOutrank(t *testing.T) {
+	ctx := t.Context()
+	s := store.New(newMemDriver(t), nil)
+	defer s.Close()
+	for p, c := range map[string]string{
+		"u/main/routine.md": "- A short workout before breakfast, then a long walk to the office and coffee with colleagues.\n",
+		"u/main/fitness.md": "- Gym and fitness: a new regimen of exercise.\n",
+		"u/main/food.md":    "- Pescatarian; oat milk in coffee.\n",
+		"u/main/music.md":   "- Plays bass in a jazz trio.\n",
+	} {
+		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "workout", Mode: store.SearchBM25, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range res.Matches {
+		got = append(got, m.Path[len("u/main/"):])
+	}
+	if len(got) != 2 || got[0] != "fitness.md" || got[1] != "routine.md" {
+		t.Errorf("matches %v, want fitness.md (gym, fitness, regimen) above routine.md (workout once)", got)
 	}
 }

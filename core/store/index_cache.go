@@ -5,6 +5,7 @@ package store
 
 import (
 	"container/list"
+	"math/bits"
 	"path"
 	"slices"
 	"strings"
@@ -178,6 +179,33 @@ func (b *bodyTerms) positions(t string) []uint32 {
 		return nil
 	}
 	return b.pos[b.at[lo]:b.at[lo+1]]
+}
+
+// lookupAll sets out[k] to positions(ts[k]) for each of the terms ts,
+// which must be sorted. A search looks up a dozen terms or more (each
+// query word's variants and related words) in every body, most of them
+// short notes of few distinct terms: for those, one merge of ts with the
+// body's sorted terms takes fewer comparisons than a binary search per
+// term; for longer bodies, lookupAll searches for each term.
+func (b *bodyTerms) lookupAll(ts []string, out [][]uint32) {
+	n := len(b.off) - 1
+	if n+len(ts) > len(ts)*(bits.Len(uint(n))+1) {
+		for k, t := range ts {
+			out[k] = b.positions(t)
+		}
+		return
+	}
+	i := 0
+	for k, t := range ts {
+		for i < n && b.term(i) < t {
+			i++
+		}
+		if i < n && b.term(i) == t {
+			out[k] = b.pos[b.at[i]:b.at[i+1]]
+		} else {
+			out[k] = nil
+		}
+	}
 }
 
 // analyze builds the bodyTerms of content.

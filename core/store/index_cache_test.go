@@ -2,8 +2,12 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmem/agentmem/core/internal/lexis"
 )
 
 func TestAnalysisCacheBudget(t *testing.T) {
@@ -89,5 +93,35 @@ func TestAnalysisCacheExactContent(t *testing.T) {
 	nilCache.put("k", "v", 1, 0)
 	if got := nilCache.get("k", "v"); got != nil {
 		t.Errorf("a nil cache answered %v", got)
+	}
+}
+
+// TestLookupAll: looking terms up all at once gives each term's
+// positions, as a lookup of each does, whichever way it goes (a merge for
+// bodies of few distinct terms, a binary search per term for longer
+// ones), with repeated, absent, first and last terms.
+func TestLookupAll(t *testing.T) {
+	sc := lexis.NewScanner()
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, words := range []int{0, 1, 3, 12, 40, 400, 3000} {
+		var b strings.Builder
+		for range words {
+			fmt.Fprintf(&b, "w%d ", r.IntN(words+1))
+		}
+		body := analyze(sc, b.String())
+		for _, nq := range []int{1, 2, 5, 25, 200} {
+			ts := []string{"", "a", "w0", "zzz"}
+			for range nq {
+				ts = append(ts, fmt.Sprintf("w%d", r.IntN(2*words+2)))
+			}
+			slices.Sort(ts)
+			got := make([][]uint32, len(ts))
+			body.lookupAll(ts, got)
+			for k, term := range ts {
+				if want := body.positions(term); !slices.Equal(got[k], want) || (want == nil) != (got[k] == nil) {
+					t.Fatalf("%d words, %d terms: %q: got %v, want %v", words, nq, term, got[k], want)
+				}
+			}
+		}
 	}
 }

@@ -83,10 +83,12 @@ const (
 	// stemmed, Unicode-aware terms, with the scope-relative file name as a
 	// second field. Each query word also counts its related words (a table
 	// derived from GloVe word vectors, built into core: "workout" → "gym",
-	// "fitness") at 0.3 of a word's weight, so a note written in other
-	// words is found below those with the query's own words. Document
-	// frequencies and the average length come from
-	// the files scanned by the same search, so a score depends only on the
+	// "fitness") at 0.3 of a word's weight, its IDF capped at the query
+	// word's, so a note written in other words is found, mostly below
+	// those with the query's own words (a short note with several related
+	// words can outrank a long one with the word once). Document
+	// frequencies and the average length come from the files scanned by
+	// the same search, so a score depends only on the
 	// scope (never on other tenants) and is the same on every backend.
 	SearchBM25 SearchMode = "bm25"
 	// SearchLiteral is the reference notebook's scoring: for each

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	_ "embed"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,7 +14,7 @@ import (
 // Related words: the words whose meaning is near a query word's, which
 // BM25 adds to the query at a fraction of a word's weight so that a note
 // written in other words ("gym", "regimen") is found ("workout habits").
-// The table holds, for about 28,000 English words, up to eight nearest
+// The table holds, for about 25,500 English words, up to eight nearest
 // words by the cosine of their GloVe vectors (at least 0.62), nearest
 // first; it is derived from module wordvec's table (see its
 // related_test.go, which makes it and checks it) and so from GloVe 6B via
@@ -29,6 +30,12 @@ type relatedTable struct {
 	lines []int32
 }
 
+// loadRelated reads the table once. A table that does not decompress is a
+// damaged build, not a condition a search can handle: it panics, on every
+// call, with what is wrong (TestRelatedWords and TestRelatedTableSorted
+// read the whole table, so a damaged or unsorted one fails the tests of
+// the tree it would ship in). Degrading to no related words instead would
+// change every BM25 ranking without a sign.
 var loadRelated = sync.OnceValue(func() *relatedTable {
 	zr, err := gzip.NewReader(bytes.NewReader(relatedData))
 	if err != nil {
@@ -63,7 +70,8 @@ func (t *relatedTable) line(k int) string {
 }
 
 // RelatedWords returns the words the table relates to word (lower case,
-// letters a–z), nearest first, or nil. The table is read on first use.
+// letters a–z), nearest first, or nil. The table is read on first use;
+// RelatedWords is safe for concurrent use.
 func RelatedWords(word string) []string {
 	t := loadRelated()
 	k := sort.Search(len(t.lines), func(k int) bool {
@@ -91,11 +99,15 @@ type RelatedGroup struct {
 // Related returns, for each content word of query s in first-seen order
 // that the table knows, the terms of its related words that are neither
 // a query term nor a variant of one, nor already given for an earlier
-// word: at most perWord of them, nearest first.
-func (sc *Scanner) Related(s string, perWord int) []RelatedGroup {
-	q := sc.QueryTerms(s)
-	taken := map[string]bool{}
-	of := map[string]int{}
+// word: at most perWord of them, nearest first. q is sc.QueryTerms(s),
+// which the caller has already; Related does not keep it. A perWord
+// below 1 gives none.
+func (sc *Scanner) Related(s string, q [][]string, perWord int) []RelatedGroup {
+	if perWord < 1 || len(q) == 0 {
+		return nil
+	}
+	taken := make(map[string]bool, (2+perWord)*len(q))
+	of := make(map[string]int, len(q))
 	for i, g := range q {
 		of[g[0]] = i
 		for _, t := range g {
@@ -103,7 +115,7 @@ func (sc *Scanner) Related(s string, perWord int) []RelatedGroup {
 		}
 	}
 	var out []RelatedGroup
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(q))
 	words, terms := sc.Words(s)
 	for i, word := range words {
 		src, ok := of[terms[i]]
@@ -112,20 +124,46 @@ func (sc *Scanner) Related(s string, perWord int) []RelatedGroup {
 		}
 		seen[word] = true
 		g := RelatedGroup{Of: src}
-		for _, r := range RelatedWords(word) {
+		for _, t := range sc.relatedTerms(word) {
 			if len(g.Terms) == perWord {
 				break
 			}
-			sc.Each(r, func(t string, _, _ int) {
-				if !taken[t] && !stopTerms[t] {
-					taken[t] = true
-					g.Terms = append(g.Terms, t)
-				}
-			})
+			if !taken[t] {
+				taken[t] = true
+				g.Terms = append(g.Terms, t)
+			}
 		}
 		if len(g.Terms) > 0 {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// maxRelated bounds the words whose related terms a Scanner keeps; past
+// it the cache starts over.
+const maxRelated = 1 << 12
+
+// relatedTerms returns the distinct terms of word's related words that
+// are no stop word's, nearest first, from sc's cache when word was looked
+// up before: a search looks up the same few query words again and again,
+// and this spares it the table's binary search and the stemming. The
+// result is shared; callers must not modify it.
+func (sc *Scanner) relatedTerms(word string) []string {
+	if ts, ok := sc.related[word]; ok {
+		return ts
+	}
+	var ts []string
+	for _, r := range RelatedWords(word) {
+		sc.Each(r, func(t string, _, _ int) {
+			if !stopTerms[t] && !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+		})
+	}
+	if sc.related == nil || len(sc.related) >= maxRelated {
+		sc.related = make(map[string][]string)
+	}
+	sc.related[word] = ts
+	return ts
 }

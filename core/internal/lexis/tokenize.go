@@ -8,6 +8,7 @@
 package lexis
 
 import (
+	"bytes"
 	"unicode"
 	"unicode/utf8"
 )
@@ -22,10 +23,12 @@ type Token struct {
 
 // Scanner turns words into terms, caching each word's stem (at most
 // [MaxStems] of them): searches stem the same few thousand words again and
-// again. A Scanner is not safe for concurrent use.
+// again. It also caches the related terms of the query words it was asked
+// about ([Scanner.Related]). A Scanner is not safe for concurrent use.
 type Scanner struct {
-	stems map[string]string
-	buf   []byte
+	stems   map[string]string
+	related map[string][]string // word → relatedTerms(word)
+	buf     []byte
 }
 
 // MaxStems bounds the stems a Scanner keeps; past it the cache starts
@@ -88,7 +91,10 @@ func (sc *Scanner) scan(s string, fn func(start, end int)) {
 // each with its term.
 func (sc *Scanner) Words(s string) (words, terms []string) {
 	sc.scan(s, func(_, _ int) {
-		w := string(clean(sc.buf))
+		w := string(sc.buf) // most words have no apostrophe to clean
+		if bytes.IndexByte(sc.buf, '\'') >= 0 {
+			w = string(clean(sc.buf))
+		}
 		if t := sc.term(); t != "" {
 			words, terms = append(words, w), append(terms, t)
 		}
