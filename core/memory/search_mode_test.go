@@ -66,3 +66,27 @@ func TestSearchSharesTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchDescriptionFollowsMode: search_memory tells the model what
+// its ranking matches: words alone in literal mode, other forms and
+// related words in the default modes.
+func TestSearchDescriptionFollowsMode(t *testing.T) {
+	_, s := newMem(t, nil)
+	desc := func(mode store.SearchMode) string {
+		for _, spec := range mustNew(t, s, &Options{SearchMode: mode}).Tools() {
+			if spec.Name == SearchTool {
+				return spec.Description
+			}
+		}
+		t.Fatalf("mode %q: no %s tool", mode, SearchTool)
+		return ""
+	}
+	if d := desc(store.SearchLiteral); !strings.Contains(d, "for words") || strings.Contains(d, "related") {
+		t.Errorf("literal: %q", d)
+	}
+	for _, mode := range []store.SearchMode{"", store.SearchBM25} {
+		if d := desc(mode); !strings.Contains(d, "related words") || !strings.Contains(d, "bounded snippets") {
+			t.Errorf("%q: %q", mode, d)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // ToolSpec describes one tool to a framework.
@@ -87,13 +89,25 @@ func (m *Memory) Tools() []ToolSpec {
 		},
 		{
 			Name: n.search,
-			Description: "Search the memory files of the current user for words. Returns bounded snippets; " +
-				"read a file when a larger excerpt is relevant.",
+			Description: m.searchDescription(),
 			InputSchema: object(map[string]any{
 				"query": str("Words to look for (at most 1000 characters and 32 distinct words)."),
 			}),
 		},
 	}
+}
+
+// searchDescription describes search_memory for the mode the tool ranks
+// in: literal scoring counts the query's words; the default modes also
+// match other forms of them and related words (and meaning, hybrid).
+func (m *Memory) searchDescription() string {
+	if m.mode == store.SearchLiteral {
+		return "Search the memory files of the current user for words. Returns bounded snippets; " +
+			"read a file when a larger excerpt is relevant."
+	}
+	return "Search the memory files of the current user. Files are ranked by how well they match the query, " +
+		"counting other forms of its words and related words too, so a short question or a few words naming " +
+		"the topic work. Returns bounded snippets, best first; read a file when a larger excerpt is relevant."
 }
 
 // Call runs one tool call. tool is the tool's name as the model called it
