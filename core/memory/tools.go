@@ -88,7 +88,7 @@ func (m *Memory) Tools() []ToolSpec {
 			}),
 		},
 		{
-			Name: n.search,
+			Name:        n.search,
 			Description: m.searchDescription(),
 			InputSchema: object(map[string]any{
 				"query": str("Words to look for (at most 1000 characters and 32 distinct words)."),
