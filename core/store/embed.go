@@ -39,9 +39,10 @@ type QueryEmbedder interface {
 // query's words (its model's nearest neighbours, say). A hybrid search
 // adds them to its BM25 ranking, each counting for a fraction of a query
 // word, so that a note found by neither its words nor its vector alone
-// ("spouse" for a note about a partner) can still rank. An error or no
-// words leaves the ranking as it is. BM25 and literal searches never
-// expand.
+// ("spouse" for a note about a partner) can still rank, beside the
+// related words every BM25 ranking adds (see [SearchBM25]). An error or
+// no words leaves the ranking as it is. BM25 and literal searches never
+// ask the expander.
 type QueryExpander interface {
 	Embedder
 	ExpandQuery(ctx context.Context, query string) ([]string, error)
