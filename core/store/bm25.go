@@ -73,10 +73,9 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		return nil
 	}
 	own := len(q) // q[:own] are the query's terms, the rest related or expansion words
-	gw := make([]float64, len(q), len(q)+len(extra))
 	src := make([]int, len(q), len(q)+len(extra)) // a related term's query term, else -1
-	for i := range gw {
-		gw[i], src[i] = 1, -1
+	for i := range src {
+		src[i] = -1
 	}
 	related := sc.Related(query, q, relatedPerWord)
 	if len(related) > 0 || len(extra) > 0 {
@@ -90,7 +89,6 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 			for _, t := range g.Terms {
 				seen[t] = true
 				q = append(q, []string{t})
-				gw = append(gw, expansionWeight)
 				src = append(src, g.Of)
 			}
 		}
@@ -98,7 +96,6 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 			if !seen[g[0]] {
 				seen[g[0]] = true
 				q = append(q, g[:1])
-				gw = append(gw, expansionWeight)
 				src = append(src, -1)
 			}
 		}
@@ -186,8 +183,8 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 			idf[j] = min(idf[j], idf[src[j]])
 		}
 	}
-	for j := range q {
-		idf[j] *= gw[j]
+	for j := own; j < len(q); j++ {
+		idf[j] *= expansionWeight
 	}
 	hits := []hit{}
 	for i, c := range cands {

@@ -1,10 +1,6 @@
 package retrieval
 
-import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
-)
+import _ "embed"
 
 // The hand-written conversation sets: two friends each, one file per
 // session, third-person questions with their evidence sessions.
@@ -28,44 +24,11 @@ func Chats() Set {
 		path string
 		b    []byte
 	}{{"testdata/chat-a.json", chatAJSON}, {"testdata/chat-b.json", chatBJSON}} {
-		ns, files, qs, err := parseChat(f.path, f.b)
+		ns, files, qs, err := parseSet(f.path, f.b)
 		if err != nil {
 			panic(err) // the committed files are checked by the package's tests
 		}
 		set.Users[ns], set.Queries[ns] = files, qs
 	}
 	return set
-}
-
-// parseChat reads one conversation in dev.json's format, but with a list
-// of wanted files per query.
-func parseChat(path string, b []byte) (string, map[string]string, []Query, error) {
-	var raw struct {
-		Namespace string            `json:"namespace"`
-		Files     map[string]string `json:"files"`
-		Queries   []struct {
-			Q    string   `json:"q"`
-			Want []string `json:"want"`
-			Kind string   `json:"kind"`
-		} `json:"queries"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return "", nil, nil, fmt.Errorf("retrieval: %s: %w", path, err)
-	}
-	if raw.Namespace == "" || len(raw.Files) == 0 || len(raw.Queries) == 0 {
-		return "", nil, nil, fmt.Errorf("retrieval: %s: want namespace, files and queries", path)
-	}
-	var qs []Query
-	for _, q := range raw.Queries {
-		if len(q.Want) == 0 {
-			return "", nil, nil, fmt.Errorf("retrieval: %s: query %q wants no file", path, q.Q)
-		}
-		for _, w := range q.Want {
-			if raw.Files[w] == "" {
-				return "", nil, nil, fmt.Errorf("retrieval: %s: query %q wants %q, which is not one of its files", path, q.Q, w)
-			}
-		}
-		qs = append(qs, Query{Q: q.Q, Want: q.Want, Kind: q.Kind})
-	}
-	return raw.Namespace, raw.Files, qs, nil
 }

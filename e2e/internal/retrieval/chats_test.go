@@ -35,7 +35,7 @@ func TestChatsSet(t *testing.T) {
 			t.Errorf("%s: %d questions of kinds %v, want 30 of single, multi, temporal and inference", ns, len(set.Queries[ns]), kinds)
 		}
 	}
-	if _, _, _, err := parseChat("x.json", []byte(`{"namespace":"n","files":{"a.md":"x"},"queries":[{"q":"q","want":["b.md"]}]}`)); err == nil {
+	if _, _, _, err := parseSet("x.json", []byte(`{"namespace":"n","files":{"a.md":"x"},"queries":[{"q":"q","want":["b.md"]}]}`)); err == nil {
 		t.Error("a query wanting a missing file parsed")
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/agentmem/agentmem/core/store"
 )
 
 func TestConversationsHardSet(t *testing.T) {
@@ -136,16 +134,5 @@ func TestUpdateEvidenceInOrder(t *testing.T) {
 }
 
 func TestConversationsHardBM25BeatsLiteral(t *testing.T) {
-	set := ConversationsHard(8, hardSeed)
-	lit, err := Evaluate(t.Context(), set, store.SearchLiteral)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bm, err := Evaluate(t.Context(), set, store.SearchBM25)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bm["all"].Recall5 <= lit["all"].Recall5 {
-		t.Fatalf("session recall@5: bm25 %.3f, literal %.3f", bm["all"].Recall5, lit["all"].Recall5)
-	}
+	bm25BeatsLiteral(t, ConversationsHard(8, hardSeed))
 }

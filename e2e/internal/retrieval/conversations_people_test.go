@@ -9,8 +9,6 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/agentmem/agentmem/core/store"
 )
 
 func TestConversationsPeopleSet(t *testing.T) {
@@ -226,16 +224,5 @@ func TestPersonFactTemplates(t *testing.T) {
 }
 
 func TestConversationsPeopleBM25BeatsLiteral(t *testing.T) {
-	set := ConversationsPeople(6, peopleSeed)
-	lit, err := Evaluate(t.Context(), set, store.SearchLiteral)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bm, err := Evaluate(t.Context(), set, store.SearchBM25)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bm["all"].Recall5 <= lit["all"].Recall5 {
-		t.Fatalf("session recall@5: bm25 %.3f, literal %.3f", bm["all"].Recall5, lit["all"].Recall5)
-	}
+	bm25BeatsLiteral(t, ConversationsPeople(6, peopleSeed))
 }

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -76,7 +77,13 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestConversationsBM25BeatsLiteral(t *testing.T) {
-	set := Conversations(10, convSeed)
+	bm25BeatsLiteral(t, Conversations(10, convSeed))
+}
+
+// bm25BeatsLiteral fails t unless BM25's session recall@5 on set is above
+// literal search's.
+func bm25BeatsLiteral(t *testing.T, set Set) {
+	t.Helper()
 	lit, err := Evaluate(t.Context(), set, store.SearchLiteral)
 	if err != nil {
 		t.Fatal(err)
@@ -186,5 +193,40 @@ func TestNotesBM25(t *testing.T) {
 	}
 	if r := rep["morphology"].Recall3; r < 0.99 {
 		t.Fatalf("notes bm25 morphology recall@3 = %.3f, want 1", r)
+	}
+}
+
+// TestBlindNotesSets checks the shape of the notes sets written blind:
+// one user's 25 notes and 40 queries in dev.json's mix of kinds, each
+// wanting one of the notes.
+func TestBlindNotesSets(t *testing.T) {
+	for _, tc := range []struct {
+		set Set
+		ns  string
+	}{{Notes2(), "daniel"}, {Notes3(), "graham"}} {
+		t.Run(tc.set.Name, func(t *testing.T) {
+			set := tc.set
+			if len(set.Users) != 1 || len(set.Queries) != 1 {
+				t.Fatalf("%d users, %d query namespaces; want 1 each", len(set.Users), len(set.Queries))
+			}
+			files := set.Users[tc.ns]
+			if len(files) != 25 {
+				t.Fatalf("%d notes, want 25", len(files))
+			}
+			qs := set.Queries[tc.ns]
+			if len(qs) != 40 {
+				t.Fatalf("%d queries, want 40", len(qs))
+			}
+			kinds := map[string]int{}
+			for _, q := range qs {
+				kinds[q.Kind]++
+				if len(q.Want) != 1 || files[q.Want[0]] == "" {
+					t.Errorf("query %q wants %v, not one of the notes", q.Q, q.Want)
+				}
+			}
+			if want := map[string]int{"exact": 5, "morphology": 6, "question": 9, "paraphrase": 20}; !maps.Equal(kinds, want) {
+				t.Errorf("kinds %v, want %v", kinds, want)
+			}
+		})
 	}
 }
