@@ -72,7 +72,7 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 	if len(q) == 0 {
 		return nil
 	}
-	own := len(q) // q[:own] are the query's terms, the rest related or expansion words
+	own := len(q)                                 // q[:own] are the query's terms, the rest related or expansion words
 	src := make([]int, len(q), len(q)+len(extra)) // a related term's query term, else -1
 	for i := range src {
 		src[i] = -1
