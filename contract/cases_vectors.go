@@ -3,6 +3,8 @@ package contract
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -87,6 +89,64 @@ func rawCreate(t *testing.T, d driver.Driver, path, content, version string) {
 }
 
 var vectorCases = []Case{
+	{"hybrid_no_match_is_no_match", func(t *testing.T, e *Env) {
+		// A search with an embedder says "no match" as BM25 does: a file
+		// that shares no word of the query (nor a related word) and does
+		// not stand out by meaning is no match, and Truncated counts only
+		// matches left out.
+		s := hybridStore(t, e, &FakeEmbedder{}, false)
+		const p = "u/main/"
+		notes := map[string]string{
+			"MEMORY.md":   "# Memory\n\n- notes on the car, the cat, health and the garden\n",
+			"filler.md":   strings.Repeat("a", 20000),
+			"shopping.md": "Buy oat milk, rye bread and lemons on Saturday.",
+		}
+		maps.Copy(notes, hybridNotes)
+		for name, c := range notes {
+			create(t, s, p+name, c)
+		}
+		waitIndexed(t, s)
+		// A question FakeEmbedder finds nothing like: no word of it shares
+		// a hashed dimension with any note's words.
+		absent := ""
+		for _, q := range []string{"zebra giraffe quantum", "submarine astrology", "knitting cryptocurrency", "opera skydiving", "goldfish chess"} {
+			near := false
+			for name, c := range notes {
+				near = near || cosine(fakeVector(q), fakeVector(name+" "+c)) > 0.05
+			}
+			if !near {
+				absent = q
+				break
+			}
+		}
+		if absent == "" {
+			t.Fatal("every candidate question is near a note for FakeEmbedder; add one that is not")
+		}
+		var words []string // BM25's matches when one file has every word
+		for _, m := range []store.SearchMode{store.SearchBM25, store.SearchHybrid} {
+			res := search(t, s, store.SearchRequest{Prefix: p, Query: absent, Mode: m, Limit: 3, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 30000})
+			if len(res.Matches) != 0 || res.Truncated {
+				t.Fatalf("%s: %q, which no file mentions = %v (truncated %v), want no match, not truncated", m, absent, matchPaths(res), res.Truncated)
+			}
+			if len(res.Related) > 3 {
+				t.Fatalf("%s: %d related files, want at most 3", m, len(res.Related))
+			}
+			// Every word of the query in one file: words decide, and no
+			// file found by vectors alone is returned at score 0.
+			res = search(t, s, store.SearchRequest{Prefix: p, Query: "kitten sofa afternoon", Mode: m, Limit: 3, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 30000})
+			if len(res.Matches) == 0 || res.Matches[0].Path != p+"cat.md" || res.Truncated || len(res.Related) != 0 {
+				t.Fatalf("%s: %v (truncated %v), want cat.md first, not truncated", m, matchPaths(res), res.Truncated)
+			}
+			if m == store.SearchBM25 {
+				words = matchPaths(res)
+			}
+			for _, mt := range res.Matches {
+				if mt.Score <= 0 || !slices.Contains(words, mt.Path) {
+					t.Fatalf("%s: %s at score %v, want only files sharing the query's words (%v)", m, mt.Path, mt.Score, words)
+				}
+			}
+		}
+	}},
 	{"hybrid_fresh_after_write", func(t *testing.T, e *Env) {
 		emb := &FakeEmbedder{}
 		s := hybridStore(t, e, emb, true)
@@ -369,4 +429,18 @@ var vectorCases = []Case{
 			t.Fatalf("the index lagged: the search embedded %d texts, want only the query", after-texts)
 		}
 	}},
+}
+
+// cosine is the cosine similarity of a and b (0 when either is zero).
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }

@@ -60,6 +60,10 @@ type SearchResult struct {
 	// Truncated reports that something was left out (more files, longer
 	// files, more matches or a longer text than the limits allow).
 	Truncated bool `json:"truncated"`
+	// Related, only when no file matched (hybrid search), are the files
+	// closest in meaning to the query, none close enough to be a match:
+	// worth a look, not an answer.
+	Related []SearchMatch `json:"related,omitempty"`
 }
 
 // SearchMatch is one search hit.
@@ -569,27 +573,51 @@ func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (an
 // scope or nested below it is ErrScope. It also returns the snippet chars.
 func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, int, error) {
 	out := &SearchResult{Matches: []SearchMatch{}, Truncated: r.Truncated || len(r.Matches) > l.MaxSearchResults}
-	remaining, chars := l.MaxSearchResultChars, 0
-	for _, mt := range r.Matches[:min(len(r.Matches), l.MaxSearchResults)] {
-		name, ok := strings.CutPrefix(mt.Path, prefix)
-		if !ok {
-			return nil, 0, fmt.Errorf("%w: outside the requested scope", ErrScope)
+	var chars int
+	var cut bool
+	var err error
+	out.Matches, chars, cut, err = boundMatches(r.Matches, prefix, l)
+	if err != nil {
+		return nil, 0, err
+	}
+	out.Truncated = out.Truncated || cut
+	if len(out.Matches) == 0 && len(r.Related) > 0 {
+		var n int
+		if out.Related, n, _, err = boundMatches(r.Related, prefix, l); err != nil {
+			return nil, 0, err
 		}
-		if !validName(name) {
-			return nil, 0, fmt.Errorf("%w: nested result", ErrScope)
-		}
-		remaining -= runes(name)
-		if remaining < 0 {
-			out.Truncated = true
-			break
-		}
-		snip, cut := driver.CutRunes(mt.Snippet, remaining)
-		out.Truncated = out.Truncated || cut
-		remaining -= runes(snip)
-		chars += runes(snip)
-		out.Matches = append(out.Matches, SearchMatch{File: name, Snippet: snip, Score: mt.Score})
+		chars += n
 	}
 	out.Scanned = min(max(r.Scanned, 0), l.MaxSearchFiles)
 	out.Truncated = out.Truncated || r.Scanned > l.MaxSearchFiles
 	return out, chars, nil
+}
+
+// boundMatches turns a store's matches into at most MaxSearchResults
+// search matches whose names and snippets fit in MaxSearchResultChars, and
+// reports the snippet chars and whether any was cut. A path outside the
+// scope or nested below it is ErrScope.
+func boundMatches(ms []store.Match, prefix string, l Limits) ([]SearchMatch, int, bool, error) {
+	out := []SearchMatch{}
+	remaining, chars, truncated := l.MaxSearchResultChars, 0, false
+	for _, mt := range ms[:min(len(ms), l.MaxSearchResults)] {
+		name, ok := strings.CutPrefix(mt.Path, prefix)
+		if !ok {
+			return nil, 0, false, fmt.Errorf("%w: outside the requested scope", ErrScope)
+		}
+		if !validName(name) {
+			return nil, 0, false, fmt.Errorf("%w: nested result", ErrScope)
+		}
+		remaining -= runes(name)
+		if remaining < 0 {
+			truncated = true
+			break
+		}
+		snip, cut := driver.CutRunes(mt.Snippet, remaining)
+		truncated = truncated || cut
+		remaining -= runes(snip)
+		chars += runes(snip)
+		out = append(out, SearchMatch{File: name, Snippet: snip, Score: mt.Score})
+	}
+	return out, chars, truncated, nil
 }

@@ -107,7 +107,8 @@ func (m *Memory) searchDescription() string {
 	}
 	return "Search the memory files of the current user. Files are ranked by how well they match the query, " +
 		"counting other forms of its words and related words too, so a short question or a few words naming " +
-		"the topic work. Returns bounded snippets, best first; read a file when a larger excerpt is relevant."
+		"the topic work. Returns bounded snippets, best first; read a file when a larger excerpt is relevant. " +
+		"No matches means no file is about the query; related files, when listed, are only close in meaning."
 }
 
 // Call runs one tool call. tool is the tool's name as the model called it

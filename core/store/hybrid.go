@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -39,6 +40,31 @@ const (
 	// indexReaders bounds concurrent index reads on a driver without
 	// batched reads.
 	indexReaders = 8
+	// vectorOnlyTop bounds the files a hybrid search returns on vectors
+	// alone (sharing no query word, variant or related word): only the
+	// best few by vector, and only those that stand out from the scope
+	// (see [vectorFloor]).
+	vectorOnlyTop = 3
+	// vectorFloorZ is how far a file found by vectors alone must stand out
+	// from the scope (see [vectorFloor]) to be a match while other files
+	// share the query's words, and vectorAloneZ the same when no file
+	// does (a question about something no note names, or a paraphrase);
+	// a file between the two is returned as related, not as a match
+	// (SearchResult.Related), when nothing matched.
+	// Chosen on e2e/internal/retrieval's sets with questions about things
+	// no note mentions (docs/search.md has the figures): where words
+	// matched, 1.0 loses no recall; where none did, averaged word vectors
+	// put an unrelated note about as far above the rest as a paraphrased
+	// one, and 4.0 answers "no match" to most such questions at the cost
+	// of a few paraphrases.
+	vectorFloorZ = 1.0
+	vectorAloneZ = 4.0
+	// queryEmbedShare is the share of a search's time left that embedding
+	// its query (and expanding it) may take, and maxQueryEmbedWait the
+	// most it waits without a deadline; past it the search answers from
+	// BM25 alone.
+	queryEmbedShare   = 0.5
+	maxQueryEmbedWait = 5 * time.Second
 )
 
 // indexed is what the index holds for one file: its vectors by chunk hash
@@ -220,9 +246,14 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
 	}
+	// The embedder gets its own share of the search's time: a slow or
+	// hung one costs that share, and the search answers from BM25.
+	ectx, cancel := context.WithTimeout(ctx, embedWait(ctx))
+	defer cancel()
 	var extra []string
 	if x, ok := s.embedder.(QueryExpander); ok {
-		if words, err := x.ExpandQuery(ctx, r.Query); err == nil {
+		words, err := bounded(ectx, func(ctx context.Context) ([]string, error) { return x.ExpandQuery(ctx, r.Query) })
+		if err == nil {
 			extra = words
 		} else if ctx.Err() != nil {
 			return SearchResult{}, ctx.Err()
@@ -237,12 +268,14 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 	for i, h := range lex {
 		lexRank[h.c.path] = i
 	}
-	vecs, err := s.vectorScores(ctx, r.Query, cands, recs, lexRank)
+	vecs, err := bounded(ectx, func(ectx context.Context) ([]fileVec, error) {
+		return s.vectorScores(ectx, ctx, r.Query, cands, recs, lexRank)
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return SearchResult{}, ctx.Err()
 		}
-		s.warn(ctx, "the embedder failed during a hybrid search; the result is ranked by BM25 alone", "", r.Prefix, err)
+		s.warn(ctx, "the embedder failed or took longer than its share of the search; the result is ranked by BM25 alone", "", r.Prefix, err)
 		return rank(&s.cache, bmReq, terms, cands), nil
 	}
 	order := make([]int, 0, len(cands))
@@ -266,11 +299,24 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 		byPath[h.c.path] = h
 	}
 	vw := vectorWeight(lex)
-	var hits []hit
+	near := vectorFloor(vecs, vectorFloorZ)
+	floor := near
+	if len(lex) == 0 {
+		floor = vectorFloor(vecs, vectorAloneZ)
+	}
+	var hits, related []hit
 	for i, c := range cands {
 		lr, inLex := lexRank[c.path]
 		vr, inVec := vecRank[c.path]
-		if !inLex && !inVec {
+		if !inLex && (!inVec || vr >= vectorOnlyTop || vecs[i].score < near) {
+			continue // no word of the query, and not close in meaning
+		}
+		if !inLex && vecs[i].score < floor {
+			// Close in meaning to a question no file has a word of, but
+			// not far enough above the rest to be called a match.
+			best, content := vecs[i].best, c.content
+			related = append(related, hit{c: c, rel: strings.TrimPrefix(c.path, r.Prefix),
+				score: math.Round(vw/float64(rrfK+vr+1)*1e6) / 1e6, snippet: func(w int) string { return chunkWindow(content, best, w) }})
 			continue
 		}
 		score := 0.0
@@ -281,6 +327,9 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 			score += vw / float64(rrfK+vr+1)
 		}
 		h := hit{c: c, rel: strings.TrimPrefix(c.path, r.Prefix), score: math.Round(score*1e6) / 1e6}
+		if h.score <= 0 {
+			continue // found by vectors alone while words decide (vw = 0)
+		}
 		best, content := vecs[i].best, c.content
 		chunkSnippet := func(w int) string { return chunkWindow(content, best, w) }
 		switch {
@@ -298,6 +347,10 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 	var cut bool
 	res.Matches, cut = shape(hits, r.Limit, r.MaxChars)
 	res.Truncated = cut
+	if len(res.Matches) == 0 && len(related) > 0 {
+		sortHits(related)
+		res.Related, _ = shape(related, r.Limit, r.MaxChars)
+	}
 	return res, nil
 }
 
@@ -313,6 +366,76 @@ func vectorWeight(lex []hit) float64 {
 		return 1
 	}
 	return 1 - min(max(lex[0].cover, 0), 1)
+}
+
+// vectorFloor is the cosine a file found by vectors alone must reach to
+// stand z standard deviations out from the scope's background: the files
+// below the best [vectorOnlyTop] by vector, their best-chunk cosines'
+// mean and deviation (strictly above the mean of an even background). A
+// scope too small for a background is measured against all of its files,
+// and since none of n files can stand more than sqrt(n-1) deviations above
+// their mean, the bar there is at most 0.8 of that: the best of a few notes
+// by meaning can still reach it.
+func vectorFloor(vecs []fileVec, z float64) float64 {
+	var scores []float64
+	for _, v := range vecs {
+		if v.ok {
+			scores = append(scores, v.score)
+		}
+	}
+	if len(scores) == 0 {
+		return math.Inf(1)
+	}
+	slices.SortFunc(scores, func(a, b float64) int { return cmp.Compare(b, a) })
+	bg, above := scores, 0.0
+	if len(scores) >= vectorOnlyTop+2 {
+		bg, above = scores[vectorOnlyTop:], math.Inf(1) // strictly above
+	} else {
+		z = min(z, 0.8*math.Sqrt(float64(len(scores)-1)))
+	}
+	var sum, sq float64
+	for _, c := range bg {
+		sum += c
+		sq += c * c
+	}
+	n := float64(len(bg))
+	mean := sum / n
+	sd := math.Sqrt(max(sq/n-mean*mean, 0))
+	if above > 0 {
+		return math.Nextafter(mean+z*sd, above) // above an equal background
+	}
+	return mean + z*sd
+}
+
+// embedWait is how long a search may wait for its embedder: a share of
+// the time its context leaves, at most maxQueryEmbedWait.
+func embedWait(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return min(time.Duration(float64(time.Until(d))*queryEmbedShare), maxQueryEmbedWait)
+	}
+	return maxQueryEmbedWait
+}
+
+// bounded returns fn's result, or ctx's error as soon as ctx is done
+// (fn then runs on and its result is dropped): an embedder that ignores
+// its context cannot hold the search past its share.
+func bounded[T any](ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }
 
 // sortHits orders hits by score (desc), then path. Paths are distinct, so
@@ -342,7 +465,10 @@ func chunkWindow(content string, c chunk.Chunk, width int) string {
 // a file cut to MaxFileChars is scored with the vectors it has and left to
 // the indexer. Files whose index lacked chunks are queued for indexing
 // (with the vectors computed here).
-func (s *Store) vectorScores(ctx context.Context, query string, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
+//
+// ctx bounds the embedder's calls; search is the search's own context,
+// for what outlives them (the files queued for indexing).
+func (s *Store) vectorScores(ctx, search context.Context, query string, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
 	type ref struct{ file, chunk int }
 	chunks := make([][]chunk.Chunk, len(cands))
 	var missing []ref
@@ -438,7 +564,7 @@ func (s *Store) vectorScores(ctx context.Context, query string, cands []candidat
 			}
 		}
 		if stale[i] {
-			s.enqueueIndex(ctx, c.path, hints[i], 0)
+			s.enqueueIndex(search, c.path, hints[i], 0)
 		}
 	}
 	return out, nil

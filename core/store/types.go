@@ -166,6 +166,12 @@ type SearchResult struct {
 	// MaxFiles, a file longer than MaxFileChars, a file that vanished, or
 	// matches cut by Limit or MaxChars.
 	Truncated bool
+	// Related, only when Matches is empty and only in hybrid mode, are
+	// the files closest in meaning to a query that no file shares a word
+	// with, none close enough to be called a match: at most a few, best
+	// first, within the same Limit and MaxChars. They are what a reader
+	// might look at next, never an answer; Truncated does not count them.
+	Related []Match
 }
 
 // Capabilities reports which optional driver interfaces a store uses.

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,6 +70,10 @@ type Scores struct {
 	MRR float64
 	// Results is the mean number of files returned.
 	Results float64
+	// NoMatch is, for questions about things no note mentions
+	// ([AbsentKind]), the share that matched no file, and Related the
+	// mean number of files they listed as related in meaning instead.
+	NoMatch, Related float64
 }
 
 // Report holds the scores of one mode, overall ("all") and per kind.
@@ -105,6 +110,10 @@ func (r Report) Log(b Logger, set, mode string) {
 	for _, k := range r.Kinds() {
 		sc := r[k]
 		label := fmt.Sprintf("%s %s/%s n=%d", set, mode, k, sc.N)
+		if k == AbsentKind {
+			b.Logf("%-34s no-match=%.3f results=%.2f related=%.2f", label, sc.NoMatch, sc.Results, sc.Related)
+			continue
+		}
 		if !strings.HasPrefix(set, "conversations") {
 			b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
 		} else {
@@ -121,6 +130,9 @@ func (r Report) ReportMetrics(b Metrics) {
 	b.ReportMetric(all.Recall5, "recall@5")
 	b.ReportMetric(all.All5, "all@5")
 	b.ReportMetric(all.MRR, "MRR")
+	if a := r[AbsentKind]; a != nil {
+		b.ReportMetric(a.NoMatch, "no-match")
+	}
 }
 
 // Evaluate runs every query of set through search_memory in mode, with
@@ -144,8 +156,20 @@ func EvaluateWith(ctx context.Context, set Set, mode store.SearchMode, opts *sto
 		if err != nil {
 			return nil, err
 		}
+		if q.Kind == AbsentKind {
+			said, err := r.mentioned(ctx, r.ns[i], q.Q)
+			if err != nil {
+				return nil, err
+			}
+			if !said { // about something this user never wrote down
+				rep.addAbsent(len(res.Matches), len(res.Related))
+			}
+			continue
+		}
 		var ranks []int // 1-based ranks of the evidence files found
-		for i, mt := range res.Matches {
+		// What the model is shown: the matches, or when none, the
+		// files related in meaning (hybrid), in that order.
+		for i, mt := range slices.Concat(res.Matches, res.Related) {
 			for _, w := range q.Want {
 				if mt.File == w {
 					ranks = append(ranks, i+1)
@@ -161,8 +185,25 @@ func EvaluateWith(ctx context.Context, set Set, mode store.SearchMode, opts *sto
 	for _, sc := range rep {
 		n := float64(sc.N)
 		sc.Recall1, sc.Recall3, sc.Recall5, sc.All5, sc.MRR, sc.Results = sc.Recall1/n, sc.Recall3/n, sc.Recall5/n, sc.All5/n, sc.MRR/n, sc.Results/n
+		sc.NoMatch, sc.Related = sc.NoMatch/n, sc.Related/n
 	}
 	return rep, nil
+}
+
+// addAbsent counts one question about something no note mentions, which
+// returned that many files.
+func (rep Report) addAbsent(returned, related int) {
+	sc := rep[AbsentKind]
+	if sc == nil {
+		sc = &Scores{}
+		rep[AbsentKind] = sc
+	}
+	sc.N++
+	sc.Results += float64(returned)
+	sc.Related += float64(related)
+	if returned == 0 {
+		sc.NoMatch++
+	}
 }
 
 // add counts one query: ranks are the sorted ranks of the evidence files
@@ -194,7 +235,8 @@ func (rep Report) add(kind string, ranks []int, want, returned int) {
 type Runner struct {
 	s       *store.Store
 	m       *memory.Memory
-	ns      []string // namespace of each query
+	words   *memory.Memory // BM25: does some note share a query's words?
+	ns      []string       // namespace of each query
 	queries []Query
 }
 
@@ -229,7 +271,12 @@ func NewRunnerWith(ctx context.Context, set Set, mode store.SearchMode, opts *st
 		_ = s.Close()
 		return nil, err
 	}
-	r := &Runner{s: s, m: m}
+	words, err := memory.New(s, &memory.Options{SearchMode: store.SearchBM25})
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	r := &Runner{s: s, m: m, words: words}
 	namespaces := make([]string, 0, len(set.Queries))
 	for ns := range set.Queries {
 		namespaces = append(namespaces, ns)

@@ -131,6 +131,7 @@ func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
 	hard := ConversationsHard(hardUsers, hardSeed)
 	people := ConversationsPeople(peoplePairs, peopleSeed)
 	for _, set := range []Set{dev, Notes(), Notes2(), Notes3(), conv, hard, people, Chats()} {
+		set = WithAbsent(set)
 		for _, m := range modes {
 			var o *store.Options
 			if opts != nil {
