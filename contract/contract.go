@@ -78,7 +78,9 @@ func (e *Env) NewStore(t *testing.T, opts *store.Options, wrap func(driver.Drive
 	if wrap != nil {
 		d = wrap(d)
 	}
-	return store.New(shared(d), opts)
+	s := store.New(shared(d), opts)
+	t.Cleanup(func() { _ = s.Close() }) // its background index work ends with the test
+	return s
 }
 
 // Reopen returns a store over a second driver instance on the same data.

@@ -569,8 +569,8 @@ func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (an
 
 // boundSearch re-bounds a store's search result whatever the backend
 // returned: at most MaxSearchResults matches, names plus snippets within
-// MaxSearchResultChars, scanned at most MaxSearchFiles. A path outside the
-// scope or nested below it is ErrScope. It also returns the snippet chars.
+// MaxSearchResultChars. A path outside the scope or nested below it is
+// ErrScope. It also returns the snippet chars.
 func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, int, error) {
 	out := &SearchResult{Matches: []SearchMatch{}, Truncated: r.Truncated || len(r.Matches) > l.MaxSearchResults}
 	var chars int
@@ -588,8 +588,7 @@ func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, 
 		}
 		chars += n
 	}
-	out.Scanned = min(max(r.Scanned, 0), l.MaxSearchFiles)
-	out.Truncated = out.Truncated || r.Scanned > l.MaxSearchFiles
+	out.Scanned = max(r.Scanned, 0) // the index covers a scope past MaxSearchFiles
 	return out, chars, nil
 }
 

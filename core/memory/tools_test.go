@@ -383,7 +383,7 @@ func TestSearchRebound(t *testing.T) {
 	r := store.SearchResult{Matches: matches, Scanned: 11}
 	l := Limits{MaxSearchResults: 2, MaxSearchResultChars: 25, MaxSearchFiles: 1}
 	out, _, err := boundSearch(r, "ns/main/", l)
-	if err != nil || len(out.Matches) != 1 || runes(out.Matches[0].File+out.Matches[0].Snippet) != 25 || out.Scanned != 1 || !out.Truncated {
+	if err != nil || len(out.Matches) != 1 || runes(out.Matches[0].File+out.Matches[0].Snippet) != 25 || out.Scanned != 11 || !out.Truncated {
 		t.Fatalf("rebound = %+v, %v", out, err)
 	}
 	l.MaxSearchResultChars = 5

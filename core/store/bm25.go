@@ -68,12 +68,45 @@ func bm25(cache *analysisCache, prefix, query string, cands []candidate) []hit {
 func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, cands []candidate) []hit {
 	sc := scanners.Get().(*lexis.Scanner)
 	defer scanners.Put(sc)
+	bq := newBM25Query(sc, query, extra)
+	if bq == nil {
+		return nil
+	}
+	return bq.score(cache, sc, prefix, cands, nil)
+}
+
+// slot is a term's place in a query: its group (the query word or related
+// word it stands for) and weight (1, or variantWeight for a variant).
+type slot struct {
+	group  int
+	weight float64
+}
+
+// bm25Query is a query analysed for BM25: its groups of terms (q[j][0]
+// the term, the rest its variants), the first own of them the query's
+// own words and the rest related or expansion words (src[j] the query
+// word a related word stands for, else -1), and every term's slot.
+type bm25Query struct {
+	q     [][]string
+	src   []int
+	own   int
+	slots map[string]slot
+	// Every term of q, group by group (group j's from flat[base[j]]),
+	// and the same sorted (sorted[rank[f]] is flat[f]), to look them all
+	// up in a body at once.
+	flat, sorted []string
+	base, rank   []int
+}
+
+// newBM25Query analyses query with its related words and the extra words,
+// or returns nil when it has no terms.
+func newBM25Query(sc *lexis.Scanner, query string, extra []string) *bm25Query {
 	q := sc.QueryTerms(query)
 	if len(q) == 0 {
 		return nil
 	}
-	own := len(q)                                 // q[:own] are the query's terms, the rest related or expansion words
-	src := make([]int, len(q), len(q)+len(extra)) // a related term's query term, else -1
+	own := len(q)
+	src := make([]int, len(q), len(q)+len(extra))
 	for i := range src {
 		src[i] = -1
 	}
@@ -100,39 +133,92 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 			}
 		}
 	}
-	type slot struct {
-		group  int
-		weight float64
-	}
-	index := make(map[string]slot, len(q))
+	bq := &bm25Query{q: q, src: src, own: own, slots: make(map[string]slot, len(q)), base: make([]int, len(q))}
 	for i, g := range q {
 		for k, t := range g {
 			w := 1.0
 			if k > 0 {
 				w = variantWeight
 			}
-			index[t] = slot{i, w}
+			bq.slots[t] = slot{i, w}
 		}
 	}
-	// Every term of q, group by group (group j's from flat[base[j]]), and
-	// the same sorted (sorted[rank[f]] is flat[f]), to look them all up in
-	// a body at once; found[rank[f]] gets flat[f]'s positions.
-	var flat []string
-	base := make([]int, len(q))
 	for j, g := range q {
-		base[j] = len(flat)
-		flat = append(flat, g...)
+		bq.base[j] = len(bq.flat)
+		bq.flat = append(bq.flat, g...)
 	}
-	order := make([]int, len(flat))
+	order := make([]int, len(bq.flat))
 	for f := range order {
 		order[f] = f
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(flat[a], flat[b]) })
-	sorted, rank := make([]string, len(flat)), make([]int, len(flat))
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(bq.flat[a], bq.flat[b]) })
+	bq.sorted, bq.rank = make([]string, len(bq.flat)), make([]int, len(bq.flat))
 	for r, f := range order {
-		sorted[r], rank[f] = flat[f], r
+		bq.sorted[r], bq.rank[f] = bq.flat[f], r
 	}
-	found := make([][]uint32, len(flat))
+	return bq
+}
+
+// corpusStats are the statistics BM25 weighs terms with: the number of
+// files, each group's document frequency and the average lengths of the
+// body and the name. A search over an index takes them from the whole
+// scope; a scan from the files it read.
+type corpusStats struct {
+	n                float64
+	df               []int
+	avgBody, avgName float64
+}
+
+// idf returns each group's weight under st: BM25's IDF, a related term's
+// capped at its query word's, related and expansion words' scaled by
+// expansionWeight.
+func (bq *bm25Query) idf(st *corpusStats) []float64 {
+	idf := make([]float64, len(bq.q))
+	for j := range bq.q {
+		idf[j] = math.Log(1 + (st.n-float64(st.df[j])+0.5)/(float64(st.df[j])+0.5))
+	}
+	// A related term is worth expansionWeight of its own IDF, and never
+	// more than that share of its query term's: a word common in the scope
+	// is not outweighed by a rare neighbour.
+	for j := range bq.q {
+		if bq.src[j] >= 0 {
+			idf[j] = min(idf[j], idf[bq.src[j]])
+		}
+	}
+	for j := bq.own; j < len(bq.q); j++ {
+		idf[j] *= expansionWeight
+	}
+	return idf
+}
+
+// termScore is BM25F's score of one file from its groups' frequencies in
+// body and name and its lengths, with the share of the query's own words'
+// IDF it has (cover).
+func (bq *bm25Query) termScore(idf []float64, st *corpusStats, bodyTF, nameTF []float64, bodyLen, nameLen int) (score, cover float64) {
+	normBody := 1 - bm25B + bm25B*float64(bodyLen)/st.avgBody
+	normName := 1 - bm25B + bm25B*float64(nameLen)/st.avgName
+	have, all := 0.0, 0.0
+	for j := range bq.q {
+		tf := bodyTF[j]/normBody + nameWeight*nameTF[j]/normName
+		if j < bq.own {
+			all += idf[j]
+		}
+		if tf > 0 {
+			score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1)
+			if j < bq.own {
+				have += idf[j]
+			}
+		}
+	}
+	return score, have / max(all, 1e-12)
+}
+
+// score scores cands by BM25F over two fields, the body and the
+// scope-relative name without its extension, with st's statistics (from
+// cands alone when st is nil).
+func (bq *bm25Query) score(cache *analysisCache, sc *lexis.Scanner, prefix string, cands []candidate, st *corpusStats) []hit {
+	q := bq.q
+	found := make([][]uint32, len(bq.flat))
 	docs := make([]doc, len(cands))
 	pos := make([][]uint32, len(q)*len(cands))
 	tfs := make([]float64, 2*len(q)*len(cands))
@@ -144,12 +230,12 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		d.bodyLen = body.n
 		d.bodyPos = pos[i*len(q) : (i+1)*len(q)]
 		d.bodyTF, d.nameTF = tfs[2*i*len(q):(2*i+1)*len(q)], tfs[(2*i+1)*len(q):(2*i+2)*len(q)]
-		body.lookupAll(sorted, found)
+		body.lookupAll(bq.sorted, found)
 		for j, g := range q {
-			d.bodyPos[j] = found[rank[base[j]]]
+			d.bodyPos[j] = found[bq.rank[bq.base[j]]]
 			d.bodyTF[j] = float64(len(d.bodyPos[j]) / 2)
 			for k := 1; k < len(g); k++ {
-				if ps := found[rank[base[j]+k]]; len(ps) > 0 {
+				if ps := found[bq.rank[bq.base[j]+k]]; len(ps) > 0 {
 					d.bodyPos[j] = append(slices.Clip(d.bodyPos[j]), ps...)
 					d.bodyTF[j] += variantWeight * float64(len(ps)/2)
 				}
@@ -157,7 +243,7 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		}
 		sc.Each(nameField(strings.TrimPrefix(c.path, prefix)), func(t string, _, _ int) {
 			d.nameLen++
-			if sl, ok := index[t]; ok {
+			if sl, ok := bq.slots[t]; ok {
 				d.nameTF[sl.group] += sl.weight
 			}
 		})
@@ -169,47 +255,21 @@ func bm25Expanded(cache *analysisCache, prefix, query string, extra []string, ca
 		sumBody += float64(d.bodyLen)
 		sumName += float64(d.nameLen)
 	}
-	n := float64(len(cands))
-	avgBody, avgName := max(sumBody/n, 1), max(sumName/n, 1)
-	idf := make([]float64, len(q))
-	for j := range q {
-		idf[j] = math.Log(1 + (n-float64(df[j])+0.5)/(float64(df[j])+0.5))
+	if st == nil {
+		n := float64(len(cands))
+		st = &corpusStats{n: n, df: df, avgBody: max(sumBody/n, 1), avgName: max(sumName/n, 1)}
 	}
-	// A related term is worth expansionWeight of its own IDF, and never
-	// more than that share of its query term's: a word common in the scope
-	// is not outweighed by a rare neighbour.
-	for j := range q {
-		if src[j] >= 0 {
-			idf[j] = min(idf[j], idf[src[j]])
-		}
-	}
-	for j := own; j < len(q); j++ {
-		idf[j] *= expansionWeight
-	}
+	idf := bq.idf(st)
 	hits := []hit{}
 	for i, c := range cands {
 		d := &docs[i]
-		normBody := 1 - bm25B + bm25B*float64(d.bodyLen)/avgBody
-		normName := 1 - bm25B + bm25B*float64(d.nameLen)/avgName
-		score, have, all := 0.0, 0.0, 0.0
-		for j := range q {
-			tf := d.bodyTF[j]/normBody + nameWeight*d.nameTF[j]/normName
-			if j < own {
-				all += idf[j]
-			}
-			if tf > 0 {
-				score += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1)
-				if j < own {
-					have += idf[j]
-				}
-			}
-		}
+		score, cover := bq.termScore(idf, st, d.bodyTF, d.nameTF, d.bodyLen, d.nameLen)
 		if score <= 0 {
 			continue
 		}
 		content, bodyPos := c.content, d.bodyPos
 		hits = append(hits, hit{
-			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4, cover: have / max(all, 1e-12),
+			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4, cover: cover,
 			snippet: func(w int) string { return passage(content, occurrences(bodyPos), idf, w) },
 		})
 	}

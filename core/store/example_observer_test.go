@@ -9,10 +9,14 @@ import (
 )
 
 // printer is an Observer that prints each operation as it ends, and each
-// settlement.
+// settlement; it leaves out the store's background work on its search
+// index (OpIndex), which runs beside the calls.
 type printer struct{}
 
 func (printer) ObserveOperation(ctx context.Context, op store.OperationInfo) (context.Context, func(store.OperationResult)) {
+	if op.Op == store.OpIndex {
+		return ctx, nil
+	}
 	return ctx, func(r store.OperationResult) { fmt.Printf("%s: %s (%d)\n", op.Op, r.Outcome, r.Count) }
 }
 

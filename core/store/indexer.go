@@ -227,6 +227,11 @@ func (s *Store) retryIndex(ctx context.Context, p string, attempts int) {
 // commands that exit after writing use it; searches never need it (a
 // search embeds, within its bounds, what the index lacks).
 func (s *Store) WaitIndexed(ctx context.Context) error {
+	if s.terms != nil {
+		if err := s.terms.wait(ctx); err != nil {
+			return err
+		}
+	}
 	if s.embedder == nil {
 		return nil
 	}
@@ -485,6 +490,9 @@ func (s *Store) writeRecord(ctx context.Context, p string, rec *record, rows []*
 // this after deleting its files. Errors: ErrInvalidPath for an empty or bad
 // prefix, or the backend's error.
 func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
+	if s.terms != nil && prefix != "" {
+		defer s.terms.forget(prefix) // the term index holds the files' words too
+	}
 	if err := s.usable(ctx); err != nil {
 		return 0, err
 	}

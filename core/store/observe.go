@@ -49,6 +49,12 @@ const (
 	OpHistory       Op = "History"
 	OpReadVersion   Op = "ReadVersion"
 	OpForgetHistory Op = "ForgetHistory"
+	// OpIndex is the store's own background work on its search index:
+	// bringing a folder's term index up to date with changes, building
+	// it, checking it against the store. It starts from the store's own
+	// context, never a request's, so a span started for it is a root;
+	// its count is the files it read.
+	OpIndex Op = "Index"
 )
 
 // OperationInfo describes an operation as it begins.

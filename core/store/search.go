@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/lexis"
 )
 
 // Fields splits s on runs of Unicode whitespace (including U+001C–U+001F,
@@ -82,13 +83,103 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 	if r.Mode == SearchHybrid {
 		return s.searchHybrid(ctx, r, terms)
 	}
+	fallback := FallbackLiteral
+	if r.Mode == SearchBM25 {
+		var ok bool
+		if res, ok, fallback, err = s.searchIndexed(ctx, r); ok || err != nil {
+			return res, err
+		}
+	}
 	cands, truncated, err := s.candidates(ctx, r)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	res = rank(&s.cache, r, terms, cands)
 	res.Truncated = res.Truncated || truncated
+	s.fellBack(ctx, &res, r.Prefix, fallback)
 	return res, nil
+}
+
+// fellBack records in res, and the log when files were left out, that the
+// search scanned (why: reason).
+func (s *Store) fellBack(ctx context.Context, res *SearchResult, prefix, reason string) {
+	if reason == "" {
+		return
+	}
+	res.Fallback = reason
+	if res.Truncated && reason == FallbackBuilding {
+		s.warn(ctx, "a search scanned at most max_files files of a folder while its index was being built", "", prefix, nil)
+	}
+}
+
+// searchIndexed answers a BM25 search from the folder's term index: the
+// files its terms rank best over the whole folder (and those changed since
+// they were indexed) are read and scored from their content, with the
+// folder's statistics, so the result is what a scan of every file would
+// give, at the cost of a few reads. ok is false when the index cannot
+// answer (reason says why); the caller then scans.
+func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (res SearchResult, ok bool, reason string, err error) {
+	if s.terms == nil {
+		return SearchResult{}, false, "", nil
+	}
+	folder := r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1]
+	sc := scanners.Get().(*lexis.Scanner)
+	defer scanners.Put(sc)
+	bq := newBM25Query(sc, r.Query, nil)
+	if bq == nil {
+		return SearchResult{}, false, "", nil // no word: scored literally
+	}
+	fi, err := s.terms.folder(ctx, folder, r.MaxFiles)
+	if err != nil || fi == nil {
+		return SearchResult{}, false, FallbackBuilding, err
+	}
+	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, r.Limit+extraCandidates)
+	if err != nil {
+		return SearchResult{}, false, "", err
+	}
+	hits := bq.score(&s.cache, sc, r.Prefix, cands, st)
+	sortHits(hits)
+	res = SearchResult{Matches: []Match{}, Scanned: covered}
+	var cut bool
+	res.Matches, cut = shape(hits, r.Limit, r.MaxChars)
+	res.Truncated = cut || truncated
+	return res, true, "", nil
+}
+
+// indexCandidates reads the k files fi ranks best for bq under r.Prefix,
+// and those of the folder changed since they were indexed, each cut to
+// r.MaxFileChars (at most r.MaxFiles in all), and returns them sorted by
+// path with the folder's statistics, the files the ranking covered and
+// whether a file was cut. A file
+// read at another version than it was indexed at is queued again.
+func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
+	top, st, covered := fi.top(bq, r.Prefix, k)
+	read := top
+	for _, p := range s.terms.pendingIn(fi.folder) {
+		if strings.HasPrefix(p, r.Prefix) && directlyUnder(p, fi.folder) && !slices.Contains(top, p) {
+			read = append(read, p)
+		}
+	}
+	read = read[:min(len(read), r.MaxFiles)]
+	rows, err := s.getFiles(ctx, read)
+	if err != nil {
+		return nil, nil, 0, false, err
+	}
+	slices.Sort(read)
+	cands := make([]candidate, 0, len(read))
+	for _, p := range read {
+		f := rows[p]
+		if f == nil || f.Tombstone || !fi.indexedAt(p, f.Version) {
+			s.terms.changed(p) // changed behind the index: look again
+		}
+		if f == nil || f.Tombstone {
+			continue
+		}
+		content, cut := cutRunes(f.Content, r.MaxFileChars)
+		truncated = truncated || cut
+		cands = append(cands, candidate{path: p, content: content, cut: cut})
+	}
+	return cands, st, max(covered, len(cands)), truncated, nil
 }
 
 // candidates returns up to MaxFiles files directly under the prefix, each

@@ -98,6 +98,7 @@ type Store struct {
 	embedder Embedder
 	ix       *indexer
 	cache    analysisCache // searches' analysis of what they read
+	terms    *termIndex    // folders' term indexes, kept by the change feed
 
 	mu        sync.Mutex
 	completed map[string]struct{} // versions whose receipts this store saw settled
@@ -135,6 +136,7 @@ func New(d driver.Driver, opts *Options) *Store {
 	if d == nil {
 		return s
 	}
+	s.terms = newTermIndex(s)
 	c := driver.CapabilitiesOf(d)
 	if c.AtomicMutation {
 		s.mutator = d.(driver.Mutator)
@@ -186,6 +188,7 @@ func (s *Store) Close() error {
 		return ErrNoDriver
 	}
 	s.closeOnce.Do(func() {
+		s.terms.close()
 		s.stopIndexer()
 		s.closeErr = s.d.Close()
 	})

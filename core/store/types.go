@@ -160,12 +160,19 @@ type Match struct {
 type SearchResult struct {
 	// Matches are ordered by score (desc), then path (asc).
 	Matches []Match
-	// Scanned is the number of files whose content was scored.
+	// Scanned is the number of files the search covered: every file of
+	// the scope the term index holds, or, when it scanned ([Fallback]),
+	// the files whose content it read and scored.
 	Scanned int
 	// Truncated reports that something was left out: more files than
 	// MaxFiles, a file longer than MaxFileChars, a file that vanished, or
 	// matches cut by Limit or MaxChars.
 	Truncated bool
+	// Fallback, when not empty, says why the search scanned the scope's
+	// files (at most MaxFiles of them) instead of answering from the
+	// term index, which covers the whole scope: the folder's index being
+	// built ([FallbackBuilding]), or literal mode ([FallbackLiteral]).
+	Fallback string
 	// Related, only when Matches is empty and only in hybrid mode, are
 	// the files closest in meaning to a query that no file shares a word
 	// with, none close enough to be called a match: at most a few, best

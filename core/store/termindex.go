@@ -1,0 +1,679 @@
+// The term index: an inverted index of each searched folder's files (their
+// terms, with frequencies in body and name, and lengths), kept by the
+// store's change feed, so that a BM25 search reads the few files its terms
+// rank best instead of every file of the scope.
+
+package store
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/lexis"
+)
+
+// Bounds of the term index.
+const (
+	// termIndexBudget bounds, in estimated bytes, the folder indexes one
+	// Store keeps; past it the least recently searched folders are
+	// dropped (and built again by their next search).
+	termIndexBudget = 512 << 20
+	// maxIndexedChars bounds the runes of a file the index reads: a longer
+	// file is indexed by its first maxIndexedChars.
+	maxIndexedChars = 1 << 20
+	// buildBatch is how many files one read of an index build fetches.
+	buildBatch = 256
+	// extraCandidates is how many files past the request's Limit a search
+	// over the index reads and scores from their content: the margin that
+	// absorbs entries changed since they were indexed.
+	extraCandidates = 8
+	// maxTF bounds a term's frequency in one posting.
+	maxTF = math.MaxUint16
+	// reconcileEvery is how often, at most, a searched folder's index is
+	// checked against the store in the background, for files changed
+	// behind its back.
+	reconcileEvery = time.Minute
+)
+
+// Fallback reasons: why a search scanned instead of answering from the
+// term index ([SearchResult.Fallback]).
+const (
+	// FallbackBuilding: the folder's index is being built (its first
+	// search, or the first since the index was dropped).
+	FallbackBuilding = "the search index of this folder is being built; files past max_files were not searched"
+	// FallbackLiteral: literal mode counts substrings, which the index of
+	// words cannot answer.
+	FallbackLiteral = "literal search counts substrings and scans the folder"
+)
+
+// posting is one file's frequencies of one term: in its body and its name.
+type posting struct {
+	doc        int32
+	body, name uint16
+}
+
+// tdoc is one indexed file.
+type tdoc struct {
+	path, version    string
+	bodyLen, nameLen int32
+	live             bool
+}
+
+// folderIndex is the term index of the files directly in one folder.
+type folderIndex struct {
+	folder string
+
+	mu       sync.RWMutex
+	ready    bool // built; until then searches scan
+	docs     []tdoc
+	ids      map[string]int32 // live doc of each path
+	terms    map[string][]posting
+	live     int
+	dead     int // docs no longer live, still in postings
+	sumBody  int64
+	sumName  int64
+	bytes    int64 // estimated size
+	reported int64 // the size last added to termIndex.bytes
+
+	// Set under the termIndex's lock: when fi was last searched (its
+	// clock), and checked against the store.
+	used     uint64
+	checked  time.Time
+	checking bool
+	// listed is closed once the first search knows whether it builds fi
+	// itself (inPlace, then built is closed when it is done) or in the
+	// background.
+	listed, built chan struct{}
+	inPlace       bool
+}
+
+// termIndex is a Store's folder indexes and the feed that keeps them.
+type termIndex struct {
+	s *Store
+
+	mu      sync.Mutex
+	folders map[string]*folderIndex
+	pending map[string]map[string]uint64 // by folder: paths changed, not yet applied (with the change's seq)
+	seq     uint64                       // numbers changes
+	clock   uint64                       // bumped by each search (LRU)
+	bytes   int64
+	busy    int           // workers running (builds and the feed worker)
+	feeding bool          // the feed worker runs
+	idle    chan struct{} // closed when busy drops to 0
+	ctx     context.Context
+	cancel  context.CancelFunc
+	closed  bool
+}
+
+func newTermIndex(s *Store) *termIndex {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, ctx: ctx, cancel: cancel}
+}
+
+// changed is the change feed's entry: the file at p changed (written,
+// appended, deleted, restored). A folder with an index queues p; one
+// without is built from scratch by its next search.
+func (ti *termIndex) changed(p string) {
+	folder := path.Dir(p) + "/"
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if ti.closed || ti.folders[folder] == nil {
+		return
+	}
+	if ti.pending[folder] == nil {
+		ti.pending[folder] = map[string]uint64{}
+	}
+	ti.seq++
+	ti.pending[folder][p] = ti.seq
+	if !ti.feeding {
+		ti.feeding = true
+		ti.startLocked(ti.feed)
+	}
+}
+
+// startLocked runs fn in the background, counted by busy. ti.mu is held.
+func (ti *termIndex) startLocked(fn func()) {
+	ti.busy++
+	go func() {
+		defer ti.done()
+		fn()
+	}()
+}
+
+func (ti *termIndex) done() {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	ti.busy--
+	if ti.busy == 0 && ti.idle != nil {
+		close(ti.idle)
+		ti.idle = nil
+	}
+}
+
+// feed applies queued changes, folder by folder, until none is left.
+func (ti *termIndex) feed() {
+	sc := lexis.NewScanner()
+	for {
+		ti.mu.Lock()
+		var folder string
+		var paths []string
+		seq := ti.seq
+		for f, ps := range ti.pending {
+			if fi := ti.folders[f]; fi == nil || !fi.isReady() {
+				continue // a build applies them when it ends
+			}
+			folder = f
+			for p := range ps {
+				paths = append(paths, p)
+			}
+			break
+		}
+		if folder == "" {
+			ti.feeding = false
+			ti.mu.Unlock()
+			return
+		}
+		fi := ti.folders[folder]
+		ti.mu.Unlock()
+		err := ti.applyObserved(sc, fi, paths)
+		if err != nil {
+			if ti.ctx.Err() != nil {
+				ti.mu.Lock()
+				ti.feeding = false
+				ti.mu.Unlock()
+				return
+			}
+			ti.s.warn(ti.ctx, "updating the search index failed; the folder's index is dropped and built again by its next search", "", folder, err)
+			ti.drop(fi)
+			continue
+		}
+		// Applied: what changed again meanwhile stays queued. Until now
+		// searches read the paths as pending, so none was missed.
+		ti.mu.Lock()
+		for _, p := range paths {
+			if ps := ti.pending[folder]; ps != nil && ps[p] <= seq {
+				delete(ps, p)
+			}
+		}
+		if len(ti.pending[folder]) == 0 {
+			delete(ti.pending, folder)
+		}
+		ti.mu.Unlock()
+	}
+}
+
+// applyObserved is apply as the store's background operation [OpIndex],
+// under the index's own context; with nil paths it lists the folder first
+// and also looks again at the files indexed but no longer listed.
+func (ti *termIndex) applyObserved(sc *lexis.Scanner, fi *folderIndex, paths []string) (err error) {
+	ctx, o := ti.s.observe(ti.ctx, OperationInfo{Op: OpIndex})
+	defer func() { o.done(err, false, len(paths)) }()
+	if paths == nil {
+		if paths, err = ti.s.list(ctx, fi.folder, math.MaxInt, true); err != nil {
+			return err
+		}
+		fi.mu.RLock()
+		listed := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			listed[p] = true
+		}
+		for p := range fi.ids {
+			if !listed[p] {
+				paths = append(paths, p) // read as gone: removed
+			}
+		}
+		fi.mu.RUnlock()
+	}
+	return ti.apply(ctx, sc, fi, paths)
+}
+
+// apply reads paths and brings fi's entries for them up to date.
+func (ti *termIndex) apply(ctx context.Context, sc *lexis.Scanner, fi *folderIndex, paths []string) error {
+	slices.Sort(paths)
+	for len(paths) > 0 {
+		batch := paths[:min(len(paths), buildBatch)]
+		paths = paths[len(batch):]
+		rows, err := ti.s.getFiles(ctx, batch)
+		if err != nil {
+			return err
+		}
+		fi.mu.Lock()
+		for _, p := range batch {
+			fi.put(sc, p, rows[p])
+		}
+		size := fi.bytes
+		fi.mu.Unlock()
+		ti.resized(fi, size)
+	}
+	return nil
+}
+
+// drop forgets fi (if it is still folder's index).
+func (ti *termIndex) drop(fi *folderIndex) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if ti.folders[fi.folder] == fi {
+		ti.bytes -= fi.reported
+		delete(ti.folders, fi.folder)
+		delete(ti.pending, fi.folder)
+	}
+}
+
+// forget drops the indexes of every folder under prefix.
+func (ti *termIndex) forget(prefix string) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	for f, fi := range ti.folders {
+		if strings.HasPrefix(f, prefix) {
+			ti.bytes -= fi.reported
+			delete(ti.folders, f)
+			delete(ti.pending, f)
+		}
+	}
+}
+
+// resized records fi's new size and drops the least recently searched
+// folders while the indexes exceed their budget.
+func (ti *termIndex) resized(fi *folderIndex, size int64) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if ti.folders[fi.folder] != fi {
+		return
+	}
+	ti.bytes += size - fi.recorded(size)
+	for ti.bytes > termIndexBudget && len(ti.folders) > 1 {
+		var oldest *folderIndex
+		for _, f := range ti.folders {
+			if f != fi && (oldest == nil || f.used < oldest.used) {
+				oldest = f
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		ti.bytes -= oldest.reported
+		delete(ti.folders, oldest.folder)
+		delete(ti.pending, oldest.folder)
+	}
+}
+
+// wait returns once no build or change is in flight, or ctx is done.
+func (ti *termIndex) wait(ctx context.Context) error {
+	for {
+		ti.mu.Lock()
+		if ti.busy == 0 {
+			ti.mu.Unlock()
+			return nil
+		}
+		if ti.idle == nil {
+			ti.idle = make(chan struct{})
+		}
+		idle := ti.idle
+		ti.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// close stops the builds and the feed; what they had not applied is
+// rebuilt by the next store's searches.
+func (ti *termIndex) close() {
+	ti.mu.Lock()
+	ti.closed = true
+	ti.mu.Unlock()
+	ti.cancel()
+	_ = ti.wait(context.Background())
+}
+
+// folder returns folder's index, ready, or nil while it is built in the
+// background. The first search of a folder builds its index: within the
+// search when the folder holds at most maxFiles files (reading them costs
+// what scanning them would), in the background otherwise (the search then
+// scans). A ready index is checked against the store in the background
+// at most every reconcileEvery, for changes made behind its back.
+func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (*folderIndex, error) {
+	ti.mu.Lock()
+	ti.clock++
+	fi := ti.folders[folder]
+	if fi != nil {
+		fi.used = ti.clock
+		if fi.isReady() && !fi.checking && time.Since(fi.checked) > reconcileEvery {
+			fi.checking = true
+			ti.startLocked(func() { ti.reconcile(fi) })
+		}
+		ti.mu.Unlock()
+		select {
+		case <-fi.listed: // the creator knows whether it builds in place
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if fi.inPlace {
+			select {
+			case <-fi.built:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if fi.isReady() {
+			return fi, nil
+		}
+		return nil, nil
+	}
+	if ti.closed {
+		ti.mu.Unlock()
+		return nil, nil
+	}
+	fi = &folderIndex{folder: folder, ids: map[string]int32{}, terms: map[string][]posting{},
+		listed: make(chan struct{}), built: make(chan struct{}), used: ti.clock, checked: time.Now()}
+	ti.folders[folder] = fi
+	ti.mu.Unlock()
+
+	paths, err := ti.s.list(ctx, folder, maxFiles+1, true)
+	if err != nil || len(paths) > maxFiles {
+		close(fi.listed)
+		ti.mu.Lock()
+		if err == nil && !ti.closed && ti.folders[folder] == fi {
+			ti.startLocked(func() { ti.build(fi) })
+		}
+		ti.mu.Unlock()
+		if err != nil {
+			ti.drop(fi)
+			close(fi.built)
+			return nil, err
+		}
+		return nil, nil
+	}
+	fi.inPlace = true
+	close(fi.listed)
+	defer close(fi.built)
+	if err := ti.apply(ctx, lexis.NewScanner(), fi, paths); err != nil {
+		ti.drop(fi)
+		return nil, err
+	}
+	ti.ready(fi)
+	return fi, nil
+}
+
+// build indexes every file directly in fi's folder in the background,
+// then the changes made meanwhile.
+func (ti *termIndex) build(fi *folderIndex) {
+	defer close(fi.built)
+	ctx := ti.ctx
+	err := ti.applyObserved(lexis.NewScanner(), fi, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			ti.s.warn(ctx, "building the search index failed; searches of the folder scan it until a later search builds it", "", fi.folder, err)
+		}
+		ti.drop(fi)
+		return
+	}
+	ti.ready(fi)
+}
+
+// ready marks fi built and applies the changes queued meanwhile.
+func (ti *termIndex) ready(fi *folderIndex) {
+	fi.mu.Lock()
+	fi.ready = true
+	fi.mu.Unlock()
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if len(ti.pending[fi.folder]) > 0 && !ti.feeding && !ti.closed {
+		ti.feeding = true
+		ti.startLocked(ti.feed)
+	}
+}
+
+// reconcile reads every file of fi's folder again and brings the index up
+// to date with what changed behind the store's back (another process, a
+// hand edit in a file store): new files added, changed ones indexed again,
+// vanished ones removed.
+func (ti *termIndex) reconcile(fi *folderIndex) {
+	defer func() {
+		ti.mu.Lock()
+		fi.checking, fi.checked = false, time.Now()
+		ti.mu.Unlock()
+	}()
+	ctx := ti.ctx
+	err := ti.applyObserved(lexis.NewScanner(), fi, nil)
+	if err != nil && ctx.Err() == nil {
+		ti.s.warn(ctx, "checking the search index against the store failed; a later search tries again", "", fi.folder, err)
+	}
+}
+
+func (fi *folderIndex) isReady() bool {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	return fi.ready
+}
+
+// recorded swaps the size last reported to the termIndex for size and
+// returns the old one. Called with the termIndex's lock held.
+func (fi *folderIndex) recorded(size int64) int64 {
+	old := fi.reported
+	fi.reported = size
+	return old
+}
+
+// put brings p's entry up to date with f (nil or a tombstone: no file).
+// fi.mu is held.
+func (fi *folderIndex) put(sc *lexis.Scanner, p string, f *driver.File) {
+	if id, ok := fi.ids[p]; ok {
+		d := &fi.docs[id]
+		if f != nil && !f.Tombstone && d.version == f.Version {
+			return // indexed as it is
+		}
+		d.live = false
+		delete(fi.ids, p)
+		fi.live--
+		fi.dead++
+		fi.sumBody -= int64(d.bodyLen)
+		fi.sumName -= int64(d.nameLen)
+	}
+	if f != nil && !f.Tombstone {
+		fi.add(sc, p, f)
+	}
+	if fi.dead > 64 && fi.dead > fi.live {
+		fi.compact()
+	}
+}
+
+// add indexes f as a new doc. fi.mu is held.
+func (fi *folderIndex) add(sc *lexis.Scanner, p string, f *driver.File) {
+	content, _ := cutRunes(f.Content, maxIndexedChars)
+	id := int32(len(fi.docs))
+	counts := map[string]*posting{}
+	count := func(text string, field func(*posting) *uint16) int {
+		n := 0
+		sc.Each(text, func(t string, _, _ int) {
+			n++
+			pt := counts[t]
+			if pt == nil {
+				pt = &posting{doc: id}
+				counts[t] = pt
+			}
+			f := field(pt)
+			*f = min(*f+1, maxTF)
+		})
+		return n
+	}
+	bodyLen := count(content, func(pt *posting) *uint16 { return &pt.body })
+	nameLen := count(nameField(path.Base(p)), func(pt *posting) *uint16 { return &pt.name })
+	for t, pt := range counts {
+		ps, ok := fi.terms[t]
+		if !ok {
+			fi.bytes += int64(len(t)) + 64
+		}
+		fi.terms[t] = append(ps, *pt)
+	}
+	fi.docs = append(fi.docs, tdoc{path: p, version: f.Version, bodyLen: int32(bodyLen), nameLen: int32(nameLen), live: true})
+	fi.ids[p] = id
+	fi.live++
+	fi.sumBody += int64(bodyLen)
+	fi.sumName += int64(nameLen)
+	fi.bytes += int64(len(counts))*8 + int64(len(p)+len(f.Version)) + 64
+}
+
+// compact rewrites the postings without the docs no longer live. fi.mu is
+// held.
+func (fi *folderIndex) compact() {
+	remap := make([]int32, len(fi.docs))
+	docs := make([]tdoc, 0, fi.live)
+	for i, d := range fi.docs {
+		remap[i] = -1
+		if d.live {
+			remap[i] = int32(len(docs))
+			fi.ids[d.path] = remap[i]
+			docs = append(docs, d)
+		}
+	}
+	var bytes int64
+	for t, ps := range fi.terms {
+		out := ps[:0]
+		for _, pt := range ps {
+			if id := remap[pt.doc]; id >= 0 {
+				pt.doc = id
+				out = append(out, pt)
+			}
+		}
+		if len(out) == 0 {
+			delete(fi.terms, t)
+			continue
+		}
+		fi.terms[t] = slices.Clip(out)
+		bytes += int64(len(t)) + 64 + int64(len(out))*8
+	}
+	for _, d := range docs {
+		bytes += int64(len(d.path)+len(d.version)) + 64
+	}
+	fi.docs, fi.dead, fi.bytes = docs, 0, bytes
+}
+
+// indexedAt reports whether fi has p indexed at version.
+func (fi *folderIndex) indexedAt(p, version string) bool {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	id, ok := fi.ids[p]
+	return ok && fi.docs[id].version == version
+}
+
+// ranked is one doc's score from the index.
+type ranked struct {
+	doc   int32
+	score float64
+}
+
+// top ranks the live docs of fi that bq's terms match (those whose path
+// starts with prefix) by BM25 with the whole folder's statistics and
+// returns the best k paths, the statistics, and the number of files the
+// ranking covered (the live docs under prefix).
+func (fi *folderIndex) top(bq *bm25Query, prefix string, k int) ([]string, *corpusStats, int) {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	q := bq.q
+	n := len(q)
+	slotOf := make([]int32, len(fi.docs)) // 1 + the doc's accumulator, 0 for none
+	var accDocs []int32
+	var tf []float64 // per accumulator: n body frequencies, then n name ones
+	acc := func(id int32) []float64 {
+		a := slotOf[id]
+		if a == 0 {
+			accDocs = append(accDocs, id)
+			tf = append(tf, make([]float64, 2*n)...)
+			a = int32(len(accDocs))
+			slotOf[id] = a
+		}
+		return tf[int(a-1)*2*n : int(a)*2*n]
+	}
+	for j, g := range q {
+		for k, t := range g {
+			w := 1.0
+			if k > 0 {
+				w = variantWeight
+			}
+			for _, pt := range fi.terms[t] {
+				if pt.body > 0 && fi.docs[pt.doc].live {
+					acc(pt.doc)[j] += w * float64(pt.body)
+				}
+			}
+		}
+	}
+	for t, sl := range bq.slots { // the name as bm25's scan counts it: each term once, in its slot
+		for _, pt := range fi.terms[t] {
+			if pt.name > 0 && fi.docs[pt.doc].live {
+				acc(pt.doc)[n+sl.group] += sl.weight * float64(pt.name)
+			}
+		}
+	}
+	df := make([]int, n)
+	for a := range accDocs {
+		row := tf[a*2*n : (a+1)*2*n]
+		for j := range n {
+			if row[j]+row[n+j] > 0 {
+				df[j]++
+			}
+		}
+	}
+	live := float64(max(fi.live, 1))
+	st := &corpusStats{n: float64(fi.live), df: df, avgBody: max(float64(fi.sumBody)/live, 1), avgName: max(float64(fi.sumName)/live, 1)}
+	idf := bq.idf(st)
+	best := make([]ranked, 0, len(accDocs))
+	covered := fi.live
+	if prefix != fi.folder {
+		covered = 0
+		for _, d := range fi.docs {
+			if d.live && strings.HasPrefix(d.path, prefix) {
+				covered++
+			}
+		}
+	}
+	for a, id := range accDocs {
+		d := fi.docs[id]
+		if !strings.HasPrefix(d.path, prefix) {
+			continue
+		}
+		row := tf[a*2*n : (a+1)*2*n]
+		if score, _ := bq.termScore(idf, st, row[:n], row[n:], int(d.bodyLen), int(d.nameLen)); score > 0 {
+			best = append(best, ranked{id, score})
+		}
+	}
+	order := func(a, b ranked) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
+		}
+		return strings.Compare(fi.docs[a.doc].path, fi.docs[b.doc].path)
+	}
+	if len(best) > k {
+		// Partial selection: the k best, then sorted.
+		slices.SortFunc(best, order)
+		best = best[:k]
+	} else {
+		slices.SortFunc(best, order)
+	}
+	paths := make([]string, len(best))
+	for i, r := range best {
+		paths[i] = fi.docs[r.doc].path
+	}
+	return paths, st, covered
+}
+
+// pendingIn returns the paths of folder changed and not yet applied.
+func (ti *termIndex) pendingIn(folder string) []string {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	var out []string
+	for p := range ti.pending[folder] {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
