@@ -89,9 +89,16 @@ func mutationPrecondition(r *http.Request) (precondition, error) {
 	return pc, nil
 }
 
-// errPreconditionRequired answers a mutation that needs a precondition.
-func errPreconditionRequired(what string) error {
-	return problemOf(http.StatusPreconditionRequired, "precondition-required", what+": send If-Match with the ETag you read (or If-None-Match: * to create); nothing is overwritten blindly")
+// errPreconditionRequired answers a mutation that needs a precondition:
+// what it found, and how to ask. orAbsent, when not "", is the other
+// way, If-None-Match: * and when it applies ("to create"); a delete has
+// none.
+func errPreconditionRequired(what, orAbsent string) error {
+	hint := "send If-Match with the ETag you read"
+	if orAbsent != "" {
+		hint += " (or If-None-Match: * " + orAbsent + ")"
+	}
+	return problemOf(http.StatusPreconditionRequired, "precondition-required", what+": "+hint+"; nothing is overwritten blindly")
 }
 
 // MaxIdempotencyKeyChars bounds an Idempotency-Key.
