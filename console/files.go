@@ -246,7 +246,7 @@ func (h *Handler) listFiles(c *call) error {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	limit, err := queryInt(c.r, "limit", DefaultPageSize, MaxPageSize)
+	limit, err := c.limit()
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func (h *Handler) history(c *call) error {
 		req.Path, kind = p, "history:"+p
 	}
 	var err error
-	if req.Limit, err = queryInt(c.r, "limit", DefaultPageSize, MaxPageSize); err != nil {
+	if req.Limit, err = c.limit(); err != nil {
 		return err
 	}
 	if req.After, err = readCursor(c, kind); err != nil {
