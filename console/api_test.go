@@ -503,3 +503,23 @@ func TestETagRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestPreconditionRequiredHints checks that a 428 offers If-None-Match: *
+// only where it can apply: a write (to create), a restore (of a deleted
+// file), never a delete.
+func TestPreconditionRequiredHints(t *testing.T) {
+	e := newEnv(t)
+	u := aliceFile("main/MEMORY.md")
+	e.do(req{method: "PUT", target: u, key: "alice-key", body: body("a\n")}).want(201, "")
+	detail := func(r resp) string { return r.want(428, "precondition-required").json()["detail"].(string) }
+	if d := detail(e.do(req{method: "PUT", target: u, key: "alice-key", body: body("b\n")})); !strings.Contains(d, "If-None-Match: * to create") {
+		t.Errorf("write: %q, want the create hint", d)
+	}
+	if d := detail(e.do(req{method: "DELETE", target: u, key: "alice-key"})); strings.Contains(d, "If-None-Match") || !strings.Contains(d, "If-Match") {
+		t.Errorf("delete: %q, want If-Match only", d)
+	}
+	d := detail(e.do(req{method: "POST", target: "/api/v1/namespaces/alice/restore/main/MEMORY.md", key: "alice-key", body: `{"version": "v"}`}))
+	if strings.Contains(d, "create") || !strings.Contains(d, "If-None-Match: * when the file was deleted") {
+		t.Errorf("restore: %q, want If-None-Match: * only for a deleted file", d)
+	}
+}

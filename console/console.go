@@ -80,12 +80,15 @@ type Options struct {
 	// limits bound search. Namespace and NamespaceFunc must be unset: the
 	// namespace comes from the URL. nil means memory's defaults.
 	Memory *memory.Options
-	// MaxBodyBytes bounds each request body; a larger one is refused with
-	// 413. Default [DefaultMaxBodyBytes].
+	// MaxBodyBytes bounds the body of a file write or a restore; a larger
+	// one is refused with 413 (problem too-large) and writes nothing.
+	// Default [DefaultMaxBodyBytes]; agentmem serve --max-body.
 	MaxBodyBytes int64
 	// MaxImportBytes bounds the archive of an import (the API's body, the
-	// page's upload); a larger one is refused with 413 and writes nothing.
-	// Default [DefaultMaxImportBytes].
+	// page's upload), which MaxBodyBytes does not; a larger one is refused
+	// with 413 and writes nothing. Default [DefaultMaxImportBytes];
+	// agentmem serve --max-import. A proxy in front must let bodies of
+	// both sizes through (docs/deploy.md).
 	MaxImportBytes int64
 	// Logger receives an Error record for each request that failed on the
 	// server's side (500), with the operation and the error's kind

@@ -158,7 +158,7 @@ func (h *Handler) writeFile(c *call) error {
 	}
 	m, err := h.putFile(c, p, content, md, pc.expected, op)
 	if errors.Is(err, store.ErrConflict) && !pc.given && !errors.Is(err, store.ErrOperationConflict) {
-		return errPreconditionRequired("the file exists")
+		return errPreconditionRequired("the file exists", "to create a file that is absent")
 	}
 	if err != nil {
 		return err
@@ -212,7 +212,7 @@ func (h *Handler) deleteFile(c *call) error {
 		return err
 	}
 	if pc.ifMatch == "" {
-		return errPreconditionRequired("a delete names the version it deletes")
+		return errPreconditionRequired("a delete names the version it deletes", "")
 	}
 	op, err := c.operation(p, pc.ifMatch)
 	if err != nil {
@@ -246,7 +246,7 @@ func (h *Handler) listFiles(c *call) error {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	limit, err := queryInt(c.r, "limit", DefaultPageSize, MaxPageSize)
+	limit, err := c.limit()
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func (h *Handler) history(c *call) error {
 		req.Path, kind = p, "history:"+p
 	}
 	var err error
-	if req.Limit, err = queryInt(c.r, "limit", DefaultPageSize, MaxPageSize); err != nil {
+	if req.Limit, err = c.limit(); err != nil {
 		return err
 	}
 	if req.After, err = readCursor(c, kind); err != nil {
@@ -182,7 +182,7 @@ func (h *Handler) restore(c *call) error {
 		return problemOf(http.StatusBadRequest, "invalid-body", "version is required: a version from the file's history")
 	}
 	if !pc.given {
-		return errPreconditionRequired("a restore replaces the current version")
+		return errPreconditionRequired("a restore replaces the current version", "when the file was deleted")
 	}
 	op, err := c.operation(p, pc.ifMatch, pc.ifNoneMatch, rb.Version)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/store"
@@ -88,9 +89,16 @@ func mutationPrecondition(r *http.Request) (precondition, error) {
 	return pc, nil
 }
 
-// errPreconditionRequired answers a mutation that needs a precondition.
-func errPreconditionRequired(what string) error {
-	return problemOf(http.StatusPreconditionRequired, "precondition-required", what+": send If-Match with the ETag you read (or If-None-Match: * to create); nothing is overwritten blindly")
+// errPreconditionRequired answers a mutation that needs a precondition:
+// what it found, and how to ask. orAbsent, when not "", is the other
+// way, If-None-Match: * and when it applies ("to create"); a delete has
+// none.
+func errPreconditionRequired(what, orAbsent string) error {
+	hint := "send If-Match with the ETag you read"
+	if orAbsent != "" {
+		hint += " (or If-None-Match: * " + orAbsent + ")"
+	}
+	return problemOf(http.StatusPreconditionRequired, "precondition-required", what+": "+hint+"; nothing is overwritten blindly")
 }
 
 // MaxIdempotencyKeyChars bounds an Idempotency-Key.
@@ -180,8 +188,16 @@ func errMediaType(want string) error {
 }
 
 // decodeJSON decodes body into v, refusing unknown fields and trailing
-// data.
+// data, and refusing text that encoding/json would silently change:
+// bytes that are not UTF-8 and \u escapes of unpaired surrogates, which
+// it decodes as U+FFFD. Every route that takes JSON decodes it here.
 func decodeJSON(body []byte, v any) error {
+	if !utf8.Valid(body) {
+		return problemOf(http.StatusBadRequest, "invalid-body", "the body is not valid UTF-8: send the JSON encoded as UTF-8; nothing was written")
+	}
+	if esc := loneSurrogate(body); esc != "" {
+		return problemOf(http.StatusBadRequest, "invalid-body", "the body's JSON escape "+esc+" is half of a surrogate pair, which is no character: send valid Unicode; nothing was written")
+	}
 	d := json.NewDecoder(strings.NewReader(string(body)))
 	d.DisallowUnknownFields()
 	err := d.Decode(v)
@@ -192,6 +208,43 @@ func decodeJSON(body []byte, v any) error {
 		return problemOf(http.StatusBadRequest, "invalid-body", "the body is not the JSON object this operation takes: "+err.Error())
 	}
 	return nil
+}
+
+// loneSurrogate is the first \u escape in a JSON string of body that is
+// a surrogate not paired (a high one followed by a low one), "" when
+// none. Malformed escapes are left to the decoder.
+func loneSurrogate(body []byte) string {
+	hex4 := func(i int) (rune, bool) { // the escape \uXXXX at body[i]
+		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	inString := false
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c == '"':
+			inString = !inString
+		case c != '\\' || !inString:
+		case i+1 < len(body) && body[i+1] != 'u':
+			i++ // a one-character escape such as \" or \\
+		default:
+			r, ok := hex4(i)
+			if !ok {
+				continue
+			}
+			if utf16.IsSurrogate(r) {
+				lo, ok := hex4(i + 6)
+				if r >= 0xdc00 || !ok || lo < 0xdc00 || lo > 0xdfff {
+					return string(body[i : i+6])
+				}
+				i += 6
+			}
+			i += 5
+		}
+	}
+	return ""
 }
 
 // queryInt reads the integer parameter name in [1, max], def when absent.

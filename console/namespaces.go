@@ -84,7 +84,7 @@ type NamespacesJSON struct {
 // order of their paths: one listing request per namespace, jumping past
 // each namespace's folder.
 func (h *Handler) listNamespaces(c *call) error {
-	limit, err := queryInt(c.r, "limit", DefaultNamespacePageSize, MaxNamespacePageSize)
+	limit, err := c.limit()
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,7 +117,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			got = append(got, n)
 		}
 		slices.Sort(got)
-		want := slices.Sorted(slices.Values(rt.statuses))
+		// Besides its statuses, every route's pattern answers 405 to the
+		// methods none of its routes serve (TestMethodNotAllowed).
+		want := slices.Sorted(slices.Values(slices.Concat(rt.statuses, []int{http.StatusMethodNotAllowed})))
 		want = slices.Compact(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: openapi.json documents %v, the route answers %v", rt.op, got, want)
@@ -124,6 +127,86 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	for key := range documented {
 		t.Errorf("openapi.json documents %s, which no route serves", key)
+	}
+}
+
+// TestOpenAPILimits checks each operation's ?limit= against its route's
+// paging: a listing documents its default and maximum; a limit whose
+// bound the server's options set (search) documents no maximum.
+func TestOpenAPILimits(t *testing.T) {
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range routes {
+		var schema map[string]any
+		params, _ := d.operation(rt.op)["parameters"].([]any)
+		for _, p := range params {
+			p := p.(map[string]any)
+			if r, ok := p["$ref"].(string); ok {
+				p = resolve(d, r).(map[string]any)
+			}
+			if p["in"] == "query" && p["name"] == "limit" {
+				schema = p["schema"].(map[string]any)
+			}
+		}
+		switch {
+		case rt.page.max > 0 && schema == nil:
+			t.Errorf("%s pages up to %d but documents no limit", rt.op, rt.page.max)
+		case rt.page.max > 0:
+			if schema["minimum"] != 1.0 || schema["maximum"] != float64(rt.page.max) || schema["default"] != float64(rt.page.def) {
+				t.Errorf("%s: limit schema %v, want minimum 1, maximum %d, default %d", rt.op, schema, rt.page.max, rt.page.def)
+			}
+		case schema != nil && schema["maximum"] != nil:
+			t.Errorf("%s: limit documents maximum %v, but its route has no fixed one", rt.op, schema["maximum"])
+		}
+	}
+}
+
+// TestLimitBounds asks each listing for its maximum (200) and one more
+// (400), so the bounds the document is checked against are the ones
+// served.
+func TestLimitBounds(t *testing.T) {
+	e := newEnv(t)
+	e.do(req{method: "PUT", target: aliceFile("main/MEMORY.md"), key: "alice-key", body: body("a")}).want(201, "")
+	for _, rt := range routes {
+		if rt.page.max == 0 {
+			continue
+		}
+		target := strings.NewReplacer("{ns}", "alice", "{path...}", "main/MEMORY.md").Replace(rt.pattern)
+		e.do(req{method: rt.method, target: target + "?limit=" + strconv.Itoa(rt.page.max), key: "admin-key"}).want(200, "")
+		e.do(req{method: rt.method, target: target + "?limit=" + strconv.Itoa(rt.page.max+1), key: "admin-key"}).want(400, "invalid-parameter")
+	}
+}
+
+// TestMethodNotAllowed sends each pattern of the route table a method
+// none of its routes serve: 405 problem+json with Allow naming exactly
+// the route table's methods, as openapi.json documents (its 405 response
+// declares the Allow header).
+func TestMethodNotAllowed(t *testing.T) {
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := resolve(d, "#/components/responses/MethodNotAllowed/headers/Allow").(map[string]any); h == nil {
+		t.Error("openapi.json's MethodNotAllowed response declares no Allow header")
+	}
+	e := newEnv(t)
+	methods := map[string][]string{}
+	for _, rt := range routes {
+		methods[rt.pattern] = append(methods[rt.pattern], rt.method)
+	}
+	for pattern, allowed := range methods {
+		target := strings.NewReplacer("{ns}", "alice", "{path...}", "main/MEMORY.md").Replace(pattern)
+		for _, m := range []string{"GET", "PUT", "POST", "DELETE", "PATCH"} {
+			if slices.Contains(allowed, m) {
+				continue
+			}
+			r := e.do(req{method: m, target: target, key: "alice-key"}).want(405, "method-not-allowed")
+			if got := r.Header().Get("Allow"); got != strings.Join(allowed, ", ") {
+				t.Errorf("%s %s: Allow %q, want %q", m, pattern, got, strings.Join(allowed, ", "))
+			}
+		}
 	}
 }
 

@@ -12,10 +12,28 @@ type route struct {
 	// namespaced ones have {ns}, which a user principal reaches only for
 	// its own namespace.
 	public, admin, namespaced bool
-	// statuses are every status the operation answers.
+	// statuses are every status the operation answers; besides them its
+	// pattern answers 405 (with Allow) to a method no route of it serves.
 	statuses []int
-	serve    func(*Handler, *call) error
+	// page bounds the ?limit= of a listing: its default and maximum
+	// (zero for routes without one, or whose bound is configured).
+	page  paging
+	serve func(*Handler, *call) error
 }
+
+// paging is a listing's ?limit=: def when absent, at most max.
+type paging struct{ def, max int }
+
+// limit reads c's ?limit= within its route's paging.
+func (c *call) limit() (int, error) {
+	return queryInt(c.r, "limit", c.rt.page.def, c.rt.page.max)
+}
+
+// Paging of the listings.
+var (
+	filePaging      = paging{DefaultPageSize, MaxPageSize}
+	namespacePaging = paging{DefaultNamespacePageSize, MaxNamespacePageSize}
+)
 
 // Statuses every authenticated route may answer.
 var (
@@ -37,13 +55,13 @@ var routes = []route{
 	{method: "GET", pattern: apiRoot + "me", op: "getPrincipal",
 		statuses: statuses(authStatuses, 200), serve: (*Handler).me},
 	{method: "GET", pattern: apiRoot + "namespaces", op: "listNamespaces", admin: true,
-		statuses: statuses(authStatuses, 200, 400, 403), serve: (*Handler).listNamespaces},
+		statuses: statuses(authStatuses, 200, 400, 403), page: namespacePaging, serve: (*Handler).listNamespaces},
 	{method: "GET", pattern: nsPattern, op: "getNamespace", namespaced: true,
 		statuses: statuses(nsStatuses, 200), serve: (*Handler).getNamespace},
 	{method: "DELETE", pattern: nsPattern, op: "forgetNamespace", namespaced: true, admin: true,
 		statuses: statuses(nsStatuses, 200, 403, 409), serve: (*Handler).forget},
 	{method: "GET", pattern: nsPattern + "/files", op: "listFiles", namespaced: true,
-		statuses: statuses(nsStatuses, 200), serve: (*Handler).listFiles},
+		statuses: statuses(nsStatuses, 200), page: filePaging, serve: (*Handler).listFiles},
 	{method: "GET", pattern: nsPattern + "/files" + filePattern, op: "readFile", namespaced: true,
 		statuses: statuses(nsStatuses, 200, 304), serve: (*Handler).readFile},
 	{method: "PUT", pattern: nsPattern + "/files" + filePattern, op: "writeFile", namespaced: true,
@@ -55,9 +73,9 @@ var routes = []route{
 	{method: "GET", pattern: nsPattern + "/snapshot", op: "getSnapshot", namespaced: true,
 		statuses: statuses(nsStatuses, 200), serve: (*Handler).snapshot},
 	{method: "GET", pattern: nsPattern + "/history", op: "listNamespaceHistory", namespaced: true,
-		statuses: statuses(nsStatuses, 200, 501), serve: (*Handler).history},
+		statuses: statuses(nsStatuses, 200, 501), page: filePaging, serve: (*Handler).history},
 	{method: "GET", pattern: nsPattern + "/history" + filePattern, op: "listFileHistory", namespaced: true,
-		statuses: statuses(nsStatuses, 200, 501), serve: (*Handler).history},
+		statuses: statuses(nsStatuses, 200, 501), page: filePaging, serve: (*Handler).history},
 	{method: "GET", pattern: nsPattern + "/versions" + filePattern, op: "readVersion", namespaced: true,
 		statuses: statuses(nsStatuses, 200), serve: (*Handler).readVersion},
 	{method: "GET", pattern: nsPattern + "/diff" + filePattern, op: "diffVersions", namespaced: true,

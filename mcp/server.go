@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -152,7 +154,7 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 		s.sdk.AddTool(&mcpsdk.Tool{
 			Name:        spec.Name,
 			Description: spec.Description,
-			InputSchema: spec.InputSchema,
+			InputSchema: inputSchema(spec),
 			Annotations: annotations(spec.Name, specs),
 		}, s.callTool(spec.Name, specs))
 	}
@@ -261,4 +263,26 @@ func (s *Server) fail(ctx context.Context, err error) error {
 		return ErrOwnNamespace
 	}
 	return memory.Redact(err)
+}
+
+// inputSchema is spec's schema as MCP advertises it. core/memory writes
+// it for OpenAI strict mode, which lists every property in required and
+// types an optional one ["string", "null"]; an MCP client reads required
+// as "must send" (the MCP Inspector then sends file=null). So an optional
+// property is left out of required here; memory.Call takes its absence,
+// like a null, as no value.
+func inputSchema(spec memory.ToolSpec) map[string]any {
+	schema := maps.Clone(spec.InputSchema)
+	props, _ := schema["properties"].(map[string]any)
+	required, _ := schema["required"].([]any)
+	keep := []any{}
+	for _, name := range required {
+		p, _ := props[fmt.Sprint(name)].(map[string]any)
+		if types, ok := p["type"].([]any); ok && slices.Contains(types, any("null")) {
+			continue
+		}
+		keep = append(keep, name)
+	}
+	schema["required"] = keep
+	return schema
 }

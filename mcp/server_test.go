@@ -47,13 +47,17 @@ func TestToolsHaveTheNotebookSchemas(t *testing.T) {
 		if tool == nil {
 			t.Fatalf("tool %s missing", spec.Name)
 		}
-		var want, got any
+		// The notebook's schema, but required lists only the arguments
+		// that are not optional (typed [string, null] for strict mode).
+		var want, got map[string]any
 		b, _ := json.Marshal(spec.InputSchema)
 		_ = json.Unmarshal(b, &want)
+		want["required"] = map[string][]any{"write_memory": {"content"}, "read_memory": {"file"},
+			"delete_memory": {"file"}, "search_memory": {"query"}}[spec.Name]
 		b, _ = json.Marshal(tool.InputSchema)
 		_ = json.Unmarshal(b, &got)
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s schema = %s, want the notebook's", spec.Name, b)
+			t.Errorf("%s schema = %s, want the notebook's with required %v", spec.Name, b, want["required"])
 		}
 		if tool.Description != spec.Description {
 			t.Errorf("%s description differs", spec.Name)
@@ -98,6 +102,41 @@ func TestToolsWriteReadSearchDelete(t *testing.T) {
 	res = call(t, cs, "read_memory", map[string]any{"file": "travel.md"}, nil)
 	if e := structured(t, res); !res.IsError || e["error"] == "" {
 		t.Fatalf("read of a deleted file = %v, want a tool error", e)
+	}
+}
+
+// TestWriteMemoryOptionalArguments calls write_memory as a client that
+// reads the advertised schema would: file null (the MCP Inspector's empty
+// field) and old_text left out, since neither is required. Both mean
+// absent: the text is appended to MEMORY.md, not to null.md.
+func TestWriteMemoryOptionalArguments(t *testing.T) {
+	cs := connect(t, newServer(t, newMemory(t), &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("u")}), nil)
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name != "write_memory" {
+			continue
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		var schema struct{ Required []string }
+		if err := json.Unmarshal(b, &schema); err != nil || !reflect.DeepEqual(schema.Required, []string{"content"}) {
+			t.Errorf("write_memory requires %v, want only content: %s", schema.Required, b)
+		}
+	}
+	for i, args := range []map[string]any{{"content": "- one", "file": nil}, {"content": "- two"}, {"content": "- three", "file": nil, "old_text": nil}} {
+		res := call(t, cs, "write_memory", args, nil)
+		w := structured(t, res)
+		if res.IsError || w["file"] != memory.MainFile || w["status"] != map[bool]string{true: "created", false: "appended"}[i == 0] {
+			t.Fatalf("write_memory(%v) = %v, want MEMORY.md", args, w)
+		}
+	}
+	if got := read(t, cs, memory.MainFile); got != "- one\n- two\n- three\n" {
+		t.Fatalf("MEMORY.md = %q", got)
+	}
+	if res := call(t, cs, "read_memory", map[string]any{"file": "null.md"}, nil); !res.IsError {
+		t.Fatalf("null.md exists: %v", structured(t, res))
 	}
 }
 

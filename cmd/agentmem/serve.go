@@ -43,6 +43,7 @@ type serveFlags struct {
 	oauthScopes     []string
 	oauthAdminScope string
 	maxBody         int64
+	maxImport       int64
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
 	pollInterval    time.Duration
@@ -87,7 +88,10 @@ for an admin key; "agentmem serve keygen" makes a key and its line. A user only 
 records who made it (metadata updated_by = the user, client = the MCP client's
 name; over stdio updated_by is --user), which agentmem log shows. The file is
 re-read when it changes, so keys are added and revoked without a restart.
-Bodies over --max-body bytes get 413.
+Bodies over --max-body bytes get 413 (MCP's, the API's file writes and
+restores), as do archives over --max-import bytes (the API's import, the
+console's import upload); the API's 413 is problem+json. A proxy in front must
+let bodies that large through (docs/deploy.md).
 
 OAuth 2.1 (resource-server mode): with --oauth-issuer and --oauth-audience
 (this server's canonical URL, as clients reach it: https://memory.example.com/mcp)
@@ -141,7 +145,8 @@ line wins over its variable.`,
 	fl.StringVar(&f.oauth.UserClaim, "oauth-user-claim", agentmemmcp.DefaultUserClaim, "http: the token `claim` that names the user")
 	fl.StringSliceVar(&f.oauthScopes, "oauth-scope", nil, "http: a `scope` every token must carry (repeatable)")
 	fl.StringVar(&f.oauthAdminScope, "oauth-admin-scope", DefaultAdminScope, "http: the `scope` that makes a token an admin of the console and API (every namespace; empty: none)")
-	fl.Int64Var(&f.maxBody, "max-body", agentmemmcp.DefaultMaxBodyBytes, "http: the largest request body, in `bytes` (413 beyond)")
+	fl.Int64Var(&f.maxBody, "max-body", agentmemmcp.DefaultMaxBodyBytes, "http: the largest request body of MCP and of the API's file writes and restores, in `bytes` (413 beyond)")
+	fl.Int64Var(&f.maxImport, "max-import", console.DefaultMaxImportBytes, "http: the largest archive an import takes (the API's …/import, the console's upload), in `bytes` (413 beyond, nothing written)")
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long (0: never)")
 	fl.DurationVar(&f.pollInterval, "poll-interval", agentmemmcp.DefaultPollInterval, "how often subscribed resources are checked for changes made by other processes (negative: never)")
 	fl.StringVar(&f.model, "model", "", "http: the `PROVIDER:MODEL` behind the console's \"Consolidate now\" (as agentmem consolidate --model: anthropic:MODEL; empty: no button)")
@@ -214,7 +219,7 @@ func flagName(cmd *cobra.Command, name string) string {
 }
 
 // httpFlags are the flags of serve that only --transport http uses.
-var httpFlags = []string{"keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-user-claim", "oauth-scope", "oauth-admin-scope", "listen", "path", "max-body", "session-timeout"}
+var httpFlags = []string{"keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-user-claim", "oauth-scope", "oauth-admin-scope", "listen", "path", "max-body", "max-import", "session-timeout"}
 
 // serve checks the flags, opens the store and serves until the client
 // leaves (stdio) or a signal arrives.
@@ -243,7 +248,10 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			return usagef("serve: --user is for stdio; over http the API key names the user")
 		}
 		if f.maxBody <= 0 {
-			return usagef("serve: --max-body must be positive")
+			return usagef("serve: %s must be positive", flagName(cmd, "max-body"))
+		}
+		if f.maxImport <= 0 {
+			return usagef("serve: %s must be positive", flagName(cmd, "max-import"))
 		}
 		if f.path != "" && (!strings.HasPrefix(f.path, "/") || f.path == healthzPath || f.path == readyzPath ||
 			strings.HasPrefix(f.path, "/.well-known/") || strings.ContainsAny(f.path, "?#") ||
@@ -263,7 +271,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.transport == "stdio" {
 		for _, name := range httpFlags {
 			if cmd.Flags().Changed(name) {
-				return usagef("serve: %s: --keys and --oauth-* are for --transport http, as are --listen, --path, --max-body and --session-timeout; stdio serves --user", flagName(cmd, name))
+				return usagef("serve: %s: --keys and --oauth-* are for --transport http, as are --listen, --path, --max-body, --max-import and --session-timeout; stdio serves --user", flagName(cmd, name))
 			}
 		}
 	}
@@ -349,9 +357,10 @@ func (a *app) serveStdio(ctx context.Context, srv *agentmemmcp.Server, f *serveF
 // the same keys and OAuth verifier as MCP (see principalFunc).
 func (a *app) consoleHandler(s *store.Store, auth *agentmemmcp.HTTPOptions, f *serveFlags) (http.Handler, error) {
 	opts := &console.Options{
-		Authenticate: principalFunc(auth.Keys, auth.OAuth, f.oauthScopes, f.oauthAdminScope),
-		MaxBodyBytes: f.maxBody,
-		Logger:       slog.New(slog.NewTextHandler(a.stderr, nil)),
+		Authenticate:   principalFunc(auth.Keys, auth.OAuth, f.oauthScopes, f.oauthAdminScope),
+		MaxBodyBytes:   f.maxBody,
+		MaxImportBytes: f.maxImport,
+		Logger:         slog.New(slog.NewTextHandler(a.stderr, nil)),
 	}
 	if auth.OAuth != nil {
 		opts.ResourceMetadataURL = auth.OAuth.MetadataURL()

@@ -18,6 +18,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/console"
+	"github.com/agentmem/agentmem/core/archive"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/mcp/oauthtest"
@@ -238,6 +239,68 @@ func toolText(res *mcpsdk.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// archiveOf is the export archive of a namespace ns holding one file of
+// size bytes.
+func archiveOf(t *testing.T, ns string, size int) string {
+	t.Helper()
+	s, err := store.Open(t.Context(), "mem:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Write(t.Context(), store.WriteRequest{Path: ns + "/main/big.md", Content: strings.Repeat("- a fact\n", size/9+1)[:size]}); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if _, err := archive.Export(t.Context(), s, ns+"/", &b, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestServeBodyLimits: --max-body bounds a file write and --max-import
+// an import, each on its own: an archive over --max-body but within
+// --max-import is imported, one over --max-import is 413 problem+json
+// writing nothing, and so is a write over --max-body, on both the API's
+// paths.
+func TestServeBodyLimits(t *testing.T) {
+	keys := writeKeys(t, "ana", "bea")
+	base := startServe(t, "--store", "mem:", "serve", "--transport", "http", "--keys", keys, "--listen", "127.0.0.1:0",
+		"--max-body", "4096", "--max-import", "65536")
+	tooLarge := func(what string, r apiResponse) {
+		t.Helper()
+		var p console.Problem
+		if err := json.Unmarshal([]byte(r.body), &p); r.code != http.StatusRequestEntityTooLarge || r.h.Get("Content-Type") != "application/problem+json" || err != nil || p.Type != console.ProblemTypePrefix+"too-large" {
+			t.Errorf("%s: %d %s %q, want 413 problem+json too-large", what, r.code, r.h.Get("Content-Type"), r.body)
+		}
+	}
+	for _, root := range []string{base, base + "/console"} {
+		file := root + "/api/v1/namespaces/ana/files/main/notes.md"
+		tooLarge("a write over --max-body", do(t, "PUT", file, "key-ana", strings.Repeat("x", 4097), "If-None-Match", "*"))
+		if r := do(t, "GET", file, "key-ana", ""); r.code != http.StatusNotFound {
+			t.Fatalf("after a refused write: %d %q, want 404", r.code, r.body)
+		}
+	}
+	if r := do(t, "PUT", base+"/api/v1/namespaces/ana/files/main/notes.md", "key-ana", strings.Repeat("x", 4000), "If-None-Match", "*"); r.code != http.StatusCreated {
+		t.Fatalf("a write within --max-body: %d %q", r.code, r.body)
+	}
+	ar := archiveOf(t, "ana", 20000)
+	if len(ar) <= 4096 || len(ar) > 65536 {
+		t.Fatalf("the archive is %d bytes, want between the limits", len(ar))
+	}
+	r := do(t, "POST", base+"/api/v1/namespaces/ana/import", "key-ana", ar, "Content-Type", "application/x-tar")
+	if r.code != http.StatusOK || !strings.Contains(r.body, `"created":1`) {
+		t.Fatalf("an import over --max-body within --max-import: %d %q, want 200 creating the file", r.code, r.body)
+	}
+	big := archiveOf(t, "bea", 70000)
+	for _, root := range []string{base, base + "/console"} {
+		tooLarge("an import over --max-import", do(t, "POST", root+"/api/v1/namespaces/bea/import", "key-bea", big, "Content-Type", "application/x-tar"))
+	}
+	if r := do(t, "GET", base+"/api/v1/namespaces/bea/files/main/big.md", "key-bea", ""); r.code != http.StatusNotFound {
+		t.Fatalf("after a refused import: %d %q, want 404", r.code, r.body)
+	}
 }
 
 // TestServeConsolePrincipals: the console's Authenticate resolves API

@@ -20,6 +20,10 @@ type ToolSpec struct {
 	// InputSchema is the JSON Schema of the arguments, valid under OpenAI
 	// strict mode (every property required, no additional properties,
 	// optional values typed ["string", "null"]) and accepted by Gemini.
+	// An optional argument is one typed ["string", "null"]: [Memory.Call]
+	// takes a null and a missing one alike as no value, so a framework
+	// without strict mode may leave it out of required (package mcp
+	// does, since MCP clients send every required argument).
 	// Each call of [Memory.Tools] returns a fresh copy.
 	InputSchema map[string]any
 }
