@@ -108,7 +108,7 @@ func TestBrowserFlows(t *testing.T) {
 	evilURL := strings.Replace(evilSrv.URL, "127.0.0.1", "localhost", 1)
 
 	// A session the test expires.
-	sid, _ := e.h.sessions.create(Principal{User: "alice", Client: "console"})
+	sid, _ := e.h.sessions.create(Principal{User: "alice", Client: "console"}, "alice-key")
 	e.h.sessions.mu.Lock()
 	e.h.sessions.m[sid].expires = time.Now().Add(-time.Minute)
 	e.h.sessions.mu.Unlock()
