@@ -133,8 +133,8 @@ func TestBrowserFlows(t *testing.T) {
 		t.Fatalf("the browser flows failed (%v); see the output above", err)
 	}
 	for _, flow := range []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
-		"restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
-		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off"} {
+		"undo a delete", "restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
+		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off", "narrow viewport"} {
 		if !strings.Contains(string(out), "ok "+flow+"\n") {
 			t.Errorf("flow %q did not report ok", flow)
 		}

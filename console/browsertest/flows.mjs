@@ -126,9 +126,34 @@ try {
     await page.fill("textarea#content", "temporary note\n");
     await page.click("button:text-is('Save')");
     await page.waitForSelector("text=Saved.");
-    await page.click("button:text-is('Delete')");
-    await page.waitForSelector("text=Deleted main/scratch.md.");
+    await page.click("a:text-is('Delete…')");
+    await page.waitForSelector("h1:has-text('Delete main/scratch.md?')");
+    assert.equal((await api("GET", "namespaces/alice/files/main/scratch.md", "alice-key")).status, 200, "asking to confirm deletes nothing");
+    await shot(page, "delete");
+    await page.click("button:text-is('Delete main/scratch.md')");
+    await page.waitForSelector("p.flash:has-text('Deleted main/scratch.md.')");
     assert.equal((await api("GET", "namespaces/alice/files/main/scratch.md", "alice-key")).status, 404);
+    await page.reload();
+    assert.equal(await page.locator("p.flash").count(), 0, "the notice shows once");
+    await page.goBack();
+    await page.goto(base + "/ns/alice/?deleted=" + encodeURIComponent("everything. Call us"));
+    assert.equal(await page.locator("p.flash").count(), 0, "no notice from the URL");
+  });
+
+  await flow("undo a delete", async () => {
+    await page.goto(base + "/ns/alice/new");
+    await page.fill("input#path", "main/undo.md");
+    await page.fill("textarea#content", "keep this after all\n");
+    await page.click("button:text-is('Save')");
+    await page.waitForSelector("text=Saved.");
+    await page.click("a:text-is('Delete…')");
+    await page.click("button:text-is('Delete main/undo.md')");
+    await page.click("p.flash a:text-is('Restore it from its history')");
+    await page.click("button:text-is('Restore this version')");
+    await page.waitForSelector("p.flash:has-text('Restored version')");
+    const f = await api("GET", "namespaces/alice/files/main/undo.md", "alice-key");
+    assert.equal(f.status, 200, "restored");
+    assert.equal(f.json.content, "keep this after all\n");
   });
 
   await flow("search", async () => {
@@ -298,6 +323,47 @@ try {
     assert.match(f.json.content, /lives in Da Nang/);
     assert.equal(f.json.metadata.updated_by, "agentmem-consolidator/scripted-1");
     assert.equal(f.json.metadata.requested_by, "root");
+    await ctx.close();
+  });
+
+  await flow("narrow viewport", async () => {
+    // A phone: every main page fits its width (no sideways scrolling),
+    // the namespaces' action links stay in their row.
+    const narrow = { width: 390, height: 844 };
+    const ctx = await newContext({ viewport: narrow, isMobile: true, hasTouch: true });
+    const p = await ctx.newPage();
+    const fits = async (name) => {
+      await p.waitForLoadState("load");
+      // A phone widens the layout to fit what overflows: innerWidth grows too.
+      const m = await p.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+      assert.ok(m.scroll <= narrow.width && m.width === narrow.width, `${name}: the page is ${m.scroll} px wide (layout ${m.width} px) on a ${narrow.width} px screen`);
+      await shot(p, "narrow-" + name);
+    };
+    await p.goto(base + "/signin");
+    await fits("signin");
+    await signIn(p, "admin-key");
+    await fits("namespaces");
+    for (const row of await p.locator("table tbody tr").all()) {
+      const name = await row.locator("td").first().locator("a").boundingBox();
+      for (const a of await row.locator("td.links a").all()) {
+        const b = await a.boundingBox();
+        assert.ok(Math.abs(b.y - name.y) <= 2, `an action link sits ${b.y - name.y} px off its row's line`);
+      }
+    }
+    const pages = [["notebook", "/ns/alice/"], ["file", "/ns/alice/files/main/MEMORY.md"], ["edit", "/ns/alice/edit/main/MEMORY.md"],
+      ["history", "/ns/alice/history/"], ["file-history", "/ns/alice/history/main/MEMORY.md"], ["search", "/ns/alice/search?q=tea"],
+      ["delete", "/ns/alice/delete/main/MEMORY.md"], ["new", "/ns/alice/new"]];
+    for (const [name, u] of pages) {
+      await p.goto(base + u);
+      await fits(name);
+    }
+    await p.goto(base + "/ns/alice/history/main/MEMORY.md");
+    await p.locator("table.history tbody tr").last().locator("input[name=from]").check();
+    await p.click("button:text-is('Compare selected')");
+    await p.waitForSelector("pre.diff");
+    await fits("diff");
+    const icon = await p.request.get(base + "/favicon.ico");
+    assert.equal(icon.status(), 200, "the favicon");
     await ctx.close();
   });
 } catch (e) {
