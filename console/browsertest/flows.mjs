@@ -11,7 +11,7 @@
 //   SHOTS_DIR     where the screenshots go
 //   CHROMIUM      the browser binary (default /usr/bin/chromium)
 // Each flow prints "ok <name>"; the first failure exits 1 with its reason.
-import { chromium } from "playwright-core";
+import { launch, finish } from "./lib.mjs";
 import assert from "node:assert/strict";
 import path from "node:path";
 
@@ -32,11 +32,7 @@ const api = async (method, p, key, { body, headers = {} } = {}) => {
   return { status: r.status, etag: r.headers.get("etag"), json: text ? JSON.parse(text) : null };
 };
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 const viewport = { width: 1280, height: 800 };
 const dialogs = [];
 const newContext = async (opts = {}) => {
@@ -56,8 +52,7 @@ const signIn = async (page, key) => {
   await Promise.all([page.waitForURL((u) => !u.pathname.endsWith("/signin")), page.click("button[type=submit]")]);
 };
 
-let exit = 0;
-try {
+await finish(browser, async () => {
   const admin = await newContext();
   const page = await admin.newPage();
 
@@ -366,10 +361,4 @@ try {
     assert.equal(icon.status(), 200, "the favicon");
     await ctx.close();
   });
-} catch (e) {
-  console.error("FAIL: " + (e && e.stack ? e.stack : e));
-  exit = 1;
-} finally {
-  await browser.close();
-}
-process.exit(exit);
+});
