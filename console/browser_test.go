@@ -48,13 +48,15 @@ func browserPrereqs(t *testing.T) (node, dir string) {
 
 // TestBrowserFlows drives the console in headless Chromium: sign in,
 // browse, edit with a conflicting API write while the editor is open,
-// create and delete, search, history and diff, a double-submitted
-// restore, stored markup rendered inert (a dialog fails the run), a
+// create and delete (behind its confirmation page; the notice shows once
+// and never from the URL), a delete undone from the notice's link,
+// search, history and diff, a double-submitted restore, stored markup rendered inert (a dialog fails the run), a
 // cross-origin POST refused, expired and unknown sessions sent to sign-in,
 // a user key with JavaScript off, forget behind a typed confirmation, the
 // export download and its import upload, a consolidation previewed and
-// applied with a scripted model (JavaScript off). One browser launch serves every
-// flow (flows.mjs).
+// applied with a scripted model (JavaScript off), and the main pages on a
+// 390 px phone (no sideways scrolling, the namespaces' links in their row,
+// the favicon). One browser launch serves every flow (flows.mjs).
 //
 // The screenshots go to a temporary folder; AGENTMEM_CONSOLE_SCREENSHOTS=../docs
 // writes the ones docs/ and the README show.

@@ -130,7 +130,6 @@ await finish(browser, async () => {
     assert.equal((await api("GET", "namespaces/alice/files/main/scratch.md", "alice-key")).status, 404);
     await page.reload();
     assert.equal(await page.locator("p.flash").count(), 0, "the notice shows once");
-    await page.goBack();
     await page.goto(base + "/ns/alice/?deleted=" + encodeURIComponent("everything. Call us"));
     assert.equal(await page.locator("p.flash").count(), 0, "no notice from the URL");
   });
