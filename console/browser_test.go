@@ -48,13 +48,15 @@ func browserPrereqs(t *testing.T) (node, dir string) {
 
 // TestBrowserFlows drives the console in headless Chromium: sign in,
 // browse, edit with a conflicting API write while the editor is open,
-// create and delete, search, history and diff, a double-submitted
-// restore, stored markup rendered inert (a dialog fails the run), a
+// create and delete (behind its confirmation page; the notice shows once
+// and never from the URL), a delete undone from the notice's link,
+// search, history and diff, a double-submitted restore, stored markup rendered inert (a dialog fails the run), a
 // cross-origin POST refused, expired and unknown sessions sent to sign-in,
 // a user key with JavaScript off, forget behind a typed confirmation, the
 // export download and its import upload, a consolidation previewed and
-// applied with a scripted model (JavaScript off). One browser launch serves every
-// flow (flows.mjs).
+// applied with a scripted model (JavaScript off), and the main pages on a
+// 390 px phone (no sideways scrolling, the namespaces' links in their row,
+// the favicon). One browser launch serves every flow (flows.mjs).
 //
 // The screenshots go to a temporary folder; AGENTMEM_CONSOLE_SCREENSHOTS=../docs
 // writes the ones docs/ and the README show.
@@ -108,7 +110,7 @@ func TestBrowserFlows(t *testing.T) {
 	evilURL := strings.Replace(evilSrv.URL, "127.0.0.1", "localhost", 1)
 
 	// A session the test expires.
-	sid, _ := e.h.sessions.create(Principal{User: "alice", Client: "console"})
+	sid, _ := e.h.sessions.create(Principal{User: "alice", Client: "console"}, "alice-key")
 	e.h.sessions.mu.Lock()
 	e.h.sessions.m[sid].expires = time.Now().Add(-time.Minute)
 	e.h.sessions.mu.Unlock()
@@ -133,8 +135,8 @@ func TestBrowserFlows(t *testing.T) {
 		t.Fatalf("the browser flows failed (%v); see the output above", err)
 	}
 	for _, flow := range []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
-		"restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
-		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off"} {
+		"undo a delete", "restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
+		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off", "narrow viewport"} {
 		if !strings.Contains(string(out), "ok "+flow+"\n") {
 			t.Errorf("flow %q did not report ok", flow)
 		}

@@ -66,7 +66,8 @@ func (p Principal) Namespace() string { return memory.EscapeNamespace(p.User) }
 // Options configures [New]. Authenticate is required.
 type Options struct {
 	// Authenticate resolves the principal of every request but the OpenAPI
-	// document's. Return an error wrapping [ErrUnauthenticated] for missing
+	// document's, and of every page request of a console session (with the
+	// key the session signed in with, as a bearer token). Return an error wrapping [ErrUnauthenticated] for missing
 	// or unknown credentials (401); any other error answers 500. A
 	// principal with neither a User nor Admin is refused with 401.
 	// agentmem serve fills it from MCP's API keys and OAuth verifier.
@@ -98,8 +99,17 @@ type Options struct {
 	// Logger's records.
 	LogDetails bool
 	// SessionTTL is how long a console sign-in lasts; default
-	// [DefaultSessionTTL].
+	// [DefaultSessionTTL]. A session keeps the key it signed in with (in
+	// the server's memory only) and resolves it through Authenticate again
+	// on every page request: a key removed or demoted ends or narrows its
+	// sessions at once, as it does its API calls.
 	SessionTTL time.Duration
+	// SecureCookie marks the session cookie Secure on every response. Set
+	// it when browsers reach the console over HTTPS through a proxy that
+	// terminates TLS (agentmem serve --public-url https://…): the console
+	// itself sees plain HTTP then. Without it the cookie is Secure only for
+	// a request that came over TLS to this server.
+	SecureCookie bool
 	// Consolidator is the model behind consolidation (memory.Consolidate):
 	// POST /api/v1/namespaces/{ns}/consolidate and the notebook page's
 	// "Consolidate now". nil turns the feature off: the route answers 501
@@ -133,6 +143,8 @@ type Handler struct {
 	pages      map[string]*template.Template
 	cop        *http.CrossOriginProtection
 	sessions   *sessions
+	// secureCookie is Options.SecureCookie.
+	secureCookie bool
 	// model is Options.Consolidator with its errors marked; nil = off.
 	model           memory.Model
 	consolidateOpts memory.ConsolidateOptions
@@ -193,6 +205,7 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 		logDetails:      opts.LogDetails,
 		mux:             http.NewServeMux(),
 		consolidateOpts: co,
+		secureCookie:    opts.SecureCookie,
 	}
 	if opts.Consolidator != nil {
 		h.model = markModel(opts.Consolidator)

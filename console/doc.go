@@ -63,8 +63,15 @@
 // JavaScript off). Signing in (/signin) resolves the typed API key through
 // Options.Authenticate, as a bearer token would be, and starts a
 // server-side session (random id, Options.SessionTTL) held in an HttpOnly,
-// SameSite=Strict cookie, Secure over TLS; an unknown or expired session
-// is sent back to sign in. Every page sends a strict
+// SameSite=Strict cookie, Secure over TLS or with Options.SecureCookie
+// (behind a proxy that terminates TLS); an unknown or expired session is
+// sent back to sign in. The session keeps the key in the server's memory
+// and resolves it through Options.Authenticate again on every page
+// request, as the API does every call: a key that is no longer known ends
+// the session (the next page is the sign-in page, a form posted through
+// it does nothing), a changed role applies at once. Notices (saved,
+// deleted) are the session's, shown once on the page they were left for,
+// never text from the URL. Every page sends a strict
 // Content-Security-Policy (default-src 'self', no inline script,
 // frame-ancestors 'none') and X-Content-Type-Options: nosniff; every
 // unsafe request passes http.CrossOriginProtection, so a cross-origin
@@ -78,8 +85,12 @@
 // operation id), so a double submit applies once; on a conflict the page
 // shows your text (still in the form, now against the current version),
 // theirs and the difference. A restore is a compare-and-swap on the
-// version the page showed as current, exactly once per form render.
-// Forgetting a namespace needs an admin and its typed name. The notebook
+// version the page showed as current, exactly once per form render. A
+// delete asks first on a page of its own (no script needed) showing the
+// file; the notebook then links to the deleted version to restore it, or
+// says that the store's history does not hold it. History pages list
+// changes as the API does: by path, newest first within a file, a page at
+// a time. Forgetting a namespace needs an admin and its typed name. The notebook
 // page uploads an export back (multipart), exactly once per form render.
 //
 // Mount the handler at the root, or under a prefix with http.StripPrefix

@@ -92,7 +92,8 @@ func (h *Handler) importArchive(c *call, r io.Reader, force bool, op *store.Oper
 	case errors.Is(err, archive.ErrEmpty), errors.Is(err, archive.ErrNotArchive), errors.Is(err, archive.ErrDamaged), errors.Is(err, archive.ErrOutsidePrefix):
 		return out, problemOf(http.StatusUnprocessableEntity, "archive-refused", err.Error())
 	case errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrOperationConflict):
-		return out, counts(problemOf(http.StatusConflict, "import-incomplete", "a file changed while it was being imported; what was written stays: send the request again"))
+		// The problem keeps its cause: the import page words it itself.
+		return out, fmt.Errorf("%w: %w", counts(problemOf(http.StatusConflict, "import-incomplete", "a file changed while it was being imported; what was written stays: send the request again")), err)
 	case err != nil:
 		return out, err
 	case len(out.Differ) > 0:
@@ -145,9 +146,11 @@ func (h *Handler) importForm(pc *pageCall) error {
 			} else if err != nil {
 				return err
 			}
-			d := importData{Result: &out, Force: force, Error: ""}
-			if p != nil {
-				d.Error = p.Detail
+			d := importData{Result: &out, Force: force}
+			if errors.Is(err, store.ErrConflict) {
+				// In the page's own terms; files that differ the page
+				// lists itself, never in the API's words.
+				d.Error = "A file changed while the archive was being imported; what was written stays. Import the archive again to finish."
 			}
 			h.render(pc.w, pc.r, status, "imported", pc.data("Imported into "+pc.ns, d))
 			return nil

@@ -172,6 +172,10 @@ func TestPagesImport(t *testing.T) {
 	if !strings.Contains(w.Body.String(), "main/MEMORY.md") || e.content("alice/main/MEMORY.md") != "mine\n" {
 		t.Fatalf("differing file: %s", w.Body)
 	}
+	// Said once, in the page's terms (the API's ?force=1 is not a page's).
+	if b := w.Body.String(); strings.Count(b, "from the archive") != 1 || strings.Contains(b, "force=1") {
+		t.Fatalf("the differing file is told %d times, or in the API's words:\n%s", strings.Count(b, "from the archive"), b)
+	}
 	w = upload("alice", token+"2", "1", tarball)
 	wantStatus(t, w, http.StatusOK)
 	if !strings.Contains(w.Body.String(), "1 replaced") || e.content("alice/main/MEMORY.md") != "- one\n" {

@@ -26,7 +26,7 @@ var assets embed.FS
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
 var pageNames = []string{"signin", "error", "namespaces", "notebook", "file", "edit", "conflict",
-	"history", "version", "diff", "search", "forget", "forgotten", "imported", "consolidated"}
+	"history", "version", "diff", "search", "forget", "forgotten", "imported", "consolidated", "delete"}
 
 // contentSecurityPolicy is sent with every page: only the console's own
 // script and style, no inline script, no framing, forms post only here.
@@ -35,9 +35,8 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 // Page bounds.
 const (
-	pageFiles      = 100  // files listed on a notebook page
-	pageHistory    = 200  // changes listed on a history page
-	historyScanCap = 2000 // changes read to order a namespace's history by time
+	pageFiles   = 100 // files listed on a notebook page
+	pageHistory = 200 // changes listed on a history page
 )
 
 func parsePages() (map[string]*template.Template, error) {
@@ -140,10 +139,18 @@ func (h *Handler) registerPages() error {
 			Data: errorData{Status: http.StatusForbidden, Detail: "a cross-origin request may not change anything: use the console's own pages"}})
 	}))
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
-	h.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveStatic := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
+	})
+	h.mux.Handle("GET /static/", serveStatic)
+	// The icon is also where browsers look for it without a <link>.
+	h.mux.Handle("GET /favicon.ico", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := new(http.Request)
+		*r2 = *r
+		r2.URL = &url.URL{Path: "/static/favicon.ico"}
+		serveStatic.ServeHTTP(w, r2)
 	}))
 	h.mux.Handle("GET /signin", h.public(h.signinPage))
 	h.mux.Handle("POST /signin", h.public(h.signin))
@@ -160,6 +167,7 @@ func (h *Handler) registerPages() error {
 		"GET " + ns + "/edit/{path...}":     (*Handler).editPage,
 		"GET " + ns + "/new":                (*Handler).newPage,
 		"POST " + ns + "/save":              (*Handler).save,
+		"GET " + ns + "/delete/{path...}":   (*Handler).deletePage,
 		"POST " + ns + "/delete":            (*Handler).deleteForm,
 		"GET " + ns + "/history/{$}":        (*Handler).historyPage,
 		"GET " + ns + "/history/{path...}":  (*Handler).historyPage,
@@ -213,8 +221,10 @@ type pageData struct {
 	Home string
 	// Agent is the notebook's folder ("main").
 	Agent string
-	// Flash is a one-line notice (saved, deleted).
-	Flash string
+	// Flash is the session's one-shot notice for this page (saved,
+	// deleted), nil for none: set by the request that redirected here,
+	// never read from the URL.
+	Flash *flash
 	Data  any
 }
 
@@ -228,15 +238,31 @@ type pageCall struct {
 	*call
 	base string
 	sid  string
+	t    *sessions
 }
 
+// data is what a template of pc gets, with the session's notice for this
+// page (taken: it shows once).
 func (pc *pageCall) data(title string, d any) *pageData {
 	p := pc.p
 	home := link(pc.base, "ns", p.Namespace()) + "/"
 	if p.Admin {
 		home = link(pc.base) // the namespaces
 	}
-	return &pageData{Base: pc.base, Title: title, P: &p, NS: pc.ns, Home: home, Data: d}
+	return &pageData{Base: pc.base, Title: title, P: &p, NS: pc.ns, Home: home, Data: d,
+		Flash: pc.t.takeFlash(pc.sid, pc.r.URL.Path)}
+}
+
+// redirectNS answers 303 to the page of pc's namespace at parts (its
+// notebook without any), leaving text (and link, when not nil) as the
+// session's notice for that page.
+func (pc *pageCall) redirectNS(text string, fl *flashLink, parts ...string) {
+	to, where := pc.nsURL(parts...), "/ns/"+pc.ns+"/"+strings.Join(parts, "/")
+	if len(parts) == 0 {
+		to += "/"
+	}
+	pc.t.setFlash(pc.sid, &flash{path: where, Text: text, Link: fl})
+	http.Redirect(pc.w, pc.r, to, http.StatusSeeOther)
 }
 
 // nsURL is the URL of a page of pc's namespace.
@@ -269,25 +295,45 @@ func (h *Handler) public(fn http.HandlerFunc) http.Handler {
 
 // page serves a page of a signed-in principal, behind cross-origin
 // protection: without a live session it redirects to the sign-in page;
-// with {ns}, the principal must reach the namespace (as in the API).
+// the session's key is resolved through Options.Authenticate again first,
+// so a key that is no longer known ends the session (to sign-in, nothing
+// done) and a changed role applies at once; with {ns}, the principal must
+// reach the namespace (as in the API).
 func (h *Handler) page(name string, namespaced bool, fn func(*Handler, *pageCall) error) http.Handler {
 	rt := &route{op: "page " + name}
 	return h.cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		base := pageBase(r)
-		ck, err := r.Cookie(sessionCookie)
-		var s *session
-		if err == nil {
-			s, _ = h.sessions.lookup(ck.Value)
-		}
-		if s == nil {
-			if err == nil {
-				setSessionCookie(w, r, base, "", time.Time{}) // unknown or expired: forget it
-			}
+		toSignin := func(reason string) {
+			h.setSessionCookie(w, r, base, "", time.Time{}) // unknown, expired or revoked: forget it
 			securityHeaders(w)
-			http.Redirect(w, r, link(base, "signin")+"?expired="+map[bool]string{true: "1", false: "0"}[err == nil], http.StatusSeeOther)
+			http.Redirect(w, r, link(base, "signin")+"?"+reason, http.StatusSeeOther)
+		}
+		ck, err := r.Cookie(sessionCookie)
+		if err != nil {
+			securityHeaders(w)
+			http.Redirect(w, r, link(base, "signin")+"?expired=0", http.StatusSeeOther)
 			return
 		}
-		pc := &pageCall{call: &call{w: &recorder{ResponseWriter: w}, r: r, p: s.p, rt: rt}, base: base, sid: ck.Value}
+		s, ok := h.sessions.lookup(ck.Value)
+		if !ok {
+			toSignin("expired=1")
+			return
+		}
+		pc := &pageCall{call: &call{w: &recorder{ResponseWriter: w}, r: r, p: s.p, rt: rt}, base: base, sid: ck.Value, t: h.sessions}
+		p, err := h.resolveKey(r, s.key)
+		switch {
+		case errors.Is(err, ErrUnauthenticated):
+			h.sessions.end(ck.Value)
+			toSignin("revoked=1")
+			return
+		case err != nil:
+			h.pageFail(pc, err)
+			return
+		}
+		if p != s.p {
+			h.sessions.update(ck.Value, p)
+		}
+		pc.p = p
 		if namespaced {
 			if err := pc.admitNamespace(r.PathValue("ns")); err != nil {
 				h.pageFail(pc, err)
@@ -298,6 +344,26 @@ func (h *Handler) page(name string, namespaced bool, fn func(*Handler, *pageCall
 			h.pageFail(pc, err)
 		}
 	}))
+}
+
+// resolveKey resolves key through Options.Authenticate as if it came as a
+// bearer token with r: the principal of a sign-in and of every page
+// request of its session, with the console as its client. An unknown key
+// (or one that resolves to no principal) is [ErrUnauthenticated]; any
+// other error is the server's.
+func (h *Handler) resolveKey(r *http.Request, key string) (Principal, error) {
+	ar := r.Clone(r.Context())
+	ar.Header = http.Header{"Authorization": {"Bearer " + key}}
+	ar.Body, ar.Form, ar.PostForm, ar.MultipartForm = http.NoBody, nil, nil, nil
+	p, err := h.auth(ar)
+	switch {
+	case errors.Is(err, ErrUnauthenticated) || err == nil && p.User == "" && !p.Admin:
+		return Principal{}, ErrUnauthenticated
+	case err != nil:
+		return Principal{}, fmt.Errorf("console: Authenticate: %w", err)
+	}
+	p.Client = "console"
+	return p, nil
 }
 
 // pageFail renders the error page for err, with the status the API would
@@ -332,13 +398,17 @@ func formText(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 // Sign-in and out.
 
 type signinData struct {
-	Error   string
-	Expired bool
+	Error string
+	// Expired says the session ended (expired, signed out elsewhere);
+	// Revoked that its key is no longer accepted. Each is a fixed notice
+	// picked by a code of the URL, never text from it.
+	Expired, Revoked bool
 }
 
 func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
 	h.render(w, r, http.StatusOK, "signin", &pageData{Base: pageBase(r), Title: "Sign in",
-		Data: signinData{Expired: r.URL.Query().Get("expired") == "1"}})
+		Data: signinData{Expired: q.Get("expired") == "1", Revoked: q.Get("revoked") == "1"}})
 }
 
 // signin resolves the key typed in through Options.Authenticate, as if it
@@ -353,12 +423,9 @@ func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "Type your API key.")
 		return
 	}
-	ar := r.Clone(r.Context())
-	ar.Header = http.Header{"Authorization": {"Bearer " + key}}
-	ar.Body, ar.Form, ar.PostForm = http.NoBody, nil, nil
-	p, err := h.auth(ar)
+	p, err := h.resolveKey(r, key)
 	switch {
-	case errors.Is(err, ErrUnauthenticated) || err == nil && p.User == "" && !p.Admin:
+	case errors.Is(err, ErrUnauthenticated):
 		fail(http.StatusUnauthorized, "That key is not known here.")
 		return
 	case err != nil:
@@ -366,9 +433,8 @@ func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusInternalServerError, "The server could not check the key; the error is in its log.")
 		return
 	}
-	p.Client = "console"
-	id, exp := h.sessions.create(p)
-	setSessionCookie(w, r, base, id, exp)
+	id, exp := h.sessions.create(p, key)
+	h.setSessionCookie(w, r, base, id, exp)
 	securityHeaders(w)
 	home := link(base, "ns", p.Namespace()) + "/"
 	if p.Admin {
@@ -382,7 +448,7 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request) {
 	if ck, err := r.Cookie(sessionCookie); err == nil {
 		h.sessions.end(ck.Value)
 	}
-	setSessionCookie(w, r, base, "", time.Time{})
+	h.setSessionCookie(w, r, base, "", time.Time{})
 	securityHeaders(w)
 	http.Redirect(w, r, link(base, "signin"), http.StatusSeeOther)
 }
@@ -471,19 +537,15 @@ func (h *Handler) notebookPage(pc *pageCall) error {
 		return err
 	}
 	d.Instr = h.mem.Instructions()
-	pd := pc.data(pc.ns, d)
-	if q := pc.r.URL.Query(); q.Get("deleted") != "" {
-		pd.Flash = "Deleted " + q.Get("deleted") + "."
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "notebook", pd)
+	h.render(pc.w, pc.r, http.StatusOK, "notebook", pc.data(pc.ns, d))
 	return nil
 }
 
 // File view and editor.
 
 type fileData struct {
-	Path, Version, Content, Token string
-	Metadata                      [][2]string
+	Path, Version, Content string
+	Metadata               [][2]string
 }
 
 func sortedMeta(md map[string]string) [][2]string {
@@ -495,24 +557,22 @@ func sortedMeta(md map[string]string) [][2]string {
 	return out
 }
 
+// pathFile reads the whole file the page's {path} names.
+func (h *Handler) pathFile(pc *pageCall) (rel, p string, f *store.File, err error) {
+	rel = pc.r.PathValue("path")
+	if p, err = pc.storePath(rel); err != nil {
+		return "", "", nil, err
+	}
+	f, err = h.s.Read(pc.r.Context(), p, wholeFile)
+	return rel, p, f, err
+}
+
 func (h *Handler) filePage(pc *pageCall) error {
-	rel := pc.r.PathValue("path")
-	p, err := pc.storePath(rel)
+	rel, _, f, err := h.pathFile(pc)
 	if err != nil {
 		return err
 	}
-	f, err := h.s.Read(pc.r.Context(), p, wholeFile)
-	if err != nil {
-		return err
-	}
-	pd := pc.data(rel, fileData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken(), Metadata: sortedMeta(f.Metadata)})
-	switch q := pc.r.URL.Query(); {
-	case q.Get("saved") != "":
-		pd.Flash = "Saved."
-	case q.Get("restored") != "":
-		pd.Flash = "Restored version " + shortVersion(q.Get("restored")) + "."
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "file", pd)
+	h.render(pc.w, pc.r, http.StatusOK, "file", pc.data(rel, fileData{Path: rel, Version: f.Version, Content: f.Content, Metadata: sortedMeta(f.Metadata)}))
 	return nil
 }
 
@@ -525,12 +585,7 @@ type editData struct {
 }
 
 func (h *Handler) editPage(pc *pageCall) error {
-	rel := pc.r.PathValue("path")
-	p, err := pc.storePath(rel)
-	if err != nil {
-		return err
-	}
-	f, err := h.s.Read(pc.r.Context(), p, wholeFile)
+	rel, _, f, err := h.pathFile(pc)
 	if err != nil {
 		return err
 	}
@@ -587,7 +642,7 @@ func (h *Handler) save(pc *pageCall) error {
 	case err != nil:
 		return err
 	}
-	http.Redirect(pc.w, r, pc.nsURL("files", rel)+"?saved=1", http.StatusSeeOther)
+	pc.redirectNS("Saved.", nil, "files", rel)
 	return nil
 }
 
@@ -611,11 +666,50 @@ func (h *Handler) conflict(pc *pageCall, rel, p, yours string) error {
 	return nil
 }
 
+// deleteData is the delete confirmation: the file as it is now, and the
+// form that deletes that version.
+type deleteData struct {
+	Path, Version, Content, Token string
+	// History says the store keeps history: a deleted file can be
+	// restored from it.
+	History bool
+}
+
+// deletePage asks to confirm the delete of a file, showing what it holds
+// and whether it can be restored afterwards; the file page's Delete links
+// here.
+func (h *Handler) deletePage(pc *pageCall) error {
+	rel, p, f, err := h.pathFile(pc)
+	if err != nil {
+		return err
+	}
+	d := deleteData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken(), History: h.keepsHistory(pc, p, f.Version)}
+	h.render(pc.w, pc.r, http.StatusOK, "delete", pc.data("Delete "+rel, d))
+	return nil
+}
+
+// keepsHistory reports whether the store's history recorded version of p,
+// the current one or the one just deleted (so among its newest two
+// entries): then a delete of that version can be undone by restoring it.
+func (h *Handler) keepsHistory(pc *pageCall, p, version string) bool {
+	page, err := h.s.History(pc.r.Context(), store.HistoryRequest{Path: p, Limit: 2})
+	return err == nil && slices.ContainsFunc(page.Entries, func(e store.HistoryEntry) bool { return e.Version == version && !e.Deleted })
+}
+
+// deleteForm deletes the version of a file its confirmation showed
+// (confirm=1), exactly once per form render; without confirm=1 (a form of
+// an older page) it shows the confirmation instead. The notebook then
+// says what was deleted and links to the version to restore, when the
+// store keeps history.
 func (h *Handler) deleteForm(pc *pageCall) error {
 	rel := pc.r.PostFormValue("path")
 	p, err := pc.storePath(rel)
 	if err != nil {
 		return err
+	}
+	if pc.r.PostFormValue("confirm") != "1" {
+		pc.r.SetPathValue("path", rel)
+		return h.deletePage(pc)
 	}
 	version := pc.r.PostFormValue("version")
 	if version == "" {
@@ -630,7 +724,11 @@ func (h *Handler) deleteForm(pc *pageCall) error {
 	} else if err != nil {
 		return err
 	}
-	http.Redirect(pc.w, pc.r, pc.nsURL()+"/?deleted="+url.QueryEscape(rel), http.StatusSeeOther)
+	if h.keepsHistory(pc, p, version) {
+		pc.redirectNS("Deleted "+rel+".", &flashLink{URL: pc.nsURL("versions", rel) + "?v=" + url.QueryEscape(version), Label: "Restore it from its history"})
+	} else {
+		pc.redirectNS("Deleted "+rel+". This store keeps no history of it, so it cannot be restored.", nil)
+	}
 	return nil
 }
 
@@ -640,56 +738,56 @@ type historyRow struct {
 	EntryJSON
 	By, Client string
 	DiffURL    string
+	// First marks a file's first (newest) row on the page.
+	First bool
 }
 
 type historyData struct {
-	Path    string // "" for the namespace's history
-	Rows    []historyRow
-	Capped  bool
+	Path string // "" for the namespace's history
+	Rows []historyRow
+	// Next is the URL of the next page of this history, "" on the last.
+	Next    string
 	Current string
 }
 
+// historyPage lists the changes of one file (with a path) or of the whole
+// namespace in the API's order (GET …/history, agentmem log --prefix): by
+// path, and newest first within each file; pageHistory a page, the next
+// page behind the API's cursor.
 func (h *Handler) historyPage(pc *pageCall) error {
 	ctx := pc.r.Context()
 	rel := pc.r.PathValue("path")
-	req := store.HistoryRequest{Prefix: pc.ns + "/", Limit: 500}
+	req := store.HistoryRequest{Prefix: pc.ns + "/", Limit: pageHistory}
+	kind := "history"
 	if rel != "" {
 		p, err := pc.storePath(rel)
 		if err != nil {
 			return err
 		}
-		req.Path = p
+		req.Path, kind = p, "history:"+p
 	}
-	var entries []store.HistoryEntry
-	capped := false
-	for {
-		page, err := h.s.History(ctx, req)
-		if err != nil {
-			return err
-		}
-		entries = append(entries, page.Entries...)
-		if page.Next == "" {
-			break
-		}
-		if len(entries) >= historyScanCap {
-			capped = true
-			break
-		}
-		req.After = page.Next
+	var err error
+	if req.After, err = readCursor(pc.call, kind); err != nil {
+		return err
 	}
-	// Newest first across files (the store orders by path, then newest
-	// first).
-	slices.SortStableFunc(entries, func(a, b store.HistoryEntry) int { return b.Time.Compare(a.Time) })
-	if len(entries) > pageHistory {
-		entries, capped = entries[:pageHistory], true
+	page, err := h.s.History(ctx, req)
+	if err != nil {
+		return err
 	}
-	d := historyData{Path: rel, Capped: capped}
-	for i := range entries {
-		e := pc.entry(&entries[i])
+	d := historyData{Path: rel}
+	if c := makeCursor(kind, pc.ns, page.Next); c != "" {
+		d.Next = pc.nsURL("history", rel) + "?cursor=" + url.QueryEscape(c)
+		if rel == "" {
+			d.Next = pc.nsURL("history") + "/?cursor=" + url.QueryEscape(c)
+		}
+	}
+	for i := range page.Entries {
+		e := pc.entry(&page.Entries[i])
 		row := historyRow{EntryJSON: e, By: e.Metadata[UpdatedByKey], Client: e.Metadata[ClientKey]}
 		if e.Previous != "" && e.Kind != "delete" {
 			row.DiffURL = pc.nsURL("diff", e.Path) + "?from=" + url.QueryEscape(e.Previous) + "&to=" + url.QueryEscape(e.Version)
 		}
+		row.First = i == 0 || page.Entries[i-1].Path != page.Entries[i].Path
 		d.Rows = append(d.Rows, row)
 	}
 	title := "History of " + pc.ns
@@ -789,7 +887,7 @@ func (h *Handler) restoreForm(pc *pageCall) error {
 	} else if err != nil {
 		return err
 	}
-	http.Redirect(pc.w, pc.r, pc.nsURL("files", rel)+"?restored="+url.QueryEscape(version), http.StatusSeeOther)
+	pc.redirectNS("Restored version "+shortVersion(version)+".", nil, "files", rel)
 	return nil
 }
 

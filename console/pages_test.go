@@ -269,7 +269,7 @@ func TestPagesCreateDeleteRestoreForget(t *testing.T) {
 
 	// Delete with a stale version: refused; with the current one: gone.
 	cur, _ := e.s.Read(t.Context(), "alice/main/notes.md", 100)
-	del := url.Values{"path": {"main/notes.md"}, "version": {v1}, "token": {"d1"}}
+	del := url.Values{"path": {"main/notes.md"}, "version": {v1}, "token": {"d1"}, "confirm": {"1"}}
 	wantStatus(t, e.page(pageReq{method: "POST", target: "/ns/alice/delete", cookie: admin, form: del}), http.StatusConflict)
 	del.Set("version", cur.Version)
 	del.Set("token", "d2")
@@ -319,7 +319,7 @@ func TestPagesRefuseCrossOriginWrites(t *testing.T) {
 	e := newEnv(t)
 	v := e.seed("alice/main/MEMORY.md", "keep\n")
 	sid := e.signIn("alice-key")
-	form := url.Values{"path": {"main/MEMORY.md"}, "version": {v}, "token": {"x1"}}
+	form := url.Values{"path": {"main/MEMORY.md"}, "version": {v}, "token": {"x1"}, "confirm": {"1"}}
 	for _, hd := range [][]string{{"Sec-Fetch-Site: cross-site"}, {"Sec-Fetch-Site: same-site"}, {"Origin: https://evil.example"}} {
 		w := e.page(pageReq{method: "POST", target: "/ns/alice/delete", cookie: sid, form: form, headers: hd})
 		wantStatus(t, w, http.StatusForbidden)

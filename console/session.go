@@ -18,14 +18,35 @@ const maxSessions = 10000
 // sessionCookie names the console's session cookie.
 const sessionCookie = "agentmem_session"
 
-// session is one signed-in browser: the principal its key resolved to.
+// session is one signed-in browser: the key it signed in with, resolved
+// again through Options.Authenticate on every request (so a revoked key
+// or a changed role takes effect at once, as in the API), the principal
+// it last resolved to, and the one-shot notice of its next page.
 type session struct {
+	key     string
 	p       Principal
 	expires time.Time
+	flash   *flash
 }
 
+// flash is a notice for the next page of a session: shown once, on the
+// page at path (the request path under the console's base, unescaped),
+// then dropped. Its text is the server's own, never a request's.
+type flash struct {
+	path string
+	Text string
+	// Link, when set, is an action the notice offers (restore what was
+	// deleted).
+	Link *flashLink
+}
+
+// flashLink is the link a notice offers.
+type flashLink struct{ URL, Label string }
+
 // sessions is the server-side session table: a cookie holds only a random
-// id, so signing out or expiring ends a session for good.
+// id, so signing out or expiring ends a session for good. The keys the
+// sessions signed in with stay in this table, in memory, never in a
+// cookie or a log.
 type sessions struct {
 	mu  sync.Mutex
 	m   map[string]*session
@@ -37,8 +58,9 @@ func newSessions(ttl time.Duration) *sessions {
 	return &sessions{m: map[string]*session{}, ttl: ttl, now: time.Now}
 }
 
-// create starts a session for p and returns its id: 32 random bytes.
-func (t *sessions) create(p Principal) (string, time.Time) {
+// create starts a session for p, signed in with key, and returns its id:
+// 32 random bytes.
+func (t *sessions) create(p Principal, key string) (string, time.Time) {
 	id := randomID(32)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -57,23 +79,61 @@ func (t *sessions) create(p Principal) (string, time.Time) {
 		}
 	}
 	exp := now.Add(t.ttl)
-	t.m[id] = &session{p: p, expires: exp}
+	t.m[id] = &session{key: key, p: p, expires: exp}
 	return id, exp
 }
 
-// lookup is the live session of id; an expired one is dropped.
-func (t *sessions) lookup(id string) (*session, bool) {
+// lookup is a copy of the live session of id (without its notice); an
+// expired one is dropped.
+func (t *sessions) lookup(id string) (session, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.m[id]
 	if !ok {
-		return nil, false
+		return session{}, false
 	}
 	if !t.now().Before(s.expires) {
 		delete(t.m, id)
-		return nil, false
+		return session{}, false
 	}
-	return s, true
+	return session{key: s.key, p: s.p, expires: s.expires}, true
+}
+
+// update records p, the principal the session's key resolves to now.
+func (t *sessions) update(id string, p Principal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[id]; ok {
+		s.p = p
+	}
+}
+
+// setFlash leaves f for the session's next page at f.path, replacing an
+// earlier one.
+func (t *sessions) setFlash(id string, f *flash) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[id]; ok {
+		s.flash = f
+	}
+}
+
+// takeFlash returns and drops the session's notice when it is for path;
+// a notice for another page is dropped too (it was not followed), so a
+// notice never shows late or twice.
+func (t *sessions) takeFlash(id, path string) *flash {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.m[id]
+	if !ok || s.flash == nil {
+		return nil
+	}
+	f := s.flash
+	s.flash = nil
+	if f.path != path {
+		return nil
+	}
+	return f
 }
 
 func (t *sessions) end(id string) {
@@ -90,11 +150,12 @@ func randomID(n int) string {
 }
 
 // setSessionCookie sets (or, with id "", clears) the session cookie:
-// HttpOnly, SameSite=Strict, Secure when the request came over TLS, scoped
-// to the console's base path.
-func setSessionCookie(w http.ResponseWriter, r *http.Request, base, id string, expires time.Time) {
+// HttpOnly, SameSite=Strict, scoped to the console's base path, and
+// Secure when the request came over TLS or Options.SecureCookie says the
+// console is reached over HTTPS (behind a TLS proxy).
+func (h *Handler) setSessionCookie(w http.ResponseWriter, r *http.Request, base, id string, expires time.Time) {
 	c := &http.Cookie{Name: sessionCookie, Value: id, Path: base + "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+		SameSite: http.SameSiteStrictMode, Secure: h.secureCookie || r.TLS != nil}
 	if id == "" {
 		c.MaxAge = -1
 	} else {

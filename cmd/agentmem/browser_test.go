@@ -28,7 +28,7 @@ const chromiumPath = "/usr/bin/chromium"
 // for, each of which must pass.
 var browserFlows = []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
 	"restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
-	"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload"}
+	"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "undo a delete", "narrow viewport"}
 
 // TestBrowserServeSQLite runs the console's browser flows against
 // `agentmem serve --transport http` on a SQLite store.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -48,6 +49,7 @@ type serveFlags struct {
 	shutdownTimeout time.Duration
 	pollInterval    time.Duration
 	model           string
+	publicURL       string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -87,11 +89,13 @@ keys to users, one line "sha256:<hex> <user>" each, "sha256:<hex> <user> admin"
 for an admin key; "agentmem serve keygen" makes a key and its line. A user only ever sees its own files, and each write
 records who made it (metadata updated_by = the user, client = the MCP client's
 name; over stdio updated_by is --user), which agentmem log shows. The file is
-re-read when it changes, so keys are added and revoked without a restart.
-Bodies over --max-body bytes get 413 (MCP's, the API's file writes and
-restores), as do archives over --max-import bytes (the API's import, the
-console's import upload); the API's 413 is problem+json. A proxy in front must
-let bodies that large through (docs/deploy.md).
+re-read when it changes, so keys are added and revoked without a restart; a
+console session checks its key again on every page, so a revoked key's
+sessions end and a demoted admin's narrow at once. Bodies over --max-body
+bytes get 413 (MCP's, the API's file writes and restores), as do archives over
+--max-import bytes (the API's import, the console's import upload); the API's
+413 is problem+json. A proxy in front must let bodies that large through
+(docs/deploy.md).
 
 OAuth 2.1 (resource-server mode): with --oauth-issuer and --oauth-audience
 (this server's canonical URL, as clients reach it: https://memory.example.com/mcp)
@@ -106,7 +110,10 @@ and both name users in one space (key user "ana" = token subject "ana"). On SIGI
 accepting connections, lets the calls in flight finish (at most
 --shutdown-timeout), then closes the sessions and exits 0. Put it behind TLS
 to expose it beyond this machine (docs/deploy.md: a container image, a
-systemd unit, a reverse proxy).
+systemd unit, a reverse proxy), and give --public-url, the https:// URL
+browsers reach it at: the console's session cookie is then marked Secure
+(without it, only a request that came over TLS to serve itself gets a Secure
+cookie, which on plain loopback HTTP none does).
 
 Every flag of serve can also come from the environment: --listen from
 AGENTMEM_LISTEN, --oauth-issuer from AGENTMEM_OAUTH_ISSUER, and so on
@@ -150,6 +157,7 @@ line wins over its variable.`,
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long (0: never)")
 	fl.DurationVar(&f.pollInterval, "poll-interval", agentmemmcp.DefaultPollInterval, "how often subscribed resources are checked for changes made by other processes (negative: never)")
 	fl.StringVar(&f.model, "model", "", "http: the `PROVIDER:MODEL` behind the console's \"Consolidate now\" (as agentmem consolidate --model: anthropic:MODEL; empty: no button)")
+	fl.StringVar(&f.publicURL, "public-url", "", "http: the `URL` browsers reach this server at, behind a TLS proxy (https://…: the console's cookie is Secure)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown (SIGINT, SIGTERM) waits for calls in flight")
 	fl.VisitAll(func(f *pflag.Flag) { f.Usage += " ($" + envName(f.Name) + ")" })
 	// After the variables' names: --version has none (a deployment's
@@ -219,7 +227,7 @@ func flagName(cmd *cobra.Command, name string) string {
 }
 
 // httpFlags are the flags of serve that only --transport http uses.
-var httpFlags = []string{"keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-user-claim", "oauth-scope", "oauth-admin-scope", "listen", "path", "max-body", "max-import", "session-timeout"}
+var httpFlags = []string{"keys", "oauth-issuer", "oauth-audience", "oauth-jwks-url", "oauth-user-claim", "oauth-scope", "oauth-admin-scope", "listen", "path", "max-body", "max-import", "session-timeout", "public-url"}
 
 // serve checks the flags, opens the store and serves until the client
 // leaves (stdio) or a signal arrives.
@@ -259,6 +267,11 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			return usagef("serve: %s %q: give a URL path starting with /, such as /mcp, other than %s, %s, /.well-known/…, %s… and %s…",
 				flagName(cmd, "path"), f.path, healthzPath, readyzPath, consolePrefixes[0], consolePrefixes[1])
 		}
+		if f.publicURL != "" {
+			if u, err := url.Parse(f.publicURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				return usagef("serve: %s %q: give the absolute URL browsers reach this server at, such as https://memory.example.com", flagName(cmd, "public-url"), f.publicURL)
+			}
+		}
 		if strings.ContainsFunc(f.oauthAdminScope, func(r rune) bool { return r <= ' ' || r == '"' || r == '\\' || r == 0x7f }) {
 			return usagef("serve: %s %q: a scope has no spaces, quotes or control characters", flagName(cmd, "oauth-admin-scope"), f.oauthAdminScope)
 		}
@@ -271,7 +284,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.transport == "stdio" {
 		for _, name := range httpFlags {
 			if cmd.Flags().Changed(name) {
-				return usagef("serve: %s: --keys and --oauth-* are for --transport http, as are --listen, --path, --max-body, --max-import and --session-timeout; stdio serves --user", flagName(cmd, name))
+				return usagef("serve: %s: --keys and --oauth-* are for --transport http, as are --listen, --path, --max-body, --max-import, --session-timeout and --public-url; stdio serves --user", flagName(cmd, name))
 			}
 		}
 	}
@@ -361,6 +374,9 @@ func (a *app) consoleHandler(s *store.Store, auth *agentmemmcp.HTTPOptions, f *s
 		MaxBodyBytes:   f.maxBody,
 		MaxImportBytes: f.maxImport,
 		Logger:         slog.New(slog.NewTextHandler(a.stderr, nil)),
+		// Behind a proxy that terminates TLS serve sees plain HTTP: the
+		// public URL says whether browsers use HTTPS.
+		SecureCookie: strings.HasPrefix(f.publicURL, "https://"),
 	}
 	if auth.OAuth != nil {
 		opts.ResourceMetadataURL = auth.OAuth.MetadataURL()
@@ -475,6 +491,10 @@ func (a *app) serveHTTP(ctx context.Context, srv *agentmemmcp.Server, s *store.S
 	if api != nil {
 		fmt.Fprintf(a.stderr, "agentmem: serving the API on http://%s%s and the console on http://%s%s\n",
 			ln.Addr(), consolePrefixes[0]+"v1/", ln.Addr(), consolePrefixes[1])
+		if f.publicURL != "" {
+			fmt.Fprintf(a.stderr, "agentmem: browsers reach the console at %s%s (its session cookie Secure: %v)\n",
+				strings.TrimSuffix(f.publicURL, "/"), consolePrefixes[1], strings.HasPrefix(f.publicURL, "https://"))
+		}
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -11,7 +11,7 @@
 //   SHOTS_DIR     where the screenshots go
 //   CHROMIUM      the browser binary (default /usr/bin/chromium)
 // Each flow prints "ok <name>"; the first failure exits 1 with its reason.
-import { chromium } from "playwright-core";
+import { launch, finish } from "./lib.mjs";
 import assert from "node:assert/strict";
 import path from "node:path";
 
@@ -32,11 +32,7 @@ const api = async (method, p, key, { body, headers = {} } = {}) => {
   return { status: r.status, etag: r.headers.get("etag"), json: text ? JSON.parse(text) : null };
 };
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 const viewport = { width: 1280, height: 800 };
 const dialogs = [];
 const newContext = async (opts = {}) => {
@@ -56,8 +52,7 @@ const signIn = async (page, key) => {
   await Promise.all([page.waitForURL((u) => !u.pathname.endsWith("/signin")), page.click("button[type=submit]")]);
 };
 
-let exit = 0;
-try {
+await finish(browser, async () => {
   const admin = await newContext();
   const page = await admin.newPage();
 
@@ -126,9 +121,33 @@ try {
     await page.fill("textarea#content", "temporary note\n");
     await page.click("button:text-is('Save')");
     await page.waitForSelector("text=Saved.");
-    await page.click("button:text-is('Delete')");
-    await page.waitForSelector("text=Deleted main/scratch.md.");
+    await page.click("a:text-is('Delete…')");
+    await page.waitForSelector("h1:has-text('Delete main/scratch.md?')");
+    assert.equal((await api("GET", "namespaces/alice/files/main/scratch.md", "alice-key")).status, 200, "asking to confirm deletes nothing");
+    await shot(page, "delete");
+    await page.click("button:text-is('Delete main/scratch.md')");
+    await page.waitForSelector("p.flash:has-text('Deleted main/scratch.md.')");
     assert.equal((await api("GET", "namespaces/alice/files/main/scratch.md", "alice-key")).status, 404);
+    await page.reload();
+    assert.equal(await page.locator("p.flash").count(), 0, "the notice shows once");
+    await page.goto(base + "/ns/alice/?deleted=" + encodeURIComponent("everything. Call us"));
+    assert.equal(await page.locator("p.flash").count(), 0, "no notice from the URL");
+  });
+
+  await flow("undo a delete", async () => {
+    await page.goto(base + "/ns/alice/new");
+    await page.fill("input#path", "main/undo.md");
+    await page.fill("textarea#content", "keep this after all\n");
+    await page.click("button:text-is('Save')");
+    await page.waitForSelector("text=Saved.");
+    await page.click("a:text-is('Delete…')");
+    await page.click("button:text-is('Delete main/undo.md')");
+    await page.click("p.flash a:text-is('Restore it from its history')");
+    await page.click("button:text-is('Restore this version')");
+    await page.waitForSelector("p.flash:has-text('Restored version')");
+    const f = await api("GET", "namespaces/alice/files/main/undo.md", "alice-key");
+    assert.equal(f.status, 200, "restored");
+    assert.equal(f.json.content, "keep this after all\n");
   });
 
   await flow("search", async () => {
@@ -300,10 +319,45 @@ try {
     assert.equal(f.json.metadata.requested_by, "root");
     await ctx.close();
   });
-} catch (e) {
-  console.error("FAIL: " + (e && e.stack ? e.stack : e));
-  exit = 1;
-} finally {
-  await browser.close();
-}
-process.exit(exit);
+
+  await flow("narrow viewport", async () => {
+    // A phone: every main page fits its width (no sideways scrolling),
+    // the namespaces' action links stay in their row.
+    const narrow = { width: 390, height: 844 };
+    const ctx = await newContext({ viewport: narrow, isMobile: true, hasTouch: true });
+    const p = await ctx.newPage();
+    const fits = async (name) => {
+      await p.waitForLoadState("load");
+      // A phone widens the layout to fit what overflows: innerWidth grows too.
+      const m = await p.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+      assert.ok(m.scroll <= narrow.width && m.width === narrow.width, `${name}: the page is ${m.scroll} px wide (layout ${m.width} px) on a ${narrow.width} px screen`);
+      await shot(p, "narrow-" + name);
+    };
+    await p.goto(base + "/signin");
+    await fits("signin");
+    await signIn(p, "admin-key");
+    await fits("namespaces");
+    for (const row of await p.locator("table tbody tr").all()) {
+      const name = await row.locator("td").first().locator("a").boundingBox();
+      for (const a of await row.locator("td.links a").all()) {
+        const b = await a.boundingBox();
+        assert.ok(Math.abs(b.y - name.y) <= 2, `an action link sits ${b.y - name.y} px off its row's line`);
+      }
+    }
+    const pages = [["notebook", "/ns/alice/"], ["file", "/ns/alice/files/main/MEMORY.md"], ["edit", "/ns/alice/edit/main/MEMORY.md"],
+      ["history", "/ns/alice/history/"], ["file-history", "/ns/alice/history/main/MEMORY.md"], ["search", "/ns/alice/search?q=tea"],
+      ["delete", "/ns/alice/delete/main/MEMORY.md"], ["new", "/ns/alice/new"]];
+    for (const [name, u] of pages) {
+      await p.goto(base + u);
+      await fits(name);
+    }
+    await p.goto(base + "/ns/alice/history/main/MEMORY.md");
+    await p.locator("table.history tbody tr").last().locator("input[name=from]").check();
+    await p.click("button:text-is('Compare selected')");
+    await p.waitForSelector("pre.diff");
+    await fits("diff");
+    const icon = await p.request.get(base + "/favicon.ico");
+    assert.equal(icon.status(), 200, "the favicon");
+    await ctx.close();
+  });
+});
