@@ -60,6 +60,11 @@ type SearchResult struct {
 	// Truncated reports that something was left out (more files, longer
 	// files, more matches or a longer text than the limits allow).
 	Truncated bool `json:"truncated"`
+	// Fallback, when set, says why the search scanned at most the files
+	// its limit allows instead of answering from the folder's index (the
+	// index being built, or literal mode); Truncated then says whether
+	// files were left out.
+	Fallback string `json:"fallback,omitempty"`
 	// Related, only when no file matched (hybrid search), are the files
 	// closest in meaning to the query, none close enough to be a match:
 	// worth a look, not an answer.
@@ -573,6 +578,9 @@ func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (an
 // ErrScope. It also returns the snippet chars.
 func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, int, error) {
 	out := &SearchResult{Matches: []SearchMatch{}, Truncated: r.Truncated || len(r.Matches) > l.MaxSearchResults}
+	if r.Fallback == store.FallbackBuilding { // literal mode always scans: nothing to tell the model
+		out.Fallback = r.Fallback
+	}
 	var chars int
 	var cut bool
 	var err error
