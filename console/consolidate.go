@@ -110,7 +110,7 @@ func markModel(m memory.Model) memory.Model {
 }
 
 var errNotConfigured = problemOf(http.StatusNotImplemented, "consolidation-not-configured",
-	"this server has no consolidation model: its operator sets console.Options.Consolidator (agentmem serve: a model from flags or the environment)")
+	"this server has no consolidation model: its operator turns consolidation on by naming one (agentmem serve --model anthropic:MODEL, or $AGENTMEM_MODEL)")
 
 // consolidateNamespace serves POST …/consolidate: one consolidation
 // (?dry_run=1: the proposal, nothing written), exactly once per

@@ -272,7 +272,11 @@ func TestConsolidateAccess(t *testing.T) {
 func TestConsolidateNotConfigured(t *testing.T) {
 	e := newEnv(t)
 	e.seed("alice/main/pruned.md", consolidatePruned)
-	e.do(consolidateReq("alice", "alice-key", "")).want(501, "consolidation-not-configured")
+	p := e.do(consolidateReq("alice", "alice-key", "")).want(501, "consolidation-not-configured").json()
+	// The detail names what the server's operator sets, not a Go option.
+	if d, _ := p["detail"].(string); !strings.Contains(d, "agentmem serve --model") || strings.Contains(d, "Options") {
+		t.Fatalf("detail %q, want the serve flag that turns consolidation on", d)
+	}
 	e.do(consolidateReq("alice", "alice-key", "?dry_run=1")).want(501, "consolidation-not-configured")
 	ck := e.signIn("alice-key")
 	w := e.page(pageReq{method: "GET", target: "/ns/alice/", cookie: ck})
