@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -294,6 +295,12 @@ func javacBin() string {
 	return j
 }
 
+// AptGetEnv names the variable that, when set, is the program [Install]
+// runs in place of apt-get, with apt-get's arguments: scripts/emulators.sh
+// sets it to scripts/lib/apt.sh, which waits for another apt or dpkg
+// process to let go of the lock first.
+const AptGetEnv = "AGENTMEM_APT_GET"
+
 func aptInstall(ctx context.Context, log io.Writer, pkgs []string) error {
 	if _, err := exec.LookPath("apt-get"); err != nil {
 		return fmt.Errorf("%w: install these packages by hand: %s", ErrNotInstalled, strings.Join(pkgs, " "))
@@ -302,8 +309,9 @@ func aptInstall(ctx context.Context, log io.Writer, pkgs []string) error {
 		return fmt.Errorf("%w: install as root: apt-get update && apt-get install -y %s", ErrNotInstalled, strings.Join(pkgs, " "))
 	}
 	fmt.Fprintf(log, "[emulators] apt-get install %s\n", strings.Join(pkgs, " "))
+	aptGet := cmp.Or(os.Getenv(AptGetEnv), "apt-get")
 	for _, args := range [][]string{{"update", "-qq"}, append([]string{"install", "-y", "-qq", "--no-install-recommends"}, pkgs...)} {
-		if err := run(ctx, "", append(os.Environ(), "DEBIAN_FRONTEND=noninteractive"), log, "apt-get", args...); err != nil {
+		if err := run(ctx, "", append(os.Environ(), "DEBIAN_FRONTEND=noninteractive"), log, aptGet, args...); err != nil {
 			return fmt.Errorf("apt-get %s: %w (install by hand: apt-get install -y %s)", args[0], err, strings.Join(pkgs, " "))
 		}
 	}
