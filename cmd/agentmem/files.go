@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -657,6 +658,8 @@ OS user name, else "agentmem".`,
 					return fmt.Errorf("operation id %q was used before with another path or text; nothing was written: pick a new id: %w", opID, err)
 				case errors.Is(err, store.ErrTooLarge) && !rotate:
 					return fileErr(p, fmt.Errorf("%w (nothing was appended: --rotate starts the next file of a series instead, or raise --max-size)", err))
+				case errors.Is(err, store.ErrTooLarge) && entryChars(argv[1]) > maxSize:
+					return usagef("append: TEXT alone is %d characters with its newline, over --max-size %d, so no file of the series can hold it; nothing was appended: split it or raise --max-size", entryChars(argv[1]), maxSize)
 				case err != nil:
 					return fileErr(p, deadline(err, a.timeout))
 				}
@@ -686,6 +689,12 @@ OS user name, else "agentmem".`,
 	c.Flags().Var(&maxAge, "max-age", "with --rotate: delete older files whose last append is older than `AGE` (720h, 30d; default: never)")
 	byFlag(c, &by)
 	return c
+}
+
+// entryChars is the size an append of text adds to a file, as the
+// notebook counts it: text without trailing space, and a newline.
+func entryChars(text string) int {
+	return utf8.RuneCountInString(strings.TrimRightFunc(text, unicode.IsSpace)) + 1
 }
 
 // ageValue is a flag's age: a Go duration (720h) or whole days (30d);
