@@ -198,6 +198,19 @@ func TestEveryAptGetGoesThroughTheHelper(t *testing.T) {
 	}
 }
 
+// TestInstallRunsTheHelper: the emulators' installer runs apt-get through
+// scripts/lib/apt.sh, also when started without scripts/emulators.sh.
+func TestInstallRunsTheHelper(t *testing.T) {
+	t.Setenv(AptGetEnv, "")
+	if got, want := aptGetCommand(), filepath.Join(repoRoot(t), aptScript); got != want {
+		t.Errorf("aptGetCommand() = %q, want %q", got, want)
+	}
+	t.Setenv(AptGetEnv, "/opt/apt-wrapper")
+	if got := aptGetCommand(); got != "/opt/apt-wrapper" {
+		t.Errorf("aptGetCommand() with %s set = %q", AptGetEnv, got)
+	}
+}
+
 func readLog(t *testing.T, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "log"))

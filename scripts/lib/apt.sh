@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # apt-get, once no other apt or dpkg process holds their locks: every apt-get call of the scripts
-# goes through it (test.sh and containers.sh source it and call apt_get; emulators.sh exports
-# AGENTMEM_APT_GET, so that module testenv's installer runs it too).
+# goes through it (test.sh and containers.sh source it and call apt_get; module testenv's installer
+# runs it as $AGENTMEM_APT_GET, which emulators.sh exports, else finds it beside go.work).
 #
 #   scripts/lib/apt.sh ARGS...              runs apt-get ARGS... (DEBIAN_FRONTEND=noninteractive)
 #   . scripts/lib/apt.sh; apt_get ARGS...   the same, from a script
