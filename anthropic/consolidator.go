@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,7 +21,9 @@ const DefaultConsolidationMaxTokens = 4096
 // as the system prompt and the user text as one user message; the answer's
 // text blocks joined, its usage, and the model id the API reports. Pass
 // &client.Messages and the model to use. A nil messages is an error on use
-// (store.ErrNilArgument).
+// (store.ErrNilArgument); an answer without text, or cut at max_tokens,
+// is [ErrAnswer]; an error of the API says its status, type, message and
+// request id, and whether to try again, wrapping the SDK's *sdk.Error.
 func Model(messages *sdk.MessageService, model sdk.Model) memory.Model {
 	return claudeModel{messages, model}
 }
@@ -45,14 +48,61 @@ func (c claudeModel) Generate(ctx context.Context, req memory.ModelRequest) (mem
 		Messages:  []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock(req.User))},
 	})
 	if err != nil {
-		return memory.ModelResponse{}, err
+		return memory.ModelResponse{}, apiError(c.model, err)
 	}
 	var text strings.Builder
+	var kinds []string
 	for _, b := range msg.Content {
+		kinds = append(kinds, b.Type)
 		if b.Type == "text" {
 			text.WriteString(b.Text)
 		}
 	}
-	return memory.ModelResponse{Text: text.String(), Model: string(msg.Model),
-		Usage: memory.Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)}}, nil
+	usage := memory.Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)}
+	switch {
+	case msg.StopReason == sdk.StopReasonMaxTokens:
+		return memory.ModelResponse{Model: string(msg.Model), Usage: usage}, fmt.Errorf("%w: %s's answer was cut at max_tokens (%d): raise the answer bound (MaxOutputTokens, agentmem consolidate --max-output-tokens)", ErrAnswer, msg.Model, maxTokens)
+	case text.Len() == 0:
+		return memory.ModelResponse{Model: string(msg.Model), Usage: usage}, fmt.Errorf("%w: %s answered no text (stop reason %q, content %v): consolidation needs the edits as text", ErrAnswer, msg.Model, msg.StopReason, kinds)
+	}
+	return memory.ModelResponse{Text: text.String(), Model: string(msg.Model), Usage: usage}, nil
 }
+
+// ErrAnswer reports an answer of the Messages API that [Model] cannot
+// hand to consolidation: no text (only tool_use blocks, say), or text cut
+// at max_tokens.
+var ErrAnswer = errors.New("anthropic: the model's answer is not a whole text")
+
+// apiError says what an error of the Messages API means: the HTTP status,
+// the API's error type and message, the request id, and whether to try
+// again (429, 5xx and 529 overloaded) or fix the request or key. The SDK's
+// *sdk.Error (with the URL and the raw body) stays reachable with
+// errors.As.
+func apiError(model sdk.Model, err error) error {
+	var e *sdk.Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("anthropic: the Messages API (model %s) did not answer: %w", model, err)
+	}
+	what := strings.TrimSpace(fmt.Sprintf("%d %s", e.StatusCode, e.Type()))
+	if e.Message != "" {
+		what += ": " + e.Message
+	}
+	if e.RequestID != "" {
+		what += " (request " + e.RequestID + ")"
+	}
+	advice := "fix the request or the API key"
+	if e.StatusCode == 429 || e.StatusCode >= 500 {
+		advice = "try again later"
+	}
+	return &wrapped{fmt.Sprintf("anthropic: the Messages API (model %s) answered %s: %s", model, what, advice), err}
+}
+
+// wrapped is an error with its own text that unwraps to another (whose
+// text, here the SDK's with the URL and the raw body, it leaves out).
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }

@@ -121,6 +121,12 @@ type Options struct {
 	// Preview), and the console adds [RequestedByKey] and [ClientKey] to
 	// Metadata.
 	ConsolidateOptions *memory.ConsolidateOptions
+	// ConsolidateRecordRetention is how long the record of a consolidate
+	// request made with an Idempotency-Key (or from the page's form) is
+	// kept: a retry within it is answered from the record. Older records
+	// are deleted as new ones are made (see [RecordedAtKey]). Default
+	// [DefaultConsolidateRecordRetention]; negative is refused.
+	ConsolidateRecordRetention time.Duration
 }
 
 // Handler serves the JSON API of one store under /api/v1/. It is an
@@ -148,6 +154,10 @@ type Handler struct {
 	// model is Options.Consolidator with its errors marked; nil = off.
 	model           memory.Model
 	consolidateOpts memory.ConsolidateOptions
+	// recordRetention is Options.ConsolidateRecordRetention, defaulted.
+	recordRetention time.Duration
+	// now is the clock of the records' retention (tests replace it).
+	now func() time.Time
 	// observe, when set (by tests), is told the operation and status of
 	// every response.
 	observe func(op string, status int)
@@ -156,8 +166,9 @@ type Handler struct {
 // New returns the API handler over s. It does no I/O: every request reads
 // the store under its own context. It fails with [ErrOptions] when s or
 // opts.Authenticate is nil, MaxBodyBytes or MaxImportBytes is negative,
-// opts.Memory sets a namespace or is refused by memory.New, or
-// opts.ConsolidateOptions holds invalid Metadata.
+// opts.Memory sets a namespace or is refused by memory.New,
+// opts.ConsolidateOptions holds invalid Metadata, or
+// ConsolidateRecordRetention is negative.
 func New(s *store.Store, opts *Options) (*Handler, error) {
 	if s == nil || s.Driver() == nil {
 		return nil, fmt.Errorf("%w: pass a store with a driver to serve", ErrOptions)
@@ -173,6 +184,9 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	}
 	if opts.MaxImportBytes < 0 {
 		return nil, fmt.Errorf("%w: MaxImportBytes must be positive, got %d", ErrOptions, opts.MaxImportBytes)
+	}
+	if opts.ConsolidateRecordRetention < 0 {
+		return nil, fmt.Errorf("%w: ConsolidateRecordRetention must be positive, got %v", ErrOptions, opts.ConsolidateRecordRetention)
 	}
 	var co memory.ConsolidateOptions
 	if opts.ConsolidateOptions != nil {
@@ -206,6 +220,8 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 		mux:             http.NewServeMux(),
 		consolidateOpts: co,
 		secureCookie:    opts.SecureCookie,
+		recordRetention: cmp.Or(opts.ConsolidateRecordRetention, DefaultConsolidateRecordRetention),
+		now:             time.Now,
 	}
 	if opts.Consolidator != nil {
 		h.model = markModel(opts.Consolidator)

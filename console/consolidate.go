@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/memory"
@@ -110,7 +112,7 @@ func markModel(m memory.Model) memory.Model {
 }
 
 var errNotConfigured = problemOf(http.StatusNotImplemented, "consolidation-not-configured",
-	"this server has no consolidation model: its operator sets console.Options.Consolidator (agentmem serve: a model from flags or the environment)")
+	"this server has no consolidation model: its operator turns consolidation on by naming one (agentmem serve --model anthropic:MODEL, or $AGENTMEM_MODEL)")
 
 // consolidateNamespace serves POST …/consolidate: one consolidation
 // (?dry_run=1: the proposal, nothing written), exactly once per
@@ -156,6 +158,22 @@ type consolidateRecord struct {
 // records of consolidate requests.
 const recordDir = "requests"
 
+// DefaultConsolidateRecordRetention is how long the record of a
+// consolidate request is kept by default: 30 days, past the store's
+// receipts (7 days by default), so that a late retry is still answered.
+const DefaultConsolidateRecordRetention = 30 * 24 * time.Hour
+
+// RecordedAtKey is the metadata key of a consolidate request's record
+// (under the notebook's memory.StateDir, in requests/): when the request
+// claimed it, RFC 3339 in UTC. The records' retention reads it, as
+// core/memory's rotation reads memory.AppendedAtKey: each new record
+// deletes the namespace's records older than
+// Options.ConsolidateRecordRetention, each delete recorded with
+// UpdatedByKey memory.RetentionUpdatedBy and memory.RetentionReasonKey
+// (the store's history can restore it). A record without the key, made
+// before the console kept one, gets it when a pruning first finds it.
+const RecordedAtKey = "recorded_at"
+
 // consolidateOnce applies a consolidation, exactly once under op when not
 // nil. The request is claimed first by writing a record under op (so a
 // key used for another request is refused, 422, before the model is
@@ -171,8 +189,9 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 		return out, false, err
 	}
 	ctx := c.r.Context()
-	p := c.ns + "/" + h.agent + "/" + memory.StateDir + "/" + recordDir + "/" + digestHex(op.ID)[:40] + ".json"
-	meta, err := c.stampMetadata(nil)
+	dir := c.ns + "/" + h.agent + "/" + memory.StateDir + "/" + recordDir + "/"
+	p := dir + digestHex(op.ID)[:40] + ".json"
+	meta, err := c.stampMetadata(map[string]string{RecordedAtKey: h.now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return ConsolidateJSON{}, false, err
 	}
@@ -189,6 +208,8 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 		version = v
 	} else if err != nil {
 		return ConsolidateJSON{}, false, err
+	} else {
+		h.pruneRecords(ctx, dir, p) // a new record: the old ones' retention
 	}
 	out, err := h.consolidate(c, false)
 	if err != nil {
@@ -205,6 +226,63 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 		}
 	}
 	return out, false, err
+}
+
+// pruneRecords deletes the records under dir (one notebook's) that are
+// older than the retention, but keep (the record just made), as
+// core/memory's rotation deletes a series' old files: each delete is a
+// compare-and-swap on the version read, with an operation id derived from
+// the path and that version and the metadata of a retention delete (see
+// [RecordedAtKey]); a record changed meanwhile waits for the next pruning.
+// It costs the folder's listing and one read per record. A failure is
+// logged: the request it runs in does not fail for it.
+func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
+	now := h.now()
+	err := func() error {
+		for p, err := range h.s.Walk(ctx, dir, 0) {
+			if err != nil {
+				return err
+			}
+			if p == keep {
+				continue
+			}
+			f, err := h.s.Read(ctx, p, wholeFile)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			at, perr := time.Parse(time.RFC3339, f.Metadata[RecordedAtKey])
+			if perr != nil {
+				// Made before records had a time: it gets one now, and goes
+				// one retention later.
+				meta := maps.Clone(f.Metadata)
+				if meta == nil {
+					meta = map[string]string{}
+				}
+				meta[RecordedAtKey] = now.UTC().Format(time.RFC3339)
+				_, err = h.s.Write(ctx, store.WriteRequest{Path: p, Content: f.Content, Expected: f.Version, Metadata: meta})
+			} else if now.Sub(at) > h.recordRetention {
+				key := digestHex("retention_delete\x00" + p + "\x00" + f.Version)
+				_, err = h.s.Delete(ctx, store.DeleteRequest{Path: p, Expected: f.Version,
+					Metadata: map[string]string{UpdatedByKey: memory.RetentionUpdatedBy,
+						memory.RetentionReasonKey: "consolidate request record older than " + h.recordRetention.String()},
+					Operation: &store.Operation{ID: "agentmem-retention:" + key[:40], Fingerprint: key}})
+			}
+			if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		attrs := []any{"error_kind", store.ErrorKind(err)}
+		if h.logDetails {
+			attrs = append(attrs, "error", err)
+		}
+		h.log.ErrorContext(ctx, "agentmem/console: deleting old consolidate request records failed; the next request tries again", attrs...)
+	}
 }
 
 // readRecord reads the record at p, refusing one of another request.

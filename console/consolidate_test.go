@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
@@ -272,7 +273,11 @@ func TestConsolidateAccess(t *testing.T) {
 func TestConsolidateNotConfigured(t *testing.T) {
 	e := newEnv(t)
 	e.seed("alice/main/pruned.md", consolidatePruned)
-	e.do(consolidateReq("alice", "alice-key", "")).want(501, "consolidation-not-configured")
+	p := e.do(consolidateReq("alice", "alice-key", "")).want(501, "consolidation-not-configured").json()
+	// The detail names what the server's operator sets, not a Go option.
+	if d, _ := p["detail"].(string); !strings.Contains(d, "agentmem serve --model") || strings.Contains(d, "Options") {
+		t.Fatalf("detail %q, want the serve flag that turns consolidation on", d)
+	}
 	e.do(consolidateReq("alice", "alice-key", "?dry_run=1")).want(501, "consolidation-not-configured")
 	ck := e.signIn("alice-key")
 	w := e.page(pageReq{method: "GET", target: "/ns/alice/", cookie: ck})
@@ -381,5 +386,90 @@ func TestConsolidateConcurrentSameKey(t *testing.T) {
 	}
 	if h := e.history(store.HistoryRequest{Path: "alice/main/travel.md"}); len(h.Entries) != 1 {
 		t.Fatalf("travel.md written %d times, want once", len(h.Entries))
+	}
+}
+
+// records lists the console's records of consolidate requests in alice's
+// notebook, with their metadata.
+func (e *env) records() map[string]map[string]string {
+	e.t.Helper()
+	out := map[string]map[string]string{}
+	for p, err := range e.s.Walk(e.t.Context(), recordsOf("alice"), 0) {
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		f, err := e.s.Read(e.t.Context(), p, 1)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out[p] = f.Metadata
+	}
+	return out
+}
+
+func recordsOf(ns string) string {
+	return ns + "/" + memory.DefaultAgentName + "/" + memory.StateDir + "/" + recordDir + "/"
+}
+
+// TestConsolidateRecordRetention: each new record of a keyed consolidate
+// request deletes the notebook's records older than the retention, as
+// rotation's retention deletes a series' old files (recorded with
+// updated_by agentmem-retention and the reason); a record made before
+// records had a time gets one, and goes one retention later.
+func TestConsolidateRecordRetention(t *testing.T) {
+	e, _ := newConsolidateEnv(t, consolidateAnswer)
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clock := t0
+	e.h.now = func() time.Time { return clock }
+	day := 24 * time.Hour
+	legacy := recordsOf("alice") + "0123456789abcdef0123456789abcdef01234567.json"
+	e.seed(legacy, `{"fingerprint":"f","done":false}`+"\n")
+
+	e.do(consolidateReq("alice", "alice-key", "", "Idempotency-Key: r-1")).want(200, "")
+	recs := e.records()
+	if len(recs) != 2 {
+		t.Fatalf("records %v, want r-1's and the legacy one", recs)
+	}
+	var first string
+	for p, md := range recs {
+		if p != legacy {
+			first = p
+			if md[RecordedAtKey] != "2026-01-01T12:00:00Z" {
+				t.Fatalf("record %s has %s=%q, want the request's time", p, RecordedAtKey, md[RecordedAtKey])
+			}
+		}
+	}
+	if recs[legacy][RecordedAtKey] != "2026-01-01T12:00:00Z" {
+		t.Fatalf("the legacy record was not given a time: %v", recs[legacy])
+	}
+
+	// Within the retention: kept.
+	clock = t0.Add(DefaultConsolidateRecordRetention)
+	e.do(consolidateReq("alice", "alice-key", "", "Idempotency-Key: r-2")).want(200, "")
+	if recs := e.records(); len(recs) != 3 || recs[first] == nil || recs[legacy] == nil {
+		t.Fatalf("records %v, want all three kept", recs)
+	}
+	// Past it: the two older ones go, recorded as retention deletes.
+	clock = t0.Add(DefaultConsolidateRecordRetention + day)
+	e.do(consolidateReq("alice", "alice-key", "", "Idempotency-Key: r-3")).want(200, "")
+	recs = e.records()
+	if len(recs) != 2 || recs[first] != nil || recs[legacy] != nil {
+		t.Fatalf("records %v, want r-2's and r-3's", recs)
+	}
+	for _, p := range []string{first, legacy} {
+		h := e.history(store.HistoryRequest{Path: p}) // newest first
+		if len(h.Entries) == 0 || !h.Entries[0].Deleted || h.Entries[0].Metadata[UpdatedByKey] != memory.RetentionUpdatedBy ||
+			h.Entries[0].Metadata[memory.RetentionReasonKey] != "consolidate request record older than 720h0m0s" {
+			t.Fatalf("%s: last change %+v, want a retention delete", p, h.Entries)
+		}
+	}
+	// A retry of r-3 is still answered from its record.
+	e.do(consolidateReq("alice", "alice-key", "", "Idempotency-Key: r-3")).want(200, "")
+}
+
+func TestNewRefusesNegativeRecordRetention(t *testing.T) {
+	s := store.New(newMemDriver(t), nil)
+	if _, err := New(s, &Options{Authenticate: testAuth, ConsolidateRecordRetention: -time.Hour}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("New = %v, want ErrOptions", err)
 	}
 }

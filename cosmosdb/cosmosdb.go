@@ -99,7 +99,7 @@ func New(ctx context.Context, client *azcosmos.Client, database, container strin
 	props, err := c.Read(ctx, nil)
 	if statusOf(err) == 404 {
 		if opts.NoCreate || opts.SkipCreate {
-			return nil, fmt.Errorf("cosmosdb: create container %q in database %q first, or leave Options.NoCreate unset: %w: %w", container, database, driver.ErrStoreNotFound, err)
+			return nil, fmt.Errorf("cosmosdb: create container %q in database %q first, or open it without create=false, which creates it: %w: %w", container, database, driver.ErrStoreNotFound, err)
 		}
 		if err = create(ctx, client, database, container, opts.Throughput); err == nil {
 			props, err = c.Read(ctx, nil)

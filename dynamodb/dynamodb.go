@@ -96,7 +96,7 @@ func New(ctx context.Context, client *awsdynamodb.Client, table string, opts *Op
 	var missing *types.ResourceNotFoundException
 	switch {
 	case errors.As(err, &missing) && noCreate:
-		return nil, errorf("create table %q first, or unset Options.NoCreate: %w: %w", table, driver.ErrStoreNotFound, err)
+		return nil, errorf("create table %q first, or open it without create=false, which creates it: %w: %w", table, driver.ErrStoreNotFound, err)
 	case errors.As(err, &missing):
 		if desc, err = d.create(ctx, o.CreateTimeout); err != nil {
 			return nil, err

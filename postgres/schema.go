@@ -458,7 +458,7 @@ func checkTable(ctx context.Context, pool *pgxpool.Pool, s statements) error {
 		return fmt.Errorf("postgres: checking the table %s: %w", s.table, fail(ctx, err))
 	}
 	if !found {
-		return fmt.Errorf("postgres: the table %q does not exist (create it first, or open it without NoCreate): %w", s.table, driver.ErrStoreNotFound)
+		return fmt.Errorf("postgres: the table %q does not exist (create it first, or open it without create=false, which creates it): %w", s.table, driver.ErrStoreNotFound)
 	}
 	return nil
 }

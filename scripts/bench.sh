@@ -16,7 +16,8 @@ if ((${#emulators[@]})); then
   scripts/emulators.sh install "${emulators[@]}"
 fi
 # The retrieval benchmarks (e2e/internal/retrieval) read shared/retrieval/dev.json beside the clone
-# and fail without it; AGENTMEM_RETRIEVAL_DEV names another copy.
+# (AGENTMEM_RETRIEVAL_DEV names another copy); without it they leave that set out, saying why, and
+# run the project's own sets.
 if [[ -z "${AGENTMEM_RETRIEVAL_DEV:-}" && -f "$ROOT/../shared/retrieval/dev.json" ]]; then
   export AGENTMEM_RETRIEVAL_DEV="$ROOT/../shared/retrieval/dev.json"
 fi

@@ -19,6 +19,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# shellcheck source=lib/apt.sh
+. scripts/lib/apt.sh # apt_get: apt-get once no other apt or dpkg holds the lock
 DATA="$ROOT/.cache/docker-data" # a private dockerd's data root (images, layers): no sockets
 RUN=""                         # its sockets, exec root, pid file and log: mktemp -d /tmp/am-XXXXXX
 log() { printf '[containers] %s\n' "$*" >&2; }
@@ -61,9 +63,8 @@ if ! docker info >/dev/null 2>&1; then
   [[ "$(id -u)" == 0 ]] || die "no Docker daemon answers; start one (or run as root to let this script start one)"
   if ! command -v dockerd >/dev/null 2>&1; then
     log "apt-get install docker.io"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io >&2 ||
-      die "apt-get install docker.io failed"
+    apt_get update -qq >&2 || die "apt-get update failed"
+    apt_get install -y -qq --no-install-recommends docker.io >&2 || die "apt-get install docker.io failed"
   fi
   ip link show docker0 >/dev/null 2>&1 || had_bridge=0
   # 0700, short: /tmp/am-XXXXXX/exec/containerd/containerd-debug.sock is 50 bytes.

@@ -23,6 +23,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # new one is unset, for one release.
 export AGENTMEM_EMULATORS_CACHE="${AGENTMEM_EMULATORS_CACHE:-${AGENTMEM_EMULATOR_CACHE:-$ROOT/.cache/emulators}}"
 [[ -n "${AGENTMEM_EMULATOR_CACHE:-}" ]] && printf '[emulators] AGENTMEM_EMULATOR_CACHE is deprecated: set AGENTMEM_EMULATORS_CACHE (the tests read that one)\n' >&2
+# testenv's installer runs apt-get through scripts/lib/apt.sh, which waits for another apt or
+# dpkg to let go of the lock.
+export AGENTMEM_APT_GET="${AGENTMEM_APT_GET:-$ROOT/scripts/lib/apt.sh}"
 emulators() { (cd "$ROOT" && go run ./testenv/cmd/emulators "$@"); }
 
 case "${1:-}" in

@@ -14,6 +14,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# shellcheck source=lib/apt.sh
+. scripts/lib/apt.sh # apt_get: apt-get once no other apt or dpkg holds the lock
 export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 # Without the race detector's second of sleep at every race-built process's
 # exit (atexit_sleep_ms): one per test binary, and more where tests start
@@ -39,7 +41,8 @@ if ((${#emulators[@]})); then
 fi
 
 echo "== browser test prerequisites (console's TestBrowser*): Debian's chromium, playwright-core"
-[[ -x /usr/bin/chromium ]] || { apt-get update -qq && apt-get install -y -qq chromium; }
+# apt-get through scripts/lib/apt.sh: it waits for another apt or dpkg to let go of the lock.
+[[ -x /usr/bin/chromium ]] || { apt_get update -qq && apt_get install -y -qq chromium; }
 (cd console/browsertest && npm ci --no-audit --no-fund --silent)
 
 echo "== go test (emulators: ${AGENTMEM_EMULATORS:-processes}, started by each test binary)"

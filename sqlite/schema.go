@@ -169,7 +169,7 @@ func (d *Driver) checkTable(ctx context.Context) error {
 		return fmt.Errorf("sqlite: cannot open the database file %s: %w", d.path, fail(ctx, err))
 	}
 	if n == 0 {
-		return fmt.Errorf("sqlite: the database file %s has no table %q (create it first, or open it without NoCreate): %w", d.path, d.opts.Table, driver.ErrStoreNotFound)
+		return fmt.Errorf("sqlite: the database file %s has no table %q (create it first, or open it without create=false, which creates it): %w", d.path, d.opts.Table, driver.ErrStoreNotFound)
 	}
 	return nil
 }

@@ -222,7 +222,7 @@ func checkFile(path string) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("sqlite: the database file %s does not exist (create it first, or open it without NoCreate): %w", path, driver.ErrStoreNotFound)
+		return fmt.Errorf("sqlite: the database file %s does not exist (create it first, or open it without create=false, which creates it): %w", path, driver.ErrStoreNotFound)
 	case err != nil:
 		return fmt.Errorf("sqlite: cannot open the database file %s: %w", path, err)
 	case !st.Mode().IsRegular():

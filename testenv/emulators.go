@@ -197,7 +197,9 @@ func ParseEmulators(names ...string) ([]Emulator, error) {
 }
 
 // Install installs what the process path of each emulator needs: Debian
-// packages with apt-get (as root; otherwise it says which to install), then
+// packages with apt-get (as root; otherwise it says which to install),
+// through the repository's scripts/lib/apt.sh, which waits for another
+// apt or dpkg to let go of the lock (see [AptGetEnv]), then
 // the files under the cache directory (see [CacheEnv]). It is idempotent and
 // ends by checking that each emulator can start, as testenv does before
 // starting one.
@@ -294,6 +296,27 @@ func javacBin() string {
 	return j
 }
 
+// AptGetEnv names the variable that, when set, is the program [Install]
+// runs in place of apt-get, with apt-get's arguments: scripts/emulators.sh
+// sets it to scripts/lib/apt.sh, which waits for another apt or dpkg
+// process to let go of the lock first.
+const AptGetEnv = "AGENTMEM_APT_GET"
+
+// aptGetCommand is what [Install] runs for apt-get: $AGENTMEM_APT_GET,
+// else the repository's scripts/lib/apt.sh when there is one above the
+// working directory, else apt-get itself.
+func aptGetCommand() string {
+	if c := os.Getenv(AptGetEnv); c != "" {
+		return c
+	}
+	if root, err := workRoot(); err == nil {
+		if p := filepath.Join(root, "scripts", "lib", "apt.sh"); exists(p) {
+			return p
+		}
+	}
+	return "apt-get"
+}
+
 func aptInstall(ctx context.Context, log io.Writer, pkgs []string) error {
 	if _, err := exec.LookPath("apt-get"); err != nil {
 		return fmt.Errorf("%w: install these packages by hand: %s", ErrNotInstalled, strings.Join(pkgs, " "))
@@ -302,8 +325,9 @@ func aptInstall(ctx context.Context, log io.Writer, pkgs []string) error {
 		return fmt.Errorf("%w: install as root: apt-get update && apt-get install -y %s", ErrNotInstalled, strings.Join(pkgs, " "))
 	}
 	fmt.Fprintf(log, "[emulators] apt-get install %s\n", strings.Join(pkgs, " "))
+	aptGet := aptGetCommand()
 	for _, args := range [][]string{{"update", "-qq"}, append([]string{"install", "-y", "-qq", "--no-install-recommends"}, pkgs...)} {
-		if err := run(ctx, "", append(os.Environ(), "DEBIAN_FRONTEND=noninteractive"), log, "apt-get", args...); err != nil {
+		if err := run(ctx, "", append(os.Environ(), "DEBIAN_FRONTEND=noninteractive"), log, aptGet, args...); err != nil {
 			return fmt.Errorf("apt-get %s: %w (install by hand: apt-get install -y %s)", args[0], err, strings.Join(pkgs, " "))
 		}
 	}

@@ -207,16 +207,26 @@ func cacheDir() (string, error) {
 	if d := os.Getenv(DeprecatedCacheEnv); d != "" {
 		return d, nil
 	}
+	root, err := workRoot()
+	if err != nil {
+		return "", fmt.Errorf("%w: %w to find .cache/emulators in (set %s)", ErrNotInstalled, err, CacheEnv)
+	}
+	return filepath.Join(root, ".cache", "emulators"), nil
+}
+
+// workRoot returns the folder holding go.work at or above the working
+// directory: the repository's root.
+func workRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return filepath.Join(d, ".cache", "emulators"), nil
+			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w: no go.work above %s to find .cache/emulators in (set %s)", ErrNotInstalled, wd, CacheEnv)
+			return "", fmt.Errorf("no go.work above %s", wd)
 		}
 	}
 }

@@ -125,7 +125,12 @@ its size and SHA-256; the manifest last) before anything is written, and each
 file gets the metadata the manifest lists: a damaged archive, or one without
 its manifest (cut short), writes nothing, with or without --force (exit 2).`,
 		Example: "  agentmem import -i kamal.tar\n  agentmem --store file:backup export | agentmem import",
-		Args:    args(cobra.NoArgs),
+		Args: func(cmd *cobra.Command, argv []string) error {
+			if len(argv) > 0 {
+				return usagef("import takes no argument, got %q: it reads the archive from stdin or -i FILE (agentmem import -i %s)", argv[0], argv[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			r := a.stdin
 			if in != "" {
@@ -138,10 +143,15 @@ its manifest (cut short), writes nothing, with or without --force (exit 2).`,
 			}
 			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
 				rep, err := a.importArchive(ctx, s, r, force)
-				fmt.Fprintf(a.stderr, "imported: %d created, %d replaced, %d unchanged, %d differ\n", rep.Created, rep.Replaced, rep.Unchanged, len(rep.Differ))
 				if err != nil {
+					// A refused archive wrote nothing: no summary of zeros
+					// before the error. A failure part way says what landed.
+					if rep.Created+rep.Replaced > 0 {
+						fmt.Fprintf(a.stderr, "imported before the error: %d created, %d replaced, %d unchanged\n", rep.Created, rep.Replaced, rep.Unchanged)
+					}
 					return err
 				}
+				fmt.Fprintf(a.stderr, "imported: %d created, %d replaced, %d unchanged, %d differ\n", rep.Created, rep.Replaced, rep.Unchanged, len(rep.Differ))
 				if len(rep.Differ) > 0 {
 					for _, p := range rep.Differ {
 						fmt.Fprintf(a.stderr, "differs: %s\n", p)

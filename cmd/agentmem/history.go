@@ -307,8 +307,8 @@ stderr and nothing on stdout, which tells it from a difference.`,
 				return fileErr(p, err)
 			}
 			for _, v := range argv[1:] {
-				if v == "" {
-					return usagef("diff: a version must not be empty (agentmem log %s lists them)", p)
+				if err := checkVersion("diff", p, v); err != nil {
+					return err
 				}
 			}
 			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
@@ -376,6 +376,32 @@ func (a *app) lastReplaced(ctx context.Context, s *store.Store, p string) (side,
 	return a.versionSide(ctx, s, p, prev, "a/")
 }
 
+// versionStem is the length of the part every store version starts with:
+// 26 characters of Crockford base32 (a ULID: its time, then random bits),
+// followed by nothing, or by "~" or "+" and what the store adds.
+const versionStem = 26
+
+// crockford is the alphabet of a version's stem.
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// checkVersion refuses, as a usage error (exit 2), a VERSION argument of
+// cmd that no store makes: empty, or not starting with 26 characters of
+// Crockford base32. Whether a well-formed one exists is the store's
+// answer (exit 4 when not).
+func checkVersion(cmd, p, v string) error {
+	if v == "" {
+		return usagef("%s: VERSION must not be empty (agentmem log %s lists them)", cmd, p)
+	}
+	ok := len(v) >= versionStem && (len(v) == versionStem || v[versionStem] == '~' || v[versionStem] == '+')
+	for i := 0; ok && i < versionStem; i++ {
+		ok = strings.IndexByte(crockford, v[i]) >= 0
+	}
+	if !ok {
+		return usagef("%s: %q is not a version: a version is 26 characters of base32 (digits and capitals but I, L, O, U), such as 01JZ8Q4N6B3S9V0T2W5X7Y1C4D; agentmem log %s lists them", cmd, v, p)
+	}
+	return nil
+}
+
 // restoreOperation returns the operation of a restore of path to version:
 // the id given, else one derived from path, version and the version the
 // restore replaces, so that the same command run again over the same file
@@ -424,8 +450,8 @@ after a lost reply or a timeout writes nothing twice and prints the version.`,
 			if err := store.ValidatePath(p); err != nil {
 				return fileErr(p, err)
 			}
-			if version == "" {
-				return usagef("restore: VERSION must not be empty (agentmem log %s lists them)", p)
+			if err := checkVersion("restore", p, version); err != nil {
+				return err
 			}
 			md, err := parseMeta(meta)
 			if err != nil {

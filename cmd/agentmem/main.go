@@ -40,7 +40,7 @@
 //	0  success
 //	1  error: the store failed or could not be reached, an interrupted run
 //	2  usage or invalid input: a bad flag or argument, a malformed store URL
-//	   or unknown scheme, an invalid path, metadata or bound, a path below a
+//	   or unknown scheme, an invalid path, version, metadata or bound, a path below a
 //	   file, content too large, a damaged archive, a confirmation that was
 //	   not given
 //	3  conflict: the file's version is not the one expected (it changed, or

@@ -8,7 +8,8 @@ import (
 // version describes the build from its build info: the module version
 // ("v0.1.0" when installed from a release, "(devel)" from a clone), then
 // the VCS revision and whether the tree was modified, when the build
-// recorded them.
+// recorded them; a build from a clone that recorded none says so, and how
+// to get one.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -16,6 +17,11 @@ func version() string {
 	}
 	return versionOf(bi)
 }
+
+// noRevision is what version says of a build from a clone without VCS
+// information: go run never records it, nor -buildvcs=false, nor a linked
+// git worktree (the go command finds no .git directory there).
+const noRevision = "no VCS revision: built by go run, with -buildvcs=false or in a linked git worktree"
 
 // versionOf is version for the build info bi.
 func versionOf(bi *debug.BuildInfo) string {
@@ -36,6 +42,9 @@ func versionOf(bi *debug.BuildInfo) string {
 		}
 	}
 	var parts []string
+	if rev == "" && v == "(devel)" {
+		parts = append(parts, noRevision)
+	}
 	if rev != "" {
 		parts = append(parts, "revision "+rev)
 		if when != "" {

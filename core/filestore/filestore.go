@@ -72,7 +72,7 @@ func New(ctx context.Context, dir string, opts *Options) (*Driver, error) {
 	}
 	if opts != nil && opts.NoCreate {
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("filestore: the directory %s does not exist (create it, or open without NoCreate): %w", dir, driver.ErrStoreNotFound)
+			return nil, fmt.Errorf("filestore: the directory %s does not exist (create it first, or open it without create=false, which creates it): %w", dir, driver.ErrStoreNotFound)
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, SidecarDir, "receipts"), 0o755); err != nil {

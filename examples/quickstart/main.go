@@ -8,8 +8,10 @@
 // Run 1: kamal says "I moved to Hanoi and hate early flights" and the model
 // saves it with write_memory. Run 2, a new session: "Book me something to
 // Bangkok", and the model's request already carries the memory block. It
-// prints what the model saw and the MEMORY.md it left. Run it twice:
-// the second time the model already knows. search_memory ranks by meaning
+// prints what the model saw and the MEMORY.md it left. Run the command
+// again and run 1 finds the fact in memory too ("I already have that in
+// memory"), and writes nothing: the memory outlives the process.
+// search_memory ranks by meaning
 // as well as words, with the offline word-vector embedder (module wordvec).
 package main
 
@@ -18,6 +20,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"iter"
 	"log"
 	"os"
@@ -51,15 +54,15 @@ func main() {
 	db := flag.String("db", ".agent-memory.db", "SQLite database file of the memory")
 	scripted := flag.Bool("scripted", false, "use the scripted model even when GEMINI_API_KEY or GOOGLE_API_KEY is set")
 	flag.Parse()
-	if err := run(context.Background(), *db, *scripted); err != nil {
+	if err := run(context.Background(), os.Stdout, *db, *scripted); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run plays the two runs on the SQLite file db. It returns (rather than
+// run plays the two runs on the SQLite file db, printing to w. It returns (rather than
 // exiting) on an error, so that closing the store, which finishes the
 // search indexing of what was written, always happens.
-func run(ctx context.Context, db string, scripted bool) error {
+func run(ctx context.Context, w io.Writer, db string, scripted bool) error {
 	// The driver is the only line to change for another backend
 	// (filestore.New, postgres.New, dynamodb.New, firestore.New,
 	// cosmosdb.New).
@@ -96,10 +99,10 @@ func run(ctx context.Context, db string, scripted bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("agentmem quickstart: memory in %s (SQLite), model %s\n", db, name)
+	fmt.Fprintf(w, "agentmem quickstart: memory in %s (SQLite), model %s\n", db, name)
 
 	for i, prompt := range []string{remember, book} {
-		fmt.Printf("\n── run %d · user %s · new session ──\n", i+1, user)
+		fmt.Fprintf(w, "\n── run %d · user %s · new session ──\n", i+1, user)
 		rec.reset()
 		msg := genai.NewContentFromText(prompt, genai.RoleUser)
 		var lines []string
@@ -110,11 +113,11 @@ func run(ctx context.Context, db string, scripted bool) error {
 			lines = append(lines, describe(ev)...)
 		}
 		if block := rec.firstBlock(); block != "" {
-			fmt.Printf("the model's first request carried, beside the prompt:\n%s\n", block)
+			fmt.Fprintf(w, "the model's first request carried, beside the prompt:\n%s\n", block)
 		} else {
-			fmt.Println("the model's first request carried no memory block (nothing stored yet)")
+			fmt.Fprintln(w, "the model's first request carried no memory block (nothing stored yet)")
 		}
-		fmt.Printf("%s: %s\n%s\n", user, prompt, strings.Join(lines, "\n"))
+		fmt.Fprintf(w, "%s: %s\n%s\n", user, prompt, strings.Join(lines, "\n"))
 	}
 
 	path := user + "/main/" + memory.MainFile
@@ -122,7 +125,7 @@ func run(ctx context.Context, db string, scripted bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%s:\n%s", path, f.Content)
+	fmt.Fprintf(w, "\n%s:\n%s", path, f.Content)
 	return nil
 }
 

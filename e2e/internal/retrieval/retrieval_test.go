@@ -1,8 +1,11 @@
 package retrieval
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -97,6 +100,39 @@ func bm25BeatsLiteral(t *testing.T, set Set) {
 	}
 }
 
+// devSet loads dev.json for the benchmarks. Not found ([ErrNoDevSet]: a
+// clone without the shared/ folder beside it), it is no error: skip says
+// why the set is left out. Found but unreadable or malformed, it is.
+func devSet(dir string) (dev Set, skip string, err error) {
+	path, err := FindDevSet(dir)
+	if errors.Is(err, ErrNoDevSet) {
+		return Set{}, "dev.json left out: " + err.Error(), nil
+	}
+	if err != nil {
+		return Set{}, "", err
+	}
+	dev, err = LoadDevSet(path)
+	return dev, "", err
+}
+
+// TestDevSetMissingIsASkip points the benchmarks' loader at a dev.json
+// that is not there: the set is skipped, saying why, and nothing fails;
+// one that is there but malformed still fails.
+func TestDevSetMissingIsASkip(t *testing.T) {
+	t.Setenv(DevSetEnv, filepath.Join(t.TempDir(), "missing.json"))
+	if _, skip, err := devSet("."); err != nil || !strings.Contains(skip, "dev.json left out") || !strings.Contains(skip, DevSetEnv) {
+		t.Fatalf("devSet with no dev.json = skip %q, error %v; want a skip naming %s", skip, err, DevSetEnv)
+	}
+	bad := filepath.Join(t.TempDir(), "dev.json")
+	if err := os.WriteFile(bad, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(DevSetEnv, bad)
+	if _, skip, err := devSet("."); err == nil || skip != "" {
+		t.Fatalf("devSet with a malformed dev.json = skip %q, error %v; want an error", skip, err)
+	}
+}
+
 func TestFindDevSetFailsClearly(t *testing.T) {
 	t.Setenv(DevSetEnv, t.TempDir()+"/missing.json")
 	if _, err := FindDevSet("."); err == nil || !strings.Contains(err.Error(), DevSetEnv) {
@@ -112,25 +148,31 @@ var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
 // the hand-written one (session
 // recall@5, every evidence session in the first 5, MRR), evaluated once
 // per mode; ns/op is one
-// search_memory call, round-robin over the set's queries. It fails when
-// dev.json cannot be found.
+// search_memory call, round-robin over the set's queries. Without dev.json
+// (a clone without shared/ beside it) that set is left out, saying why, and
+// the others run.
 func BenchmarkRetrieval(b *testing.B) { benchmark(b, modes, nil) }
 
 // benchmark runs the retrieval benchmark of each set in each mode, each on
 // a store with a copy of opts (nil = defaults).
 func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
-	path, err := FindDevSet(".")
-	if err != nil {
+	var sets []Set
+	dev, skip, err := devSet(".")
+	switch {
+	case err != nil:
 		b.Fatal(err)
+	case skip != "":
+		// A clone without shared/ beside it: the other sets still run.
+		// The line is printed as well: a skipped benchmark says nothing
+		// without -v.
+		fmt.Printf("%s: %s\n", b.Name(), skip)
+		b.Run("dev", func(b *testing.B) { b.Skip(skip) })
+	default:
+		sets = append(sets, dev)
 	}
-	dev, err := LoadDevSet(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	conv := Conversations(convUsers, convSeed)
-	hard := ConversationsHard(hardUsers, hardSeed)
-	people := ConversationsPeople(peoplePairs, peopleSeed)
-	for _, set := range []Set{dev, Notes(), Notes2(), Notes3(), conv, hard, people, Chats()} {
+	sets = append(sets, Notes(), Notes2(), Notes3(), Conversations(convUsers, convSeed),
+		ConversationsHard(hardUsers, hardSeed), ConversationsPeople(peoplePairs, peopleSeed), Chats())
+	for _, set := range sets {
 		set = WithAbsent(set)
 		for _, m := range modes {
 			var o *store.Options
