@@ -324,9 +324,16 @@ var vectorCases = []Case{
 		if len(res.Matches) > 7 || budgetUsed(p, res) > 300 || res.Scanned != store.MaxSearchEmbeds+16 {
 			t.Fatalf("bounds: %d matches, %d chars, %d scanned", len(res.Matches), budgetUsed(p, res), res.Scanned)
 		}
-		res = search(t, s, store.SearchRequest{Prefix: p, Query: "vehicle", Mode: store.SearchHybrid, Limit: 5, MaxFiles: 10, MaxChars: 4000, MaxFileChars: 10})
-		if res.Scanned != 10 || !res.Truncated {
-			t.Fatalf("max files/chars: scanned %d truncated %v", res.Scanned, res.Truncated)
+		// A folder past MaxFiles: its term index covers it whole, and once
+		// its vector cache is built the files closest in meaning join the
+		// candidates (at most MaxFiles of them are read; cut to MaxFileChars,
+		// their vectors are the cut ends', never scored).
+		req := store.SearchRequest{Prefix: p, Query: "vehicle", Mode: store.SearchHybrid, Limit: 5, MaxFiles: 10, MaxChars: 4000, MaxFileChars: 10}
+		search(t, s, req)
+		waitIndexed(t, s)
+		res = search(t, s, req)
+		if res.Scanned != store.MaxSearchEmbeds+16 || !res.Truncated || res.Fallback != "" {
+			t.Fatalf("max files/chars: %d matches and %d related, scanned %d, truncated %v, fallback %q", len(res.Matches), len(res.Related), res.Scanned, res.Truncated, res.Fallback)
 		}
 		for _, m := range res.Matches {
 			if len([]rune(m.Snippet)) > 10 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/chunk"
+	"github.com/agentmem/agentmem/core/internal/lexis"
 )
 
 // Hybrid search parameters.
@@ -74,6 +75,18 @@ type indexed map[string][]float32
 // searchHybrid is Search in SearchHybrid mode: the candidates and their
 // index records read concurrently, BM25 and vector rankings fused.
 func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []string) (SearchResult, error) {
+	// The embedder gets its own share of the search's time: a slow or
+	// hung one costs that share, and the search answers from BM25.
+	ectx, cancel := context.WithTimeout(ctx, embedWait(ctx))
+	defer cancel()
+	extra, err := s.expandQuery(ectx, ctx, r.Query)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	res, ok, fallback, err := s.searchHybridIndexed(ctx, ectx, r, terms, extra)
+	if ok || err != nil {
+		return res, err
+	}
 	model := s.embedder.Model()
 	var recs map[string]indexed
 	var rerr error
@@ -101,12 +114,106 @@ func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []strin
 		s.warn(ctx, "reading the search index failed; the search embeds what it can", "", r.Prefix, rerr)
 		recs = nil
 	}
-	res, err := s.rankHybrid(ctx, r, terms, cands, recs)
+	res, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, nil)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	res.Truncated = res.Truncated || truncated
+	s.fellBack(ctx, &res, r.Prefix, fallback)
 	return res, nil
+}
+
+// expandQuery returns the words the embedder relates to the query (a
+// [QueryExpander]'s), or none when it has no such words, fails or takes
+// longer than ectx allows; an error only when the search's ctx is done.
+func (s *Store) expandQuery(ectx, ctx context.Context, query string) ([]string, error) {
+	x, ok := s.embedder.(QueryExpander)
+	if !ok {
+		return nil, nil
+	}
+	words, err := bounded(ectx, func(ctx context.Context) ([]string, error) { return x.ExpandQuery(ctx, query) })
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return words, nil
+}
+
+// hybridCandidates is how many files the term index hands a hybrid
+// search of a folder larger than its MaxFiles: BM25's best over the
+// whole folder, which the vectors then rank with it.
+const hybridCandidates = 200
+
+// lexIndex is what a hybrid search over the term index ranks its BM25
+// side with: the analysed query and the folder's statistics.
+type lexIndex struct {
+	bq *bm25Query
+	st *corpusStats
+	qv []float32 // the query's vector, when embedded already
+}
+
+// searchHybridIndexed is a hybrid search of a folder larger than MaxFiles
+// whose term index is ready: BM25 over the whole folder picks the
+// candidates (hybridCandidates of them, and the files changed since they
+// were indexed), which BM25 with the folder's statistics and the vectors
+// then rank. ok is false when the folder is small enough to rank whole (or
+// has no index yet: fallback then says so).
+func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (res SearchResult, ok bool, fallback string, err error) {
+	if s.terms == nil {
+		return SearchResult{}, false, "", nil
+	}
+	fi, err := s.terms.folder(ctx, r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1], r.MaxFiles)
+	if err != nil {
+		return SearchResult{}, false, "", err
+	}
+	if fi == nil {
+		return SearchResult{}, false, FallbackBuilding, nil
+	}
+	if fi.size() <= r.MaxFiles {
+		return SearchResult{}, false, "", nil // every file is a candidate
+	}
+	sc := scanners.Get().(*lexis.Scanner)
+	defer scanners.Put(sc)
+	bq := newBM25Query(sc, r.Query, extra)
+	if bq == nil {
+		return SearchResult{}, false, "", nil
+	}
+	// The files closest in meaning over the whole folder join BM25's, from
+	// the folder's vector cache once it is built.
+	var qv []float32
+	var more []string
+	if fv := s.vecs.folder(fi, s.embedder.Model()); fv == nil {
+		fallback = FallbackVectors
+	} else if qv, err = s.queryVector(ectx, r.Query); err == nil && qv != nil {
+		more = fv.top(qv, r.Prefix, vectorCandidates)
+	} else if ctx.Err() != nil {
+		return SearchResult{}, false, "", ctx.Err()
+	}
+	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, hybridCandidates, more...)
+	if err != nil {
+		return SearchResult{}, false, "", err
+	}
+	paths := make([]string, len(cands))
+	for i, c := range cands {
+		paths[i] = c.path
+	}
+	recs, rerr := s.readIndexPaths(ctx, paths, s.embedder.Model())
+	if rerr != nil {
+		if ctx.Err() != nil {
+			return SearchResult{}, false, "", ctx.Err()
+		}
+		s.warn(ctx, "reading the search index failed; the search embeds what it can", "", r.Prefix, rerr)
+		recs = nil
+	}
+	res, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, &lexIndex{bq, st, qv})
+	if err != nil {
+		return SearchResult{}, false, "", err
+	}
+	res.Scanned = covered
+	res.Truncated = res.Truncated || truncated
+	if fallback != "" {
+		res.Fallback = fallback
+	}
+	return res, true, "", nil
 }
 
 // readIndexScope reads the first parts of the index records in folder's
@@ -240,26 +347,22 @@ type fileVec struct {
 
 // rankHybrid ranks cands by BM25 and by vectors and fuses the two. An
 // embedder failure gives the BM25 ranking (and a warning).
-func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed) (SearchResult, error) {
-	bmReq := r
-	bmReq.Mode = SearchBM25
+//
+// ectx bounds the embedder's calls; extra are the query expander's words;
+// ix, when set, ranks the BM25 side with the folder's statistics (cands
+// were picked by the term index), else with cands' own.
+func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (SearchResult, error) {
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
 	}
-	// The embedder gets its own share of the search's time: a slow or
-	// hung one costs that share, and the search answers from BM25.
-	ectx, cancel := context.WithTimeout(ctx, embedWait(ctx))
-	defer cancel()
-	var extra []string
-	if x, ok := s.embedder.(QueryExpander); ok {
-		words, err := bounded(ectx, func(ctx context.Context) ([]string, error) { return x.ExpandQuery(ctx, r.Query) })
-		if err == nil {
-			extra = words
-		} else if ctx.Err() != nil {
-			return SearchResult{}, ctx.Err()
-		}
+	var lex []hit
+	if ix != nil {
+		sc := scanners.Get().(*lexis.Scanner)
+		lex = ix.bq.score(&s.cache, sc, r.Prefix, cands, ix.st)
+		scanners.Put(sc)
+	} else {
+		lex = bm25Expanded(&s.cache, r.Prefix, r.Query, extra, cands)
 	}
-	lex := bm25Expanded(&s.cache, r.Prefix, r.Query, extra, cands)
 	if lex == nil {
 		lex = lexical(r.Prefix, terms, cands)
 	}
@@ -268,15 +371,23 @@ func (s *Store) rankHybrid(ctx context.Context, r SearchRequest, terms []string,
 	for i, h := range lex {
 		lexRank[h.c.path] = i
 	}
+	var qv []float32
+	if ix != nil {
+		qv = ix.qv
+	}
 	vecs, err := bounded(ectx, func(ectx context.Context) ([]fileVec, error) {
-		return s.vectorScores(ectx, ctx, r.Query, cands, recs, lexRank)
+		return s.vectorScores(ectx, ctx, r.Query, qv, cands, recs, lexRank)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return SearchResult{}, ctx.Err()
 		}
 		s.warn(ctx, "the embedder failed or took longer than its share of the search; the result is ranked by BM25 alone", "", r.Prefix, err)
-		return rank(&s.cache, bmReq, terms, cands), nil
+		res := SearchResult{Matches: []Match{}, Scanned: len(cands)}
+		var cut bool
+		res.Matches, cut = shape(lex, r.Limit, r.MaxChars)
+		res.Truncated = cut
+		return res, nil
 	}
 	order := make([]int, 0, len(cands))
 	for i := range cands {
@@ -468,7 +579,7 @@ func chunkWindow(content string, c chunk.Chunk, width int) string {
 //
 // ctx bounds the embedder's calls; search is the search's own context,
 // for what outlives them (the files queued for indexing).
-func (s *Store) vectorScores(ctx, search context.Context, query string, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
+func (s *Store) vectorScores(ctx, search context.Context, query string, qv []float32, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
 	type ref struct{ file, chunk int }
 	chunks := make([][]chunk.Chunk, len(cands))
 	var missing []ref
@@ -502,7 +613,6 @@ func (s *Store) vectorScores(ctx, search context.Context, query string, cands []
 	slices.SortStableFunc(missing, func(a, b ref) int { return cmp.Compare(rankOf(a.file), rankOf(b.file)) })
 	missing = missing[:min(len(missing), MaxSearchEmbeds)]
 
-	var qv []float32
 	var computed [][]float32
 	var err error
 	texts := make([]string, len(missing))
@@ -513,7 +623,9 @@ func (s *Store) vectorScores(ctx, search context.Context, query string, cands []
 		}
 		texts[k] = full[m.file][m.chunk].Text
 	}
-	if _, ok := s.embedder.(QueryEmbedder); ok || len(texts) == 0 {
+	if qv != nil { // embedded already
+		computed, err = embedChecked(ctx, s.embedder, texts)
+	} else if _, ok := s.embedder.(QueryEmbedder); ok || len(texts) == 0 {
 		var qerr error
 		var wg sync.WaitGroup
 		if len(texts) > 0 {

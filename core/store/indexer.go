@@ -443,6 +443,7 @@ func (s *Store) indexRecord(ctx context.Context, p string, in *indexRead, hints 
 // absent parts) with rec's parts, or erases them when rec is nil. Each row
 // is one conditional primitive on its version.
 func (s *Store) writeRecord(ctx context.Context, p string, rec *record, rows []*driver.File) error {
+	defer func() { s.vecs.recorded(p, rec) }() // a failed write leaves the cache as a read of the rows would
 	var parts []string
 	if rec != nil {
 		var err error
@@ -490,6 +491,9 @@ func (s *Store) writeRecord(ctx context.Context, p string, rec *record, rows []*
 // this after deleting its files. Errors: ErrInvalidPath for an empty or bad
 // prefix, or the backend's error.
 func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
+	if prefix != "" {
+		defer s.vecs.forget(prefix)
+	}
 	if s.terms != nil && prefix != "" {
 		defer s.terms.forget(prefix) // the term index holds the files' words too
 	}

@@ -236,7 +236,7 @@ func benchNNVectorStage(b *testing.B, words int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.vectorScores(ctx, ctx, r.Query, cands, recs, lex); err != nil {
+		if _, err := s.vectorScores(ctx, ctx, r.Query, nil, cands, recs, lex); err != nil {
 			b.Fatal(err)
 		}
 	})

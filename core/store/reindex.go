@@ -49,6 +49,7 @@ func (s *Store) Reindex(ctx context.Context, prefix string) (ReindexStats, error
 	}
 	if s.terms != nil && ValidatePrefix(prefix) == nil {
 		s.terms.forget(prefix) // built again, from the store, by the next search
+		s.vecs.forget(prefix)
 	}
 	if s.embedder == nil {
 		return st, fmt.Errorf("%w: reindexing needs an embedder (store.Options.Embedder, or embedder= in the store URL)", ErrInvalidSearchMode)

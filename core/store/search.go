@@ -147,16 +147,25 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (res SearchR
 }
 
 // indexCandidates reads the k files fi ranks best for bq under r.Prefix,
-// and those of the folder changed since they were indexed, each cut to
+// the more paths, and those of the folder changed since they were indexed, each cut to
 // r.MaxFileChars (at most r.MaxFiles in all), and returns them sorted by
 // path with the folder's statistics, the files the ranking covered and
 // whether a file was cut. A file
 // read at another version than it was indexed at is queued again.
-func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
+func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, more ...string) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
 	top, st, covered := fi.top(bq, r.Prefix, k)
-	read := top
+	// BM25's and the other candidates in turn, so that MaxFiles keeps
+	// the best of both.
+	read := make([]string, 0, len(top)+len(more))
+	for i := range max(len(top), len(more)) {
+		for _, list := range [][]string{top, more} {
+			if i < len(list) && !slices.Contains(read, list[i]) {
+				read = append(read, list[i])
+			}
+		}
+	}
 	for _, p := range s.terms.pendingIn(fi.folder) {
-		if strings.HasPrefix(p, r.Prefix) && directlyUnder(p, fi.folder) && !slices.Contains(top, p) {
+		if strings.HasPrefix(p, r.Prefix) && directlyUnder(p, fi.folder) && !slices.Contains(read, p) {
 			read = append(read, p)
 		}
 	}

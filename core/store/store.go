@@ -99,6 +99,7 @@ type Store struct {
 	ix       *indexer
 	cache    analysisCache // searches' analysis of what they read
 	terms    *termIndex    // folders' term indexes, kept by the change feed
+	vecs     *vecIndex     // large folders' chunk vectors, kept by the indexer
 
 	mu        sync.Mutex
 	completed map[string]struct{} // versions whose receipts this store saw settled
@@ -137,6 +138,9 @@ func New(d driver.Driver, opts *Options) *Store {
 		return s
 	}
 	s.terms = newTermIndex(s)
+	if s.embedder != nil {
+		s.vecs = &vecIndex{s: s, folders: map[string]*folderVecs{}}
+	}
 	c := driver.CapabilitiesOf(d)
 	if c.AtomicMutation {
 		s.mutator = d.(driver.Mutator)

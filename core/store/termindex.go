@@ -449,6 +449,13 @@ func (ti *termIndex) reconcile(fi *folderIndex) {
 	}
 }
 
+// size returns the number of files fi holds.
+func (fi *folderIndex) size() int {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	return fi.live
+}
+
 func (fi *folderIndex) isReady() bool {
 	fi.mu.RLock()
 	defer fi.mu.RUnlock()
