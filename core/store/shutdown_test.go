@@ -193,7 +193,8 @@ func TestShutdownDrainsTheQueue(t *testing.T) {
 			t.Errorf("index row %s after Shutdown: %v, %v", p, f, err)
 		}
 	}
-	if err := s.Shutdown(nil); !errors.Is(err, store.ErrNilArgument) { //nolint:staticcheck // a nil context is the point
+	var nilCtx context.Context
+	if err := s.Shutdown(nilCtx); !errors.Is(err, store.ErrNilArgument) {
 		t.Errorf("Shutdown(nil) = %v, want ErrNilArgument", err)
 	}
 }
