@@ -40,9 +40,9 @@ type Group struct {
 }
 
 // New returns a group whose work runs under a context of its own: a root
-// context (no request's values, no deadline), canceled only when
-// [Group.Shutdown] gives up or [Group.Close] is called. The owner's
-// constructor makes it.
+// context (no request's values, no deadline), canceled only as the group
+// stops ([Group.Shutdown], at its deadline if the work has not returned by
+// then; [Group.Close]). The owner's constructor makes it.
 func New() *Group {
 	// The one root context of agentmem's background work: the work is no
 	// request's, and lives until its owner stops it.
@@ -50,8 +50,8 @@ func New() *Group {
 	return &Group{ctx: ctx, cancel: cancel, stopping: make(chan struct{}), idle: make(chan struct{})}
 }
 
-// Context returns the work's context: no request's values, canceled when
-// [Group.Shutdown] gives up or [Group.Close] is called.
+// Context returns the work's context: no request's values, canceled only
+// as the group stops (see [New]).
 func (g *Group) Context() context.Context { return g.ctx }
 
 // Link returns the context for work that origin (a request's context)
