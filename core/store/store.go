@@ -194,11 +194,13 @@ func (s *Store) Capabilities() Capabilities {
 // Driver returns the driver the store runs on.
 func (s *Store) Driver() driver.Driver { return s.d }
 
-// Shutdown stops the store gracefully: the background indexer queues
-// nothing more and indexes what is queued (without retrying failures)
-// until ctx is done; then the job in flight is canceled, and the rest is
-// left to the searches, which embed, within their bounds, what the index
-// lacks: nothing is lost. Then Shutdown closes the driver. It returns by
+// Shutdown stops the store gracefully: the term index's background work
+// stops (the next store's searches rebuild what it had not applied); the
+// background indexer (Options.Embedder) queues nothing more and indexes
+// what is queued (without retrying failures) until ctx is done; then the
+// job in flight is canceled, and the rest is left to the searches, which
+// embed, within their bounds, what the index lacks: nothing is lost. Then
+// Shutdown closes the driver. It returns by
 // ctx's deadline, give or take the driver call in flight seeing its context
 // canceled (an embedder that ignores its context is not waited for); the
 // error wraps ctx's (errors.Is finds context.DeadlineExceeded) when the
