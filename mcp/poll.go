@@ -28,7 +28,8 @@ type poller struct {
 
 // watch makes sure a poller runs for c and takes the current state of
 // uri as its baseline; s.mu is not held. ctx is the subscribe request's:
-// the poller keeps its values, not its cancellation.
+// the poller keeps its values, not its cancellation, and runs under the
+// server's polling group (background.Group.Detach), which Shutdown stops.
 func (s *Server) watch(ctx context.Context, c caller, uri string) {
 	if s.opts.PollInterval < 0 {
 		return
@@ -39,8 +40,11 @@ func (s *Server) watch(ctx context.Context, c caller, uri string) {
 	p, running := s.pollers[c.scope]
 	if !running {
 		p = &poller{c: c, state: map[string]string{}, resync: map[string]bool{}}
+		pctx := s.polling.Detach(ctx)
+		if !s.polling.Go(func(context.Context) { s.poll(pctx, p) }) {
+			return // Shutdown began
+		}
 		s.pollers[c.scope] = p
-		go s.poll(context.WithoutCancel(ctx), p)
 	}
 	if err != nil {
 		s.report(ctx, err)
@@ -50,11 +54,20 @@ func (s *Server) watch(ctx context.Context, c caller, uri string) {
 	p.state[uri] = fp
 }
 
-// poll runs p until no live session is subscribed under its scope.
+// poll runs p until no live session is subscribed under its scope, or
+// Shutdown.
 func (s *Server) poll(ctx context.Context, p *poller) {
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
-	for range t.C {
+	for {
+		select {
+		case <-t.C:
+		case <-s.polling.Stopping():
+			s.mu.Lock()
+			delete(s.pollers, p.c.scope)
+			s.mu.Unlock()
+			return
+		}
 		uris, stopped := s.subscribedURIs(p.c.scope)
 		if stopped {
 			return

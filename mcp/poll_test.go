@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,4 +127,76 @@ func readPath(t *testing.T, mem *memory.Memory, user, file string) string {
 		t.Fatal(err)
 	}
 	return scope + "/" + file
+}
+
+// hangingReads is a driver whose reads, once armed, block until their
+// context is done, telling began and canceled.
+type hangingReads struct {
+	driver.Driver
+	reads    atomic.Int64 // reads answered
+	armed    atomic.Bool
+	began    chan struct{}
+	canceled chan struct{}
+}
+
+func (d *hangingReads) GetFile(ctx context.Context, path string) (*driver.File, error) {
+	if d.armed.Load() {
+		select {
+		case d.began <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		select {
+		case d.canceled <- struct{}{}:
+		default:
+		}
+		return nil, ctx.Err()
+	}
+	defer d.reads.Add(1)
+	return d.Driver.GetFile(ctx, path)
+}
+
+// TestShutdownStopsThePollers: Shutdown stops the pollers of subscribed
+// resources too, within its deadline: a poll whose read hangs is canceled
+// when the deadline passes and Shutdown returns its error (before, pollers
+// outlived Shutdown, under a context nothing could cancel).
+func TestShutdownStopsThePollers(t *testing.T) {
+	d := &hangingReads{Driver: newMemDriver(t), began: make(chan struct{}, 1), canceled: make(chan struct{}, 1)}
+	mem, err := memory.New(store.New(d, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, mem, &agentmemmcp.Options{Namespace: sessionUser, PollInterval: 10 * time.Millisecond})
+	alice := connectAs(t, srv, "alice", "", nil)
+	if err := alice.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: "memory:///MEMORY.md"}); err != nil {
+		t.Fatal(err)
+	}
+	// Past the subscription's own read and a few polls: the next read is
+	// a poll's.
+	for d.reads.Load() < 4 {
+		time.Sleep(time.Millisecond)
+	}
+	d.armed.Store(true)
+	select {
+	case <-d.began:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no poll read after 10 s")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	select {
+	case err := <-shut:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Shutdown = %v, want context.DeadlineExceeded (a poll was in flight)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown has not returned after 10 s")
+	}
+	select {
+	case <-d.canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the poll in flight was not canceled after 10 s")
+	}
 }

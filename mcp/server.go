@@ -16,6 +16,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -102,6 +103,7 @@ type Server struct {
 	subs     map[subscription]uint64 // → the subGen it was made at
 	subGen   uint64                  // subscriptions made so far
 	pollers  map[string]*poller      // by scope
+	polling  *background.Group       // the pollers' goroutines, stopped by Shutdown
 	calls    inflight                // HTTP requests in flight, for Shutdown
 	handling inflight                // sessions' requests in flight, for Shutdown
 	replies  inflight                // requests read by Run and Connect sessions, not yet answered
@@ -118,7 +120,7 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	if mem == nil {
 		return nil, ErrNilMemory
 	}
-	s := &Server{mem: mem, subs: map[subscription]uint64{}, pollers: map[string]*poller{}}
+	s := &Server{mem: mem, subs: map[subscription]uint64{}, pollers: map[string]*poller{}, polling: background.New()}
 	if opts != nil {
 		s.opts = *opts
 	}

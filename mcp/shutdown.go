@@ -116,9 +116,11 @@ func (c *inflight) close() <-chan struct{} {
 // their error; the requests in flight, tool calls among them, finish and
 // their responses are written; then every session is closed, which ends
 // the clients' event streams (GET) so that http.Server.Shutdown, which
-// waits for them, can return. If ctx is done first, Shutdown returns
-// ctx.Err() and the sessions are closed in the background as their calls
-// end (cancel the calls' work, or close the http.Server, to cut them).
+// waits for them, can return, and the pollers of subscribed resources stop
+// (a poll in flight finishes). If ctx is done first, Shutdown returns
+// ctx.Err(), the pollers' reads are canceled, and the sessions are closed
+// in the background as their calls end (cancel the calls' work, or close
+// the http.Server, to cut them).
 // Call it when http.Server.Shutdown begins:
 //
 //	hs.RegisterOnShutdown(func() { srv.Shutdown(ctx) })
@@ -140,9 +142,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 			// Closing a session waits for its calls: do it in the background.
 			go closeAll()
+			s.polling.Close()
 			return ctx.Err()
 		}
 	}
 	closeAll()
-	return nil
+	return s.polling.Shutdown(ctx)
 }

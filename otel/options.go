@@ -108,7 +108,7 @@ func newInstruments(opts *Options) *instruments {
 	if mp == nil {
 		mp = global.GetMeterProvider()
 	}
-	in.tracer = tp.Tracer(ScopeName)
+	in.tracer = rooting{tp.Tracer(ScopeName)}
 	m := mp.Meter(ScopeName)
 	in.meter = m
 	// Instrument errors only report invalid names or units, which these

@@ -77,7 +77,9 @@ var _ store.Observer = (*observer)(nil)
 // agentmem.store.outcome; on failure error.type (the error's kind) with an
 // Error status — except not_found, an answer rather than a failure.
 // Each settlement of a pending receipt adds an agentmem.settlement event
-// to the operation's span.
+// to the operation's span. A background indexing job (store.Index) is a
+// new root span, linked to the span of the write or search that queued
+// it, never its child.
 //
 // Metrics: the [MetricStoreDuration] histogram, the [MetricSettlements]
 // counter, and points of [MetricConflicts] and [MetricReplays] with
@@ -104,6 +106,7 @@ func newObserver(in *instruments) *observer {
 		{Op: store.OpWrite, Create: true}, {Op: store.OpWrite}, {Op: store.OpDelete},
 		{Op: store.OpGetOperation}, {Op: store.OpPruneExpired}, {Op: store.OpReadAndList},
 		{Op: store.OpHistory}, {Op: store.OpReadVersion}, {Op: store.OpForgetHistory},
+		{Op: store.OpIndex},
 	} {
 		o.ops[info] = o.newOp(info)
 	}

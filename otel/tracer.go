@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/memory"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -138,4 +139,28 @@ func keyValue(a memory.Attribute) attribute.KeyValue {
 	default:
 		return k.String(fmt.Sprint(v))
 	}
+}
+
+// rooting is a tracer whose spans in agentmem's background work (an
+// indexing job, a queued append, a triggered consolidation, a poll: a
+// context with a background.Origin) do not hang under the request that
+// asked for the work, which has often ended: the work's first span is a
+// new root, linked to the request's span. Spans the work starts under
+// that root are its children as usual.
+type rooting struct{ trace.Tracer }
+
+// Start implements trace.Tracer.
+func (t rooting) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if origin := background.Origin(ctx); origin != nil {
+		link := trace.SpanContextFromContext(origin)
+		// The span in ctx is the work's own unless it is the request's,
+		// carried with the request's values (background.Group.Detach).
+		if sc := trace.SpanContextFromContext(ctx); !sc.IsValid() || sc.Equal(link) {
+			opts = append(opts[:len(opts):len(opts)], trace.WithNewRoot())
+			if link.IsValid() {
+				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
+			}
+		}
+	}
+	return t.Tracer.Start(ctx, name, opts...)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/agentmem/agentmem/core/background"
 )
 
 // Defaults of [TriggerOptions].
@@ -51,24 +53,26 @@ var ErrTriggerClosed = errors.New("memory: the consolidation trigger is closed")
 // Trigger runs consolidations in the background: after Every pruned
 // entries of a namespace, or on an Interval. It never blocks the caller
 // of [Trigger.Pruned] (a model request): runs happen on one goroutine of
-// its own, one namespace at a time, bounded by MaxRuns. It is safe for
-// concurrent use.
+// its own, one namespace at a time, bounded by MaxRuns, under the
+// trigger's own context ([background.Group.Detach]), never a request's:
+// a tracer makes each run a trace of its own, linked to the report that
+// made it due. The Interval's ticker starts with [Memory.NewTrigger];
+// [Trigger.Close] stops it all. It is safe for concurrent use.
 type Trigger struct {
+	bg  *background.Group
 	m   *Memory
 	o   TriggerOptions
 	cop ConsolidateOptions
 
 	mu      sync.Mutex
 	counts  map[string]int             // namespace → pruned entries since its last run
+	latest  map[string]context.Context // namespace with counts > 0 → its latest report's context (detached)
 	seen    map[string]struct{}        // namespace and operation id reported to PrunedOnce
 	pending map[string]context.Context // namespaces due, with the values of their first report
 	order   []string
 	running bool
 	closed  bool
 	idle    *sync.Cond // signalled when the worker stops
-	stop    chan struct{}
-	ticking bool
-	ticker  sync.WaitGroup
 }
 
 // WindowTriggerOptions completes o for a history window that appends its
@@ -114,19 +118,24 @@ func (m *Memory) NewTrigger(o TriggerOptions) (*Trigger, error) {
 	if o.MaxRuns <= 0 {
 		o.MaxRuns = DefaultTriggerMaxRuns
 	}
-	t := &Trigger{m: m, o: o, counts: map[string]int{}, seen: map[string]struct{}{}, pending: map[string]context.Context{}, stop: make(chan struct{})}
+	t := &Trigger{bg: background.New(), m: m, o: o, counts: map[string]int{}, latest: map[string]context.Context{},
+		seen: map[string]struct{}{}, pending: map[string]context.Context{}}
 	if o.Options != nil {
 		t.cop = *o.Options
 	}
 	t.cop.DryRun = false
 	t.idle = sync.NewCond(&t.mu)
+	if o.Interval > 0 {
+		t.bg.Go(t.tick)
+	}
 	return t, nil
 }
 
 // Pruned reports n entries pruned for namespace (as [Invocation.Namespace]
 // is used). It only counts and, when the namespace is due, schedules a
-// run; it never waits. The run keeps ctx's values but not its
-// cancellation.
+// run; it never waits. The run keeps ctx's values (a namespace or metadata
+// function may read them) but not its cancellation or deadline: it runs
+// under the trigger's own context ([background.Group.Detach]).
 func (t *Trigger) Pruned(ctx context.Context, namespace string, n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -137,13 +146,9 @@ func (t *Trigger) Pruned(ctx context.Context, namespace string, n int) {
 		return
 	}
 	t.counts[namespace] += n
-	if t.o.Interval > 0 && !t.ticking {
-		t.ticking = true
-		t.ticker.Add(1)
-		go t.tick(context.WithoutCancel(ctx))
-	}
+	t.latest[namespace] = t.bg.Detach(ctx)
 	if t.counts[namespace] >= t.o.Every {
-		t.schedule(context.WithoutCancel(ctx), namespace)
+		t.schedule(namespace)
 	}
 }
 
@@ -176,33 +181,36 @@ func (t *Trigger) PrunedOnce(ctx context.Context, namespace string, ops ...strin
 	t.Pruned(ctx, namespace, n)
 }
 
-// schedule makes namespace due; t.mu is held.
-func (t *Trigger) schedule(ctx context.Context, namespace string) {
+// schedule makes namespace due, with the context of its latest report;
+// t.mu is held.
+func (t *Trigger) schedule(namespace string) {
 	if _, ok := t.pending[namespace]; !ok {
-		t.pending[namespace] = ctx
+		t.pending[namespace] = t.latest[namespace]
 		t.order = append(t.order, namespace)
 	}
 	t.counts[namespace] = 0
+	delete(t.latest, namespace)
 	if !t.running {
-		t.running = true
-		go t.work()
+		t.running = t.bg.Go(t.work)
 	}
 }
 
-// tick schedules every namespace with pruned entries each Interval.
+// tick schedules every namespace with pruned entries each Interval, until
+// Close.
 func (t *Trigger) tick(ctx context.Context) {
-	defer t.ticker.Done()
 	tk := time.NewTicker(t.o.Interval)
 	defer tk.Stop()
 	for {
 		select {
-		case <-t.stop:
+		case <-t.bg.Stopping():
+			return
+		case <-ctx.Done():
 			return
 		case <-tk.C:
 			t.mu.Lock()
 			for ns, n := range t.counts {
 				if n > 0 && !t.closed {
-					t.schedule(ctx, ns)
+					t.schedule(ns)
 				}
 			}
 			t.mu.Unlock()
@@ -210,10 +218,15 @@ func (t *Trigger) tick(ctx context.Context) {
 	}
 }
 
-// work runs the due namespaces, oldest first, until none is left.
-func (t *Trigger) work() {
+// work runs the due namespaces, oldest first, until none is left, or
+// until ctx (the trigger's) is canceled: then it drops them.
+func (t *Trigger) work(ctx context.Context) {
 	for {
 		t.mu.Lock()
+		if ctx.Err() != nil {
+			clear(t.pending)
+			t.order = nil
+		}
 		if len(t.order) == 0 {
 			t.running = false
 			t.idle.Broadcast()
@@ -222,14 +235,17 @@ func (t *Trigger) work() {
 		}
 		ns := t.order[0]
 		t.order = t.order[1:]
-		ctx := t.pending[ns]
+		rctx := t.pending[ns]
+		if rctx == nil {
+			rctx = ctx
+		}
 		delete(t.pending, ns)
 		t.mu.Unlock()
-		if err := t.run(ctx, ns); err != nil {
+		if err := t.run(rctx, ns); err != nil {
 			if t.o.OnError != nil {
-				t.o.OnError(ctx, err)
+				t.o.OnError(rctx, err)
 			}
-			t.m.log().WarnContext(ctx, "agentmem: background consolidation failed; the next trigger tries again",
+			t.m.log().WarnContext(rctx, "agentmem: background consolidation failed; the next trigger tries again",
 				"backend", t.m.backend, "error", err)
 		}
 	}
@@ -270,14 +286,17 @@ func (t *Trigger) Flush(ctx context.Context) error {
 }
 
 // Close stops the schedule, then waits for the runs already due (see
-// [Trigger.Flush]). Later reports are ignored.
+// [Trigger.Flush]). Later reports are ignored. ctx bounds it: when ctx is
+// done first, the run in flight is canceled, the runs still due are
+// dropped (their pruned text stays, and a later trigger consolidates it),
+// and Close returns ctx's error.
 func (t *Trigger) Close(ctx context.Context) error {
 	t.mu.Lock()
-	if !t.closed {
-		t.closed = true
-		close(t.stop)
-	}
+	t.closed = true
 	t.mu.Unlock()
-	t.ticker.Wait()
-	return t.Flush(ctx)
+	if err := t.Flush(ctx); err != nil {
+		t.bg.Close()
+		return err
+	}
+	return t.bg.Shutdown(ctx)
 }

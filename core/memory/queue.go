@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -48,9 +49,12 @@ type QueueOptions struct {
 //
 // One goroutine drains the queue while it holds work and ends when it is
 // empty, so an idle queue holds no goroutine. Appends run with the values
-// of the context given to Add but not its cancellation. It is safe for
-// concurrent use.
+// of the context given to Add but not its cancellation or deadline: under
+// the queue's own context ([background.Group.Detach]), which only
+// [AppendQueue.Close] cancels, and whose spans a tracer makes a trace of
+// their own, linked to Add's. It is safe for concurrent use.
 type AppendQueue struct {
+	bg     *background.Group
 	mem    *Memory
 	onErr  func(context.Context, error)
 	rotate *RotateOptions
@@ -89,7 +93,7 @@ func (m *Memory) NewAppendQueue(opts *QueueOptions) *AppendQueue {
 	if o.Size <= 0 {
 		o.Size = DefaultQueueSize
 	}
-	q := &AppendQueue{mem: m, onErr: o.OnError, queue: make(chan queued, o.Size), seen: map[string]bool{}}
+	q := &AppendQueue{bg: background.New(), mem: m, onErr: o.OnError, queue: make(chan queued, o.Size), seen: map[string]bool{}}
 	if o.Rotate != nil {
 		r := *o.Rotate
 		r.Metadata = maps.Clone(r.Metadata)
@@ -127,7 +131,7 @@ func (q *AppendQueue) Add(ctx context.Context, path, text, op string) error {
 	if admitted != nil {
 		admitted()
 	}
-	if err := q.enqueue(ctx, queued{ctx: context.WithoutCancel(ctx), path: path, text: text, op: op}); err != nil {
+	if err := q.enqueue(ctx, queued{ctx: q.bg.Detach(ctx), path: path, text: text, op: op}); err != nil {
 		q.mu.Lock()
 		delete(q.seen, op)
 		q.mu.Unlock()
@@ -175,7 +179,10 @@ func (q *AppendQueue) Wait(ctx context.Context) error {
 
 // Close refuses further adds ([ErrQueueClosed]), waits for the adds let in
 // before it to be queued, and flushes. Call it on shutdown so that nothing
-// queued is lost.
+// queued is lost. ctx bounds it: when ctx is done first, the append in
+// flight is canceled, the appends still queued are dropped (adding them to
+// a new queue retries them; the store's receipts make that exactly once),
+// and Close returns ctx's error.
 func (q *AppendQueue) Close(ctx context.Context) error {
 	q.mu.Lock()
 	q.closed = true
@@ -185,16 +192,25 @@ func (q *AppendQueue) Close(ctx context.Context) error {
 	select {
 	case <-queued:
 	case <-ctx.Done():
+		q.bg.Close()
 		return ctx.Err()
 	}
-	return q.Flush(ctx)
+	if err := q.Wait(ctx); err != nil {
+		q.bg.Close()
+		return err
+	}
+	if err := q.bg.Shutdown(ctx); err != nil {
+		return err
+	}
+	return q.Err()
 }
 
 // admitted, when set (by tests), runs in Add between letting an append in
 // and queueing it.
 var admitted func()
 
-// enqueue queues a job, waiting for room, and makes sure the worker runs.
+// enqueue queues a job, waiting for room, and makes sure the worker runs
+// (once Close stopped the queue's work, it drops what is queued instead).
 func (q *AppendQueue) enqueue(ctx context.Context, job queued) error {
 	select {
 	case q.queue <- job:
@@ -203,18 +219,47 @@ func (q *AppendQueue) enqueue(ctx context.Context, job queued) error {
 	}
 	q.mu.Lock()
 	if !q.running {
-		q.running = true
-		go q.work()
+		q.running = q.bg.Go(q.work)
 	}
+	stopped := !q.running
 	q.mu.Unlock()
+	if stopped {
+		q.drop()
+	}
 	return nil
 }
 
-// work drains the queue in order and ends when it is empty; enqueue
-// starts it again. A job sent after the emptiness check finds running
-// false and starts a new worker.
-func (q *AppendQueue) work() {
+// drop empties the queue without appending: it releases the barriers of
+// Wait and Flush and forgets the appends (Close cut them).
+func (q *AppendQueue) drop() {
 	for {
+		select {
+		case job := <-q.queue:
+			if job.barrier != nil {
+				close(job.barrier)
+				continue
+			}
+			q.mu.Lock()
+			delete(q.seen, job.op)
+			q.mu.Unlock()
+		default:
+			return
+		}
+	}
+}
+
+// work drains the queue in order and ends when it is empty, or drops it
+// when ctx (the queue's) is canceled; enqueue starts it again. A job sent
+// after the emptiness check finds running false and starts a new worker.
+func (q *AppendQueue) work(ctx context.Context) {
+	for {
+		if ctx.Err() != nil {
+			q.mu.Lock()
+			q.running = false
+			q.mu.Unlock()
+			q.drop()
+			return
+		}
 		select {
 		case job := <-q.queue:
 			q.do(job)

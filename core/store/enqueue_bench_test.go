@@ -22,8 +22,7 @@ func BenchmarkEnqueueIndex(b *testing.B) {
 			name = "parked"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := New(nil, &Options{Embedder: nopEmbedder{}})
-			s.ix.started = true // no worker: this benchmark drains the queue
+			s := New(nil, &Options{Embedder: nopEmbedder{}}) // no driver, no worker: this benchmark drains the queue
 			got := make(chan struct{})
 			if parked {
 				go func() {

@@ -1,5 +1,6 @@
 // The background indexer: after each change that lands, it re-embeds the
-// file's changed chunks (Options.Embedder); WaitIndexed and Close drain it.
+// file's changed chunks (Options.Embedder); WaitIndexed waits for it,
+// Shutdown and Close drain it within a deadline.
 
 package store
 
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/chunk"
 )
@@ -46,30 +48,33 @@ type indexJob struct {
 	attempts    int
 	hints       map[string][]float32
 	first, last time.Time // when the path was queued, and changed last
+	// origin is the context of the last call that queued the path: the
+	// job's link to it (background.Origin), never its parent.
+	origin context.Context
 }
 
-// indexer is a Store's background queue of paths to index, started by the
-// first write or search that needs it and stopped by Close.
+// indexer is a Store's background queue of paths to index. Its worker
+// runs in bg, started by New and stopped by Shutdown or Close; it never
+// runs under a request's context.
 type indexer struct {
+	bg      *background.Group
 	mu      sync.Mutex
 	queue   []string
 	jobs    map[string]*indexJob
-	running bool // the worker holds a job
-	hurry   int  // callers of WaitIndexed: index without resting
-	parked  bool // the worker sleeps until woken (see indexLinger)
-	started bool
-	closed  bool
+	running bool          // the worker holds a job
+	hurry   int           // callers of WaitIndexed: index without resting
+	parked  bool          // the worker sleeps until woken (see indexLinger)
+	closed  bool          // Shutdown or Close began: nothing more is queued
+	stopped bool          // the worker returned
 	idle    chan struct{} // made by WaitIndexed, closed once nothing is queued or running
 	wake    chan struct{}
-	done    chan struct{}
-	cancel  context.CancelFunc
 	timers  map[*time.Timer]struct{}
 	retry   time.Duration // first retry delay (doubles per attempt)
 }
 
 func newIndexer() *indexer {
-	return &indexer{jobs: map[string]*indexJob{}, wake: make(chan struct{}, 1),
-		done: make(chan struct{}), timers: map[*time.Timer]struct{}{}, retry: time.Second}
+	return &indexer{bg: background.New(), jobs: map[string]*indexJob{}, wake: make(chan struct{}, 1),
+		timers: map[*time.Timer]struct{}{}, retry: time.Second}
 }
 
 // indexAfter queues p for indexing after a change that landed (m, err are
@@ -82,19 +87,13 @@ func (s *Store) indexAfter(ctx context.Context, p string, m Mutation, err error)
 }
 
 // enqueueIndex adds p to the queue (merging with a queued job of the same
-// path), starting the worker on first use.
+// path). ctx, the caller's, becomes the job's link (see indexJob.origin).
 func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]float32, attempts int) {
 	ix := s.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.closed {
 		return
-	}
-	if !ix.started {
-		ix.started = true
-		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		ix.cancel = cancel
-		go s.indexWorker(wctx)
 	}
 	now := time.Now()
 	j := ix.jobs[p]
@@ -107,6 +106,9 @@ func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]f
 		ix.queue = append(ix.queue, p)
 	}
 	j.last = now
+	if ctx != nil {
+		j.origin = ctx
+	}
 	for h, v := range hints {
 		if j.hints == nil {
 			j.hints = map[string][]float32{}
@@ -134,17 +136,24 @@ func (ix *indexer) rest(j *indexJob, now time.Time) time.Duration {
 }
 
 // indexWorker indexes queued paths one at a time, in the order they were
-// queued, each once it has rested (see indexQuiet), until Close.
+// queued, each once it has rested (see indexQuiet), until Shutdown or
+// Close: then it indexes what is queued without resting, and returns once
+// the queue is empty or ctx (the group's) is canceled. Each job runs under
+// a context of its own, linked to the call that queued it.
 func (s *Store) indexWorker(ctx context.Context) {
 	ix := s.ix
-	defer close(ix.done)
+	defer ix.stop()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	worked := time.Now()
+	var worked time.Time // parked until the first job
 	for {
 		ix.mu.Lock()
 		for {
 			var wait time.Duration
+			if ctx.Err() != nil {
+				ix.mu.Unlock()
+				return
+			}
 			if len(ix.queue) == 0 {
 				if !ix.running && ix.idle != nil {
 					close(ix.idle)
@@ -157,7 +166,10 @@ func (s *Store) indexWorker(ctx context.Context) {
 				if time.Since(worked) >= indexLinger {
 					ix.parked = true
 					ix.mu.Unlock()
-					<-ix.wake
+					select {
+					case <-ix.wake:
+					case <-ctx.Done():
+					}
 					ix.mu.Lock()
 					ix.parked = false
 					continue
@@ -171,6 +183,7 @@ func (s *Store) indexWorker(ctx context.Context) {
 			select {
 			case <-ix.wake:
 			case <-timer.C:
+			case <-ctx.Done():
 			}
 			timer.Stop()
 			ix.mu.Lock()
@@ -184,26 +197,47 @@ func (s *Store) indexWorker(ctx context.Context) {
 		closing := ix.closed
 		ix.mu.Unlock()
 
-		err := s.indexPath(ctx, p, j.hints)
-		if errors.Is(err, driver.ErrPrecondition) && j.attempts == 0 {
-			// Another indexer (another process) wrote the record between our
-			// read and our write: read it again, at once, once.
-			err = s.indexPath(ctx, p, j.hints)
-		}
-		if err != nil && ctx.Err() == nil {
-			s.warn(ctx, "indexing a file for hybrid search failed; it stays findable by BM25 and is retried", "", p, err)
-			if !closing && j.attempts+1 < maxIndexAttempts {
-				s.retryIndex(ctx, p, j.attempts+1)
-			}
-		}
+		s.indexJob(ix.bg.Link(j.origin), p, j, closing)
 		ix.mu.Lock()
 		ix.running = false
 		ix.mu.Unlock()
 	}
 }
 
-// retryIndex queues p again after a delay that doubles with each attempt.
-func (s *Store) retryIndex(ctx context.Context, p string, attempts int) {
+// indexJob indexes p, observed as an [OpIndex] operation, and schedules a
+// retry of a failure (unless closing).
+func (s *Store) indexJob(ctx context.Context, p string, j *indexJob, closing bool) {
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpIndex})
+	err := s.indexPath(ctx, p, j.hints)
+	if errors.Is(err, driver.ErrPrecondition) && j.attempts == 0 {
+		// Another indexer (another process) wrote the record between our
+		// read and our write: read it again, at once, once.
+		err = s.indexPath(ctx, p, j.hints)
+	}
+	o.done(err, false, 0)
+	if err != nil && ctx.Err() == nil {
+		s.warn(ctx, "indexing a file for hybrid search failed; it stays findable by BM25 and is retried", "", p, err)
+		if !closing && j.attempts+1 < maxIndexAttempts {
+			s.retryIndex(j.origin, p, j.attempts+1)
+		}
+	}
+}
+
+// stop records that the worker returned and wakes the callers of
+// WaitIndexed: nothing more is indexed.
+func (ix *indexer) stop() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.stopped = true
+	if ix.idle != nil {
+		close(ix.idle)
+		ix.idle = nil
+	}
+}
+
+// retryIndex queues p again after a delay that doubles with each attempt;
+// origin is the job's link.
+func (s *Store) retryIndex(origin context.Context, p string, attempts int) {
 	ix := s.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -215,17 +249,18 @@ func (s *Store) retryIndex(ctx context.Context, p string, attempts int) {
 		ix.mu.Lock()
 		delete(ix.timers, t)
 		ix.mu.Unlock()
-		s.enqueueIndex(ctx, p, nil, attempts)
+		s.enqueueIndex(origin, p, nil, attempts)
 	})
 	ix.timers[t] = struct{}{}
 }
 
 // WaitIndexed blocks until the background indexer has nothing queued or
-// running (retries scheduled for later do not count), or ctx is done
-// (ctx's error); while it waits, queued paths are indexed without resting
-// (see indexQuiet). Without an embedder it returns at once. Tests and
-// commands that exit after writing use it; searches never need it (a
-// search embeds, within its bounds, what the index lacks).
+// running (retries scheduled for later do not count), or has stopped
+// ([Store.Shutdown], [Store.Close]), or ctx is done (ctx's error); while
+// it waits, queued paths are indexed without resting (see indexQuiet).
+// Without an embedder it returns at once. Tests and commands that exit
+// after writing use it; searches never need it (a search embeds, within
+// its bounds, what the index lacks).
 func (s *Store) WaitIndexed(ctx context.Context) error {
 	if s.terms != nil {
 		if err := s.terms.wait(ctx); err != nil {
@@ -249,7 +284,7 @@ func (s *Store) WaitIndexed(ctx context.Context) error {
 	}()
 	for {
 		s.ix.mu.Lock()
-		if len(s.ix.queue) == 0 && !s.ix.running {
+		if len(s.ix.queue) == 0 && !s.ix.running || s.ix.stopped {
 			s.ix.mu.Unlock()
 			return nil
 		}
@@ -266,27 +301,37 @@ func (s *Store) WaitIndexed(ctx context.Context) error {
 	}
 }
 
-// stopIndexer drains the queue (without retries), then stops the worker.
-func (s *Store) stopIndexer() {
+// stopIndexer drains the queue (without retries) until ctx is done (nil:
+// for s.closeTimeout), then cancels the job in flight; it returns once the
+// worker has returned, with ctx's error if it had to cancel.
+func (s *Store) stopIndexer(ctx context.Context) error {
 	ix := s.ix
 	if ix == nil {
-		return
+		return nil
+	}
+	if ctx == nil {
+		// Close's bound, on the indexer's own context (canceled only once
+		// the indexer stops): Close has no caller's context.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ix.bg.Context(), s.closeTimeout)
+		defer cancel()
 	}
 	ix.mu.Lock()
 	ix.closed = true
 	for t := range ix.timers {
 		t.Stop()
 	}
-	started := ix.started
 	select {
 	case ix.wake <- struct{}{}:
 	default:
 	}
 	ix.mu.Unlock()
-	if started {
-		<-ix.done
-		ix.cancel()
-	}
+	err := ix.bg.Shutdown(ctx)
+	// The worker's driver calls see their context canceled and return, and
+	// an embedder that ignores it is left behind (see embedDetached): no
+	// driver call follows the driver's Close.
+	ix.bg.Wait()
+	return err
 }
 
 // indexRead is what indexing a path reads: the file, its index record
@@ -401,7 +446,7 @@ func (s *Store) indexRecord(ctx context.Context, p string, in *indexRead, hints 
 		for i, ci := range batch {
 			texts[i] = chunks[ci].Text
 		}
-		vs, err := embedChecked(ctx, s.embedder, texts)
+		vs, err := embedDetached(ctx, s.embedder, texts)
 		if err != nil {
 			return err
 		}
@@ -437,6 +482,27 @@ func (s *Store) indexRecord(ctx context.Context, p string, in *indexRead, hints 
 		rec.Chunks = append(rec.Chunks, recChunk{Hash: c.Hash, Start: c.Start, End: c.End, Scale: scale, Q: q})
 	}
 	return s.writeRecord(ctx, p, &rec, rows)
+}
+
+// embedDetached is embedChecked returning when ctx is done, even if the
+// embedder does not: a Shutdown that gave up or a Close does not wait for an
+// embedder that hangs (its call is left to end on its own).
+func embedDetached(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	type answer struct {
+		vs  [][]float32
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		vs, err := embedChecked(ctx, e, texts)
+		ch <- answer{vs, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.vs, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // writeRecord replaces the record parts rows (as read; nil entries are

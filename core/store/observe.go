@@ -9,10 +9,10 @@ import "context"
 // metrics (the otel module implements it with OpenTelemetry). Give it to
 // [Options.Observer]; with none the store calls nothing and pays nothing.
 //
-// Its methods are called on the caller's goroutine, concurrently for
-// concurrent operations, and must not block: they run inside every store
-// call. They are given no content, query or path, except in the text of
-// [OperationResult.Err].
+// Its methods are called on the caller's goroutine (for [OpIndex], the
+// background indexer's), concurrently for concurrent operations, and must
+// not block: they run inside every store call. They are given no content,
+// query or path, except in the text of [OperationResult.Err].
 type Observer interface {
 	// ObserveOperation is called as a public operation of the Store begins
 	// (before any validation). The context it returns is the operation's:
@@ -49,11 +49,15 @@ const (
 	OpHistory       Op = "History"
 	OpReadVersion   Op = "ReadVersion"
 	OpForgetHistory Op = "ForgetHistory"
-	// OpIndex is the store's own background work on its search index:
-	// bringing a folder's term index up to date with changes, building
-	// it, checking it against the store. It starts from the store's own
-	// context, never a request's, so a span started for it is a root;
-	// its count is the files it read.
+	// OpIndex is the store's own background work on its search indexes:
+	// one job of the embedding indexer (Options.Embedder: re-embedding
+	// one file's changed chunks), or the term index's work (bringing a
+	// folder's index up to date with changes, building it, checking it
+	// against the store; its count is the files it read). It runs under
+	// a context of the store's own, never a request's, so a span started
+	// for it is a root; an indexer job carries the write or search that
+	// queued its file only as a link (background.Origin), which a tracer
+	// makes a link of that root.
 	OpIndex Op = "Index"
 )
 

@@ -1,10 +1,12 @@
 // The Store: its options, its construction over a driver (discovering the
-// optional interfaces), its capabilities and Close.
+// optional interfaces), its capabilities, Shutdown and Close.
 
 package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -18,6 +20,10 @@ const (
 	DefaultPendingTimeout   = 15 * time.Second
 	// MaxOperationIDChars bounds Operation.ID and Operation.Fingerprint.
 	MaxOperationIDChars = 512
+	// CloseTimeout bounds the time [Store.Close] lets the background
+	// indexer finish its queue ([Store.Shutdown] takes a deadline of its
+	// own).
+	CloseTimeout = 5 * time.Second
 )
 
 // Options configures a Store. The zero value (or nil) means defaults.
@@ -63,13 +69,16 @@ type Options struct {
 	// Embedder, when set, turns on hybrid search: [Store.Search] fuses BM25
 	// with the cosine of the query's vector and the vectors of the files'
 	// chunks, and that becomes the default mode ([SearchHybrid]). After
-	// each write, append or delete that lands, a background queue (started
-	// on first use, drained by Close) re-embeds the file's changed chunks
-	// and keeps their vectors, stamped with the chunk's hash and the
-	// model id, in the file's folder (see [IndexSegment]); it never slows
-	// or fails the write, and a search embeds, within its bounds, the
-	// chunks the index lacks (a file changed by another process, say).
-	// nil means BM25 only.
+	// each write, append or delete that lands, a background queue (its
+	// worker started by New, drained by [Store.Shutdown] within its
+	// deadline and by Close within [CloseTimeout]) re-embeds the file's
+	// changed chunks and keeps their vectors, stamped with the chunk's
+	// hash and the model id, in the file's folder (see [IndexSegment]); it
+	// never slows or fails the write, and a search embeds, within its
+	// bounds, the chunks the index lacks (a file changed by another
+	// process, or one the queue left at shutdown, say). Each indexing job
+	// runs under a context of its own, never the request's, and the
+	// [Observer] sees it as an [OpIndex] operation. nil means BM25 only.
 	Embedder Embedder
 }
 
@@ -101,17 +110,19 @@ type Store struct {
 	terms    *termIndex    // folders' term indexes, kept by the change feed
 	vecs     *vecIndex     // large folders' chunk vectors, kept by the indexer
 
-	mu        sync.Mutex
-	completed map[string]struct{} // versions whose receipts this store saw settled
-	closeOnce sync.Once
-	closeErr  error
+	mu           sync.Mutex
+	completed    map[string]struct{} // versions whose receipts this store saw settled
+	closeOnce    sync.Once
+	closeErr     error
+	closeTimeout time.Duration // Close's bound on draining the indexer (CloseTimeout; tests shorten it)
 }
 
 // New returns a Store over d. Optional driver interfaces are discovered by
-// type assertion. The Store owns d: Close closes it. With a nil d every
-// method fails with ErrNoDriver.
+// type assertion. The Store owns d: Shutdown and Close close it. With an
+// [Options.Embedder], New starts the background indexer; stop it with
+// Shutdown or Close. With a nil d every method fails with ErrNoDriver.
 func New(d driver.Driver, opts *Options) *Store {
-	s := &Store{d: d, retention: DefaultReceiptRetention, pending: DefaultPendingTimeout, now: time.Now}
+	s := &Store{d: d, retention: DefaultReceiptRetention, pending: DefaultPendingTimeout, now: time.Now, closeTimeout: CloseTimeout}
 	if opts != nil {
 		if opts.ReceiptRetention > 0 {
 			s.retention = opts.ReceiptRetention
@@ -164,6 +175,9 @@ func New(d driver.Driver, opts *Options) *Store {
 	if c.History {
 		s.historian = d.(driver.Historian)
 	}
+	if s.ix != nil {
+		s.ix.bg.Go(s.indexWorker)
+	}
 	return s
 }
 
@@ -184,17 +198,53 @@ func (s *Store) Capabilities() Capabilities {
 // Driver returns the driver the store runs on.
 func (s *Store) Driver() driver.Driver { return s.d }
 
-// Close finishes the indexing queued so far (without retrying failures;
-// a search repairs what is left), then closes the driver. Later calls
-// return the first result.
+// Shutdown stops the store gracefully: the term index's background work
+// stops (the next store's searches rebuild what it had not applied); the
+// background indexer (Options.Embedder) queues nothing more and indexes
+// what is queued (without retrying failures) until ctx is done; then the
+// job in flight is canceled, and the rest is left to the searches, which
+// embed, within their bounds, what the index lacks: nothing is lost. Then
+// Shutdown closes the driver. It returns by
+// ctx's deadline, give or take the driver call in flight seeing its context
+// canceled (an embedder that ignores its context is not waited for); the
+// error wraps ctx's (errors.Is finds context.DeadlineExceeded) when the
+// queue was cut, and the driver's Close error. Later calls, of Shutdown
+// or Close, return the first result. Errors: ErrNoDriver;
+// [ErrNilArgument] for a nil ctx.
+func (s *Store) Shutdown(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("agentmem: pass a context to Shutdown, not nil: %w", ErrNilArgument)
+	}
+	return s.shutdown(ctx)
+}
+
+// Close is [Store.Shutdown] with a deadline of [CloseTimeout]: it lets
+// the background indexer finish its queue for at most that long, then
+// closes the driver. It never waits longer (give or take the driver call
+// in flight), whatever the embedder does. Later calls return the first
+// result.
 func (s *Store) Close() error {
+	return s.shutdown(nil)
+}
+
+// shutdown stops the indexer within ctx (nil: within s.closeTimeout), then
+// closes the driver, once.
+func (s *Store) shutdown(ctx context.Context) error {
 	if s.d == nil {
 		return ErrNoDriver
 	}
 	s.closeOnce.Do(func() {
-		s.terms.close()
-		s.stopIndexer()
-		s.closeErr = s.d.Close()
+		s.terms.close() // a cache: the next store's searches rebuild what it had not applied
+		err := s.stopIndexer(ctx)
+		cerr := s.d.Close()
+		switch {
+		case err == nil:
+			s.closeErr = cerr
+		case cerr == nil:
+			s.closeErr = fmt.Errorf("agentmem: indexing stopped at the deadline; searches embed what it left: %w", err)
+		default:
+			s.closeErr = errors.Join(fmt.Errorf("agentmem: indexing stopped at the deadline; searches embed what it left: %w", err), cerr)
+		}
 	})
 	return s.closeErr
 }
