@@ -147,11 +147,11 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (res SearchR
 }
 
 // indexCandidates reads the k files fi ranks best for bq under r.Prefix,
-// the more paths, and those of the folder changed since they were indexed, each cut to
-// r.MaxFileChars (at most r.MaxFiles in all), and returns them sorted by
-// path with the folder's statistics, the files the ranking covered and
-// whether a file was cut. A file
-// read at another version than it was indexed at is queued again.
+// the more paths, and those of the folder changed since they were
+// indexed, each cut to r.MaxFileChars (at most r.MaxFiles in all), and
+// returns them sorted by path with the folder's statistics, the files the
+// ranking covered and whether a file was cut. A file whose content is not
+// what was indexed (changed behind the store's back) is queued again.
 func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, more ...string) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
 	top, st, covered := fi.top(bq, r.Prefix, k)
 	// BM25's and the other candidates in turn, so that MaxFiles keeps
@@ -178,7 +178,7 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 	cands := make([]candidate, 0, len(read))
 	for _, p := range read {
 		f := rows[p]
-		if f == nil || f.Tombstone || !fi.indexedAt(p, f.Version) {
+		if f == nil || f.Tombstone || !fi.indexedAs(p, f.Content) {
 			s.terms.changed(p) // changed behind the index: look again
 		}
 		if f == nil || f.Tombstone {

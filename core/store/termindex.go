@@ -7,6 +7,8 @@ package store
 
 import (
 	"context"
+	"hash/fnv"
+	"io"
 	"math"
 	"path"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/lexis"
 )
@@ -36,9 +39,12 @@ const (
 	// maxTF bounds a term's frequency in one posting.
 	maxTF = math.MaxUint16
 	// reconcileEvery is how often, at most, a searched folder's index is
-	// checked against the store in the background, for files changed
-	// behind its back.
-	reconcileEvery = time.Minute
+	// checked against the store in the background (every file read
+	// again), for files changed behind its back, and reconcilePerFile what
+	// each file adds to that wait: a folder of 100,000 files is read again
+	// at most every 17 minutes.
+	reconcileEvery   = time.Minute
+	reconcilePerFile = 10 * time.Millisecond
 )
 
 // Fallback reasons: why a search scanned instead of answering from the
@@ -58,9 +64,11 @@ type posting struct {
 	body, name uint16
 }
 
-// tdoc is one indexed file.
+// tdoc is one indexed file: its path, a sum of the content indexed (so
+// that any change is seen, even one that kept the version), its lengths.
 type tdoc struct {
-	path, version    string
+	path             string
+	sum              uint64
 	bodyLen, nameLen int32
 	live             bool
 }
@@ -106,14 +114,14 @@ type termIndex struct {
 	busy    int           // workers running (builds and the feed worker)
 	feeding bool          // the feed worker runs
 	idle    chan struct{} // closed when busy drops to 0
-	ctx     context.Context
-	cancel  context.CancelFunc
+	bg      *background.Group
+	ctx     context.Context // bg's: no request's
 	closed  bool
 }
 
 func newTermIndex(s *Store) *termIndex {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, ctx: ctx, cancel: cancel}
+	bg := background.New()
+	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, bg: bg, ctx: bg.Context()}
 }
 
 // changed is the change feed's entry: the file at p changed (written,
@@ -137,13 +145,16 @@ func (ti *termIndex) changed(p string) {
 	}
 }
 
-// startLocked runs fn in the background, counted by busy. ti.mu is held.
+// startLocked runs fn in the background, counted by busy (nothing once
+// the store is closing). ti.mu is held.
 func (ti *termIndex) startLocked(fn func()) {
 	ti.busy++
-	go func() {
+	if !ti.bg.Go(func(context.Context) {
 		defer ti.done()
 		fn()
-	}()
+	}) {
+		ti.busy--
+	}
 }
 
 func (ti *termIndex) done() {
@@ -209,28 +220,90 @@ func (ti *termIndex) feed() {
 }
 
 // applyObserved is apply as the store's background operation [OpIndex],
-// under the index's own context; with nil paths it lists the folder first
-// and also looks again at the files indexed but no longer listed.
+// under the index's own context; with nil paths it reads the whole folder
+// (readFolder) and removes the files indexed but no longer there.
 func (ti *termIndex) applyObserved(sc *lexis.Scanner, fi *folderIndex, paths []string) (err error) {
 	ctx, o := ti.s.observe(ti.ctx, OperationInfo{Op: OpIndex})
-	defer func() { o.done(err, false, len(paths)) }()
-	if paths == nil {
-		if paths, err = ti.s.list(ctx, fi.folder, math.MaxInt, true); err != nil {
-			return err
+	n := len(paths)
+	defer func() { o.done(err, false, n) }()
+	if paths != nil {
+		return ti.apply(ctx, sc, fi, paths)
+	}
+	files, err := ti.readFolder(ctx, fi.folder, math.MaxInt)
+	n = len(files)
+	if err != nil {
+		return err
+	}
+	ti.putFiles(sc, fi, files, true)
+	return nil
+}
+
+// readFolder returns up to limit files directly in folder, each cut to
+// maxIndexedChars: with the driver's scope read when it has one (a query
+// that returns their contents), else a listing and batched reads.
+func (ti *termIndex) readFolder(ctx context.Context, folder string, limit int) ([]driver.ScopeFile, error) {
+	s := ti.s
+	if s.scope != nil && isFolder(folder) {
+		files, err := s.scope.ReadScope(ctx, driver.ScopeParams{Prefix: folder, Limit: limit, MaxChars: maxIndexedChars})
+		if err != nil {
+			return nil, err
 		}
-		fi.mu.RLock()
-		listed := make(map[string]bool, len(paths))
-		for _, p := range paths {
-			listed[p] = true
+		return slices.DeleteFunc(files, func(f driver.ScopeFile) bool { return !directlyUnder(f.Path, folder) }), nil
+	}
+	paths, err := s.list(ctx, folder, limit, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.ScopeFile, 0, len(paths))
+	for len(paths) > 0 {
+		batch := paths[:min(len(paths), buildBatch)]
+		paths = paths[len(batch):]
+		rows, err := s.getFiles(ctx, batch)
+		if err != nil {
+			return nil, err
 		}
-		for p := range fi.ids {
-			if !listed[p] {
-				paths = append(paths, p) // read as gone: removed
+		for _, p := range batch {
+			if f := rows[p]; f != nil && !f.Tombstone {
+				content, cut := cutRunes(f.Content, maxIndexedChars)
+				out = append(out, driver.ScopeFile{Path: p, Content: content, Truncated: cut})
 			}
 		}
-		fi.mu.RUnlock()
 	}
-	return ti.apply(ctx, sc, fi, paths)
+	return out, nil
+}
+
+// putFiles brings fi up to date with files, the folder's content; with
+// whole, the files indexed but not among them are removed.
+func (ti *termIndex) putFiles(sc *lexis.Scanner, fi *folderIndex, files []driver.ScopeFile, whole bool) {
+	all := files
+	for len(files) > 0 {
+		batch := files[:min(len(files), buildBatch)]
+		files = files[len(batch):]
+		fi.mu.Lock()
+		for _, f := range batch {
+			fi.put(sc, f.Path, f.Content, true)
+		}
+		size := fi.bytes
+		fi.mu.Unlock()
+		ti.resized(fi, size)
+	}
+	if !whole {
+		return
+	}
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	if len(fi.ids) == 0 {
+		return
+	}
+	there := make(map[string]bool, len(fi.ids))
+	for _, f := range all {
+		there[f.Path] = true
+	}
+	for p := range fi.ids {
+		if !there[p] {
+			fi.put(sc, p, "", false) // gone from the folder
+		}
+	}
 }
 
 // apply reads paths and brings fi's entries for them up to date.
@@ -245,7 +318,13 @@ func (ti *termIndex) apply(ctx context.Context, sc *lexis.Scanner, fi *folderInd
 		}
 		fi.mu.Lock()
 		for _, p := range batch {
-			fi.put(sc, p, rows[p])
+			f := rows[p]
+			if f == nil || f.Tombstone {
+				fi.put(sc, p, "", false)
+			} else {
+				content, _ := cutRunes(f.Content, maxIndexedChars)
+				fi.put(sc, p, content, true)
+			}
 		}
 		size := fi.bytes
 		fi.mu.Unlock()
@@ -324,14 +403,15 @@ func (ti *termIndex) wait(ctx context.Context) error {
 	}
 }
 
-// close stops the builds and the feed; what they had not applied is
-// rebuilt by the next store's searches.
+// close stops the builds and the feed at once (the index is a cache: the
+// next store's searches rebuild what they had not applied) and waits for
+// them to see their context canceled.
 func (ti *termIndex) close() {
 	ti.mu.Lock()
 	ti.closed = true
 	ti.mu.Unlock()
-	ti.cancel()
-	_ = ti.wait(context.Background())
+	ti.bg.Close()
+	ti.bg.Wait()
 }
 
 // folder returns folder's index, ready, or nil while it is built in the
@@ -346,7 +426,7 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (*
 	fi := ti.folders[folder]
 	if fi != nil {
 		fi.used = ti.clock
-		if fi.isReady() && !fi.checking && time.Since(fi.checked) > reconcileEvery {
+		if fi.isReady() && !fi.checking && time.Since(fi.checked) > reconcileAfter(fi.size()) {
 			fi.checking = true
 			ti.startLocked(func() { ti.reconcile(fi) })
 		}
@@ -377,8 +457,8 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (*
 	ti.folders[folder] = fi
 	ti.mu.Unlock()
 
-	paths, err := ti.s.list(ctx, folder, maxFiles+1, true)
-	if err != nil || len(paths) > maxFiles {
+	files, err := ti.readFolder(ctx, folder, maxFiles+1)
+	if err != nil || len(files) > maxFiles {
 		close(fi.listed)
 		ti.mu.Lock()
 		if err == nil && !ti.closed && ti.folders[folder] == fi {
@@ -395,10 +475,7 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (*
 	fi.inPlace = true
 	close(fi.listed)
 	defer close(fi.built)
-	if err := ti.apply(ctx, lexis.NewScanner(), fi, paths); err != nil {
-		ti.drop(fi)
-		return nil, err
-	}
+	ti.putFiles(lexis.NewScanner(), fi, files, false)
 	ti.ready(fi)
 	return fi, nil
 }
@@ -470,12 +547,13 @@ func (fi *folderIndex) recorded(size int64) int64 {
 	return old
 }
 
-// put brings p's entry up to date with f (nil or a tombstone: no file).
-// fi.mu is held.
-func (fi *folderIndex) put(sc *lexis.Scanner, p string, f *driver.File) {
+// put brings p's entry up to date with its content (exists false: there is
+// no file at p). fi.mu is held.
+func (fi *folderIndex) put(sc *lexis.Scanner, p, content string, exists bool) {
+	sum := contentSum(content)
 	if id, ok := fi.ids[p]; ok {
 		d := &fi.docs[id]
-		if f != nil && !f.Tombstone && d.version == f.Version {
+		if exists && d.sum == sum {
 			return // indexed as it is
 		}
 		d.live = false
@@ -485,17 +563,28 @@ func (fi *folderIndex) put(sc *lexis.Scanner, p string, f *driver.File) {
 		fi.sumBody -= int64(d.bodyLen)
 		fi.sumName -= int64(d.nameLen)
 	}
-	if f != nil && !f.Tombstone {
-		fi.add(sc, p, f)
+	if exists {
+		fi.add(sc, p, content, sum)
 	}
 	if fi.dead > 64 && fi.dead > fi.live {
 		fi.compact()
 	}
 }
 
+// reconcileAfter is how long a folder of n files waits between checks.
+func reconcileAfter(n int) time.Duration {
+	return max(reconcileEvery, time.Duration(n)*reconcilePerFile)
+}
+
+// contentSum is the FNV-1a sum of content.
+func contentSum(content string) uint64 {
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, content)
+	return h.Sum64()
+}
+
 // add indexes f as a new doc. fi.mu is held.
-func (fi *folderIndex) add(sc *lexis.Scanner, p string, f *driver.File) {
-	content, _ := cutRunes(f.Content, maxIndexedChars)
+func (fi *folderIndex) add(sc *lexis.Scanner, p, content string, sum uint64) {
 	id := int32(len(fi.docs))
 	counts := map[string]*posting{}
 	count := func(text string, field func(*posting) *uint16) int {
@@ -521,12 +610,12 @@ func (fi *folderIndex) add(sc *lexis.Scanner, p string, f *driver.File) {
 		}
 		fi.terms[t] = append(ps, *pt)
 	}
-	fi.docs = append(fi.docs, tdoc{path: p, version: f.Version, bodyLen: int32(bodyLen), nameLen: int32(nameLen), live: true})
+	fi.docs = append(fi.docs, tdoc{path: p, sum: sum, bodyLen: int32(bodyLen), nameLen: int32(nameLen), live: true})
 	fi.ids[p] = id
 	fi.live++
 	fi.sumBody += int64(bodyLen)
 	fi.sumName += int64(nameLen)
-	fi.bytes += int64(len(counts))*8 + int64(len(p)+len(f.Version)) + 64
+	fi.bytes += int64(len(counts))*8 + int64(len(p)) + 72
 }
 
 // compact rewrites the postings without the docs no longer live. fi.mu is
@@ -559,17 +648,20 @@ func (fi *folderIndex) compact() {
 		bytes += int64(len(t)) + 64 + int64(len(out))*8
 	}
 	for _, d := range docs {
-		bytes += int64(len(d.path)+len(d.version)) + 64
+		bytes += int64(len(d.path)) + 72
 	}
 	fi.docs, fi.dead, fi.bytes = docs, 0, bytes
 }
 
-// indexedAt reports whether fi has p indexed at version.
-func (fi *folderIndex) indexedAt(p, version string) bool {
+// indexedAs reports whether fi has p indexed with this content (cut to
+// maxIndexedChars).
+func (fi *folderIndex) indexedAs(p, content string) bool {
+	content, _ = cutRunes(content, maxIndexedChars)
+	sum := contentSum(content)
 	fi.mu.RLock()
 	defer fi.mu.RUnlock()
 	id, ok := fi.ids[p]
-	return ok && fi.docs[id].version == version
+	return ok && fi.docs[id].sum == sum
 }
 
 // ranked is one doc's score from the index.
