@@ -160,6 +160,7 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 			read = append(read, p)
 		}
 	}
+	truncated = len(read) > r.MaxFiles // files ranked or changed, never read nor scored
 	read = read[:min(len(read), r.MaxFiles)]
 	rows, err := s.getFiles(ctx, read)
 	if err != nil {
