@@ -169,6 +169,7 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 			read = append(read, p)
 		}
 	}
+	truncated = len(read) > r.MaxFiles // files ranked or changed, never read nor scored
 	read = read[:min(len(read), r.MaxFiles)]
 	rows, err := s.getFiles(ctx, read)
 	if err != nil {
@@ -178,6 +179,12 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 	cands := make([]candidate, 0, len(read))
 	for _, p := range read {
 		f := rows[p]
+		indexed := fi.has(p)
+		if gone := f == nil || f.Tombstone; gone && indexed {
+			covered-- // counted by the index, gone
+		} else if !gone && !indexed {
+			covered++ // not indexed yet, read
+		}
 		if f == nil || f.Tombstone || !fi.indexedAs(p, f.Content) {
 			s.terms.changed(p) // changed behind the index: look again
 		}
@@ -188,7 +195,7 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 		truncated = truncated || cut
 		cands = append(cands, candidate{path: p, content: content, cut: cut})
 	}
-	return cands, st, max(covered, len(cands)), truncated, nil
+	return cands, st, covered, truncated, nil
 }
 
 // candidates returns up to MaxFiles files directly under the prefix, each

@@ -653,6 +653,14 @@ func (fi *folderIndex) compact() {
 	fi.docs, fi.dead, fi.bytes = docs, 0, bytes
 }
 
+// has reports whether fi holds a file at p.
+func (fi *folderIndex) has(p string) bool {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	_, ok := fi.ids[p]
+	return ok
+}
+
 // indexedAs reports whether fi has p indexed with this content (cut to
 // maxIndexedChars).
 func (fi *folderIndex) indexedAs(p, content string) bool {
