@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,6 +328,9 @@ func TestNotebookSpans(t *testing.T) {
 	for _, sp := range h.spans.Ended() {
 		if sp.SpanKind() != trace.SpanKindClient {
 			continue
+		}
+		if !sp.Parent().IsValid() && slices.Contains([]string{"GetFile", "GetFiles", "ListFiles", "ReadScope"}, strings.Fields(sp.Name())[0]) {
+			continue // the search index's background reads: a trace of their own
 		}
 		if _, ok := ids[sp.Parent().SpanID()]; !ok {
 			t.Errorf("driver span %s has no tool span as parent", sp.Name())

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -61,11 +62,12 @@ func holdLock(t *testing.T, lock string) (release func()) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var once sync.Once
 	release = func() {
-		if cmd.ProcessState == nil {
+		once.Do(func() {
 			_ = os.WriteFile(gone, nil, 0o644)
 			<-done
-		}
+		})
 	}
 	t.Cleanup(release)
 	for {

@@ -126,6 +126,9 @@ func TestTelemetry(t *testing.T) {
 	call(t, m, inv(ns), "search_memory", map[string]any{"query": "Hanoi"})
 	call(t, m, inv(ns), "delete_memory", map[string]any{"file": "trip"})
 	snapshot(t, m, ns)
+	if err := s.WaitIndexed(t.Context()); err != nil { // the search index's reads end before the driver fails
+		t.Fatal(err)
+	}
 	d.failRead = errors.New("disk on fire: " + secret)
 	snapshot(t, m, ns)
 

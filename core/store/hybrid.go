@@ -161,7 +161,7 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 	if s.terms == nil {
 		return SearchResult{}, false, "", nil
 	}
-	fi, err := s.terms.folder(ctx, r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1], r.MaxFiles)
+	fi, fresh, err := s.terms.folder(ctx, r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1], r.MaxFiles)
 	if err != nil {
 		return SearchResult{}, false, "", err
 	}
@@ -188,7 +188,7 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 	} else if ctx.Err() != nil {
 		return SearchResult{}, false, "", ctx.Err()
 	}
-	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, hybridCandidates, more...)
+	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, hybridCandidates, fresh, more)
 	if err != nil {
 		return SearchResult{}, false, "", err
 	}

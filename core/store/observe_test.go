@@ -182,16 +182,18 @@ func TestObserverOperations(t *testing.T) {
 			}
 			// The term index's background work (Index) runs beside
 			// them, observed as an operation of its own.
+			if err := s.WaitIndexed(ctx); err != nil {
+				t.Fatal(err)
+			}
 			got := slices.DeleteFunc(rec.drain(), func(e string) bool { return strings.HasPrefix(e, "Index ") })
 			if !slices.Equal(got, want) {
 				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
+			rec.mu.Lock()
 			if rec.open != 0 {
 				t.Errorf("%d operations never ended", rec.open)
 			}
-			if err := s.WaitIndexed(ctx); err != nil {
-				t.Fatal(err)
-			}
+			rec.mu.Unlock()
 			if u, ok := d.(*underOp); ok {
 				u.mu.Lock()
 				if len(u.outside) > 0 || u.calls < 20 {

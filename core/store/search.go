@@ -6,6 +6,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"maps"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,11 +130,11 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (res SearchR
 	if bq == nil {
 		return SearchResult{}, false, "", nil // no word: scored literally
 	}
-	fi, err := s.terms.folder(ctx, folder, r.MaxFiles)
+	fi, fresh, err := s.terms.folder(ctx, folder, r.MaxFiles)
 	if err != nil || fi == nil {
 		return SearchResult{}, false, FallbackBuilding, err
 	}
-	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, r.Limit+extraCandidates)
+	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, r.Limit+extraCandidates, fresh, nil)
 	if err != nil {
 		return SearchResult{}, false, "", err
 	}
@@ -152,7 +153,10 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (res SearchR
 // returns them sorted by path with the folder's statistics, the files the
 // ranking covered and whether a file was cut. A file whose content is not
 // what was indexed (changed behind the store's back) is queued again.
-func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, more ...string) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
+//
+// fresh are files read during this search (by the index's build), whose
+// content is taken as it is instead of being read again.
+func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, fresh []driver.ScopeFile, more []string) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
 	top, st, covered := fi.top(bq, r.Prefix, k)
 	// BM25's and the other candidates in turn, so that MaxFiles keeps
 	// the best of both.
@@ -171,10 +175,24 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 	}
 	truncated = len(read) > r.MaxFiles // files ranked or changed, never read nor scored
 	read = read[:min(len(read), r.MaxFiles)]
-	rows, err := s.getFiles(ctx, read)
+	rows := make(map[string]*driver.File, len(read))
+	var missing []string
+	got := make(map[string]driver.ScopeFile, len(fresh))
+	for _, f := range fresh {
+		got[f.Path] = f
+	}
+	for _, p := range read {
+		if f, ok := got[p]; ok && (!f.Truncated || r.MaxFileChars <= maxIndexedChars) {
+			rows[p] = &driver.File{Path: p, Content: f.Content}
+		} else {
+			missing = append(missing, p)
+		}
+	}
+	more2, err := s.getFiles(ctx, missing)
 	if err != nil {
 		return nil, nil, 0, false, err
 	}
+	maps.Copy(rows, more2)
 	slices.Sort(read)
 	cands := make([]candidate, 0, len(read))
 	for _, p := range read {

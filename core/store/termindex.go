@@ -420,7 +420,10 @@ func (ti *termIndex) close() {
 // what scanning them would), in the background otherwise (the search then
 // scans). A ready index is checked against the store in the background
 // at most every reconcileEvery, for changes made behind its back.
-func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (*folderIndex, error) {
+//
+// fresh are the files an in-place build read, when this call built fi: a
+// search may take their content as read now.
+func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (_ *folderIndex, fresh []driver.ScopeFile, _ error) {
 	ti.mu.Lock()
 	ti.clock++
 	fi := ti.folders[folder]
@@ -434,23 +437,23 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (*
 		select {
 		case <-fi.listed: // the creator knows whether it builds in place
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		if fi.inPlace {
 			select {
 			case <-fi.built:
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
 		}
 		if fi.isReady() {
-			return fi, nil
+			return fi, nil, nil
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	if ti.closed {
 		ti.mu.Unlock()
-		return nil, nil
+		return nil, nil, nil
 	}
 	fi = &folderIndex{folder: folder, ids: map[string]int32{}, terms: map[string][]posting{},
 		listed: make(chan struct{}), built: make(chan struct{}), used: ti.clock, checked: time.Now()}
@@ -468,16 +471,16 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (*
 		if err != nil {
 			ti.drop(fi)
 			close(fi.built)
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	fi.inPlace = true
 	close(fi.listed)
 	defer close(fi.built)
 	ti.putFiles(lexis.NewScanner(), fi, files, false)
 	ti.ready(fi)
-	return fi, nil
+	return fi, files, nil
 }
 
 // build indexes every file directly in fi's folder in the background,
