@@ -1,91 +1,76 @@
 package wordvec
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/text"
 )
 
-// fold maps lower-case Latin letters with diacritics to the ASCII the table's
-// words are written in (GloVe 6B as packaged has ASCII words only).
-var fold = map[rune]string{
-	'à': "a", 'á': "a", 'â': "a", 'ã': "a", 'ä': "a", 'å': "a", 'ā': "a", 'ă': "a", 'ą': "a",
-	'æ': "ae", 'ç': "c", 'ć': "c", 'č': "c", 'ď': "d", 'đ': "d", 'ð': "d",
-	'è': "e", 'é': "e", 'ê': "e", 'ë': "e", 'ē': "e", 'ė': "e", 'ę': "e", 'ě': "e",
-	'ğ': "g", 'ì': "i", 'í': "i", 'î': "i", 'ï': "i", 'ī': "i", 'ı': "i", 'į': "i",
-	'ł': "l", 'ľ': "l", 'ñ': "n", 'ń': "n", 'ň': "n",
-	'ò': "o", 'ó': "o", 'ô': "o", 'õ': "o", 'ö': "o", 'ø': "o", 'ō': "o", 'ő': "o", 'œ': "oe",
-	'ŕ': "r", 'ř': "r", 'ś': "s", 'š': "s", 'ş': "s", 'ș': "s", 'ß': "ss",
-	'ť': "t", 'ţ': "t", 'ț': "t", 'þ': "th",
-	'ù': "u", 'ú': "u", 'û': "u", 'ü': "u", 'ū': "u", 'ů': "u", 'ű': "u", 'ų': "u",
-	'ý': "y", 'ÿ': "y", 'ź': "z", 'ż': "z", 'ž': "z",
+// unfoldedV1 are the Latin letters with diacritics that text.AppendFold
+// folds and this module's first model ("…-int8@1", see Embedder.Model)
+// keeps as they are, so that its vectors stay what they were: folding them
+// too changes the vectors of texts that have them, which takes a new
+// model id.
+const unfoldedV1 = "ĉċĕĝġģĥħĩĭĵķĺļŀņŉŏŗŝŧũŭŵŷǐǒǔ"
+
+// foldV1 folds a word's letter r as model @1 does: as text.AppendFold
+// but for the letters of unfoldedV1, which it only lower-cases.
+func foldV1(dst []byte, r rune) []byte {
+	if lower := unicode.ToLower(r); strings.ContainsRune(unfoldedV1, lower) {
+		return utf8.AppendRune(dst, lower)
+	}
+	return text.AppendFold(dst, r)
 }
 
 var notWord = []byte("not")
 
-func isApostrophe(r rune) bool { return r == '\'' || r == '’' }
-
-// tokens calls emit with each word of text, lower-cased and folded to ASCII
-// where the letter has an ASCII base. Words are runs of letters and digits;
-// an apostrophe inside a word ends it: "n't" becomes the word "not", and the
-// clitics 's, 'll, 're, 've, 'd and 'm are dropped. buf is scratch space; the
-// slice passed to emit is only valid during the call.
-func tokens(text string, buf []byte, emit func([]byte)) []byte {
-	word := buf[:0]
-	flush := func() {
-		if len(word) > 0 {
+// tokens calls emit with each word of s as a text.Tokenizer splits it
+// (runs of letters and digits, lower-cased and folded to ASCII where the
+// letter has an ASCII base, ideographs in runs), with foldV1's folding.
+// An apostrophe ends a word: "n't" after it becomes the word "not", and
+// the clitics 's, 'll, 're, 've, 'd and 'm are dropped. buf is scratch
+// space, returned for the next call; the slice passed to emit is only
+// valid during the call.
+func tokens(s string, buf []byte, emit func([]byte)) []byte {
+	tk := text.Tokenizer{Fold: foldV1}
+	skip := 0 // a word that starts before skip was a clitic, already handled
+	tk.Each(s, func(w text.Word) {
+		if w.Start < skip {
+			return
+		}
+		word := w.Folded
+		r, size := utf8.DecodeRuneInString(s[w.End:])
+		if !text.IsApostrophe(r) {
 			emit(word)
-			word = word[:0]
+			return
 		}
-	}
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-		switch {
-		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
-			word = append(word, byte(r))
-		case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
-			word = append(word, byte(r+'a'-'A'))
-		case isApostrophe(r) && len(word) > 0:
-			suffix := clitic(text[i:])
-			switch suffix {
-			case "t":
-				if n := len(word); n > 1 && word[n-1] == 'n' {
-					switch string(word) {
-					case "can":
-					case "won":
-						word = append(word[:0], "will"...)
-					default:
-						word = word[:n-1]
-					}
-					flush()
-					emit(notWord)
-					i += len(suffix)
-					continue
+		after := w.End + size
+		switch suffix := clitic(s[after:]); suffix {
+		case "t":
+			if n := len(word); n > 1 && word[n-1] == 'n' {
+				switch string(word) {
+				case "can":
+				case "won":
+					buf = append(buf[:0], "will"...)
+					word = buf
+				default:
+					word = word[:n-1]
 				}
-			case "s", "ll", "re", "ve", "d", "m":
-				flush()
-				i += len(suffix)
-				continue
+				emit(word)
+				emit(notWord)
+				skip = after + len(suffix)
+				return
 			}
-			flush()
-		case r >= utf8.RuneSelf:
-			lower := unicode.ToLower(r)
-			if f, ok := fold[lower]; ok {
-				word = append(word, f...)
-			} else if unicode.Is(unicode.Mn, lower) {
-				// A combining mark (a decomposed accent) belongs to the
-				// letter before it, which is kept bare.
-			} else if unicode.IsLetter(lower) || unicode.IsDigit(lower) {
-				word = utf8.AppendRune(word, lower)
-			} else {
-				flush()
-			}
-		default:
-			flush()
+		case "s", "ll", "re", "ve", "d", "m":
+			emit(word)
+			skip = after + len(suffix)
+			return
 		}
-	}
-	flush()
-	return word
+		emit(word)
+	})
+	return buf
 }
 
 // clitic returns the letters after an apostrophe when they end the word.

@@ -6,8 +6,8 @@ package store
 import (
 	"cmp"
 	"context"
-	"maps"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
