@@ -445,8 +445,8 @@ tool refuses prints its {"error": …} and exits 2.`,
 		},
 	}
 	c.Flags().IntVar(&r.Limit, "limit", 10, "most matches to print")
-	c.Flags().IntVar(&r.MaxFiles, "max-files", 1000, "most files to score")
-	c.Flags().IntVar(&r.MaxChars, "max-chars", 8000, "most characters of names and snippets, over all matches")
+	c.Flags().IntVar(&r.MaxFiles, "max-files", 1000, "most files a folder's scan scores (a built index covers all)")
+	c.Flags().IntVar(&r.MaxChars, "max-chars", 8000, "most characters of names and snippets, over all matches of all folders")
 	c.Flags().IntVar(&r.MaxFileChars, "max-file-chars", 65536, "most characters read of each file")
 	c.Flags().BoolVar(&jsonOut, "json", false, "print what the notebook's search_memory returns for the scope PREFIX (NAMESPACE/AGENT/)")
 	c.Flags().StringVar(&mode, "mode", "", "ranking: literal, bm25 or hybrid (default hybrid with an embedder, else bm25)")

@@ -33,6 +33,7 @@ type candidate struct {
 }
 
 // Search runs a bounded search over the files directly under r.Prefix
+// (every folder under it with r.Recursive; see [SearchRequest.Recursive])
 // and returns the best matches first (by score, then path); the names and
 // snippets of all matches together fit in r.MaxChars runes, shared among
 // them. r.Mode picks the ranking: BM25 by default, or the reference
