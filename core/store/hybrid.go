@@ -381,7 +381,7 @@ func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []s
 			return found{}, ctx.Err()
 		}
 		s.warn(ctx, "the embedder failed or took longer than its share of the search; the result is ranked by BM25 alone", "", r.Prefix, err)
-		return found{hits: lex, scanned: len(cands), read: len(cands)}, nil
+		return found{hits: lex, scanned: len(cands)}, nil
 	}
 	order := make([]int, 0, len(cands))
 	for i := range cands {
@@ -449,7 +449,7 @@ func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []s
 	}
 	sortHits(hits)
 	sortHits(related)
-	return found{hits: hits, related: related, scanned: len(cands), read: len(cands)}, nil
+	return found{hits: hits, related: related, scanned: len(cands)}, nil
 }
 
 // vectorWeight is the weight of the vector ranking in a hybrid search's

@@ -95,12 +95,11 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 }
 
 // found is one folder's search before shaping: its hits and related
-// files ranked (sorted by score, then path), the files it covered and
-// read, whether anything was left out before shaping, and why it scanned.
+// files ranked (sorted by score, then path), the files it covered,
+// whether anything was left out before shaping, and why it scanned.
 type found struct {
 	hits, related []hit
 	scanned       int
-	read          int
 	truncated     bool
 	fallback      string
 }
@@ -174,7 +173,6 @@ func (s *Store) searchTree(ctx context.Context, r SearchRequest, terms []string)
 		all.hits = append(all.hits, f.hits...)
 		all.related = append(all.related, f.related...)
 		all.scanned += f.scanned
-		all.read += f.read
 		all.truncated = all.truncated || f.truncated
 		if slices.Index(fallbackOrder, f.fallback) > slices.Index(fallbackOrder, all.fallback) {
 			all.fallback = f.fallback
@@ -201,6 +199,7 @@ var fallbackOrder = []string{"", FallbackLiteral, FallbackVectors, FallbackBuild
 // notes/p05.md).
 func (s *Store) scopesUnder(ctx context.Context, prefix string) ([]string, error) {
 	var scopes []string
+	seen := map[string]bool{}
 	after := ""
 	for {
 		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: DefaultWalkPageSize})
@@ -224,7 +223,8 @@ func (s *Store) scopesUnder(ctx context.Context, prefix string) ([]string, error
 			if len(scope) < len(prefix) {
 				scope = prefix // a partial name: "notes/p05"
 			}
-			if !slices.Contains(scopes, scope) {
+			if !seen[scope] {
+				seen[scope] = true
 				scopes = append(scopes, scope)
 			}
 		}
@@ -261,7 +261,7 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok
 	}
 	hits := bq.score(&s.cache, sc, r.Prefix, cands, st)
 	sortHits(hits)
-	return found{hits: hits, scanned: covered, read: len(cands), truncated: truncated}, true, "", nil
+	return found{hits: hits, scanned: covered, truncated: truncated}, true, "", nil
 }
 
 // indexCandidates reads the k files fi ranks best for bq under r.Prefix,
@@ -416,7 +416,7 @@ func rankHits(cache *analysisCache, r SearchRequest, terms []string, cands []can
 	if len(cands) > r.MaxFiles {
 		cands, f.truncated = cands[:r.MaxFiles], true
 	}
-	f.scanned, f.read = len(cands), len(cands)
+	f.scanned = len(cands)
 	if r.Mode != SearchLiteral {
 		f.hits = bm25(cache, r.Prefix, r.Query, cands)
 	}
