@@ -147,7 +147,8 @@ type SearchRequest struct {
 	// budget (names counted from Prefix) with the same water-filling as
 	// one folder. Scanned then sums the folders', Truncated says whether
 	// any folder or the shared budget left something out, Related holds
-	// the folders' related files only when no folder matched, and
+	// the folders' related files (merged as the matches are, within the
+	// same Limit and MaxChars) only when no folder matched, and
 	// Fallback is the most telling folder's reason ([FallbackBuilding]
 	// before [FallbackVectors] before [FallbackLiteral]).
 	Recursive bool
