@@ -193,6 +193,14 @@ type SearchJSON struct {
 	Scanned int `json:"scanned"`
 	// Truncated reports that a bound stopped the search early.
 	Truncated bool `json:"truncated"`
+	// Related, only when Matches is empty (hybrid search), are the files
+	// closest in meaning to a query no file shares a word with: worth a
+	// look, not an answer ([store.SearchResult.Related]).
+	Related []MatchJSON `json:"related,omitempty"`
+	// Fallback, when not empty, says why the search scanned at most the
+	// notebook's max_files files instead of answering from the folder's
+	// search index ([store.SearchResult.Fallback]).
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // MatchJSON is one search hit.
@@ -250,9 +258,12 @@ func (h *Handler) searchFolder(c *call, query, folder string, limit int) (Search
 	if err != nil {
 		return SearchJSON{}, err
 	}
-	out := SearchJSON{Matches: []MatchJSON{}, Scanned: res.Scanned, Truncated: res.Truncated}
+	out := SearchJSON{Matches: []MatchJSON{}, Scanned: res.Scanned, Truncated: res.Truncated, Fallback: res.Fallback}
 	for _, m := range res.Matches {
 		out.Matches = append(out.Matches, MatchJSON{Path: c.rel(m.Path), Snippet: m.Snippet, Score: m.Score})
+	}
+	for _, m := range res.Related {
+		out.Related = append(out.Related, MatchJSON{Path: c.rel(m.Path), Snippet: m.Snippet, Score: m.Score})
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -214,6 +215,68 @@ var boundSearchCases = []modeCase{
 		eqSlice(t, "direct only", matchPaths(res), []string{"t/main/top.md"})
 		eq(t, "scanned", res.Scanned, 1)
 		eq(t, "truncated", res.Truncated, false)
+	}},
+	{"search_recursive", func(t *testing.T, e *Env, m store.SearchMode) {
+		// Two folders and a nested one under the tenant's prefix, files
+		// directly under it, and other tenants' files that must not count.
+		filler := strings.Repeat("filler words ", 20)
+		folders := []string{"tenant-a/main/", "tenant-a/main/sub/", "tenant-a/main/sub/inner/", "tenant-a/notes/"}
+		for i, folder := range folders {
+			create(t, e.Store, folder+[]string{"top.md", "deep.md", "x.md", "n.md"}[i], strings.Repeat("needle ", i+1)+filler)
+			create(t, e.Store, folder+"other.md", filler)
+		}
+		create(t, e.Store, "tenant-b/main/secret.md", "needle needle needle "+filler)
+		create(t, e.Store, "tenant-ab/main/near.md", "needle "+filler)
+		const p = "tenant-a/"
+		r := store.SearchRequest{Mode: m, Prefix: p, Query: "needle", Limit: 10, MaxFiles: 10, MaxChars: 100000, MaxFileChars: 1000}
+		eq(t, "not recursive: no file directly under the prefix", len(search(t, e.Store, r).Matches), 0)
+
+		// Each folder ranked as a search of it alone, merged by score then path.
+		var want []store.Match
+		scanned := 0
+		for _, folder := range folders {
+			q := r
+			q.Prefix = folder
+			res := search(t, e.Store, q)
+			want = append(want, res.Matches...)
+			scanned += res.Scanned
+		}
+		slices.SortFunc(want, func(a, b store.Match) int {
+			return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Path, b.Path))
+		})
+		r.Recursive = true
+		res := search(t, e.Store, r)
+		if !slices.Equal(res.Matches, want) {
+			t.Fatalf("recursive:\n%+v\nthe folders' own searches merged:\n%+v", res.Matches, want)
+		}
+		eq(t, "matches", len(res.Matches), 4)
+		eq(t, "scanned: the folders' files", res.Scanned, scanned)
+		eq(t, "scanned", res.Scanned, 8)
+		eq(t, "truncated", res.Truncated, false)
+
+		// One Limit and one MaxChars over all the folders, shared.
+		r.Limit = 2
+		res = search(t, e.Store, r)
+		eqSlice(t, "limit over the tree", matchPaths(res), matchPaths(store.SearchResult{Matches: want[:2]}))
+		eq(t, "truncated by limit", res.Truncated, true)
+		r.Limit, r.MaxChars = 10, 200
+		res = search(t, e.Store, r)
+		if n := len(res.Matches); n < 2 || n > 3 {
+			t.Fatalf("max_chars 200 shared by %d matches, want 2 or 3: %+v", n, res.Matches)
+		}
+		eq(t, "budget used, names from the prefix", budgetUsed(p, res), 200)
+		eq(t, "truncated by max_chars", res.Truncated, true)
+
+		// A partial name: the files of tenant-a/ starting with "ma", and
+		// every folder below those names.
+		r.Prefix, r.MaxChars = "tenant-a/ma", 100000
+		var under []string
+		for _, p := range matchPaths(store.SearchResult{Matches: want}) {
+			if !strings.HasPrefix(p, "tenant-a/notes/") {
+				under = append(under, p)
+			}
+		}
+		eqSlice(t, "partial prefix", matchPaths(search(t, e.Store, r)), under)
 	}},
 	{"search_unicode_budget", func(t *testing.T, e *Env, m store.SearchMode) {
 		create(t, e.Store, "u/a.md", strings.Repeat("日本語 ", 20)+"針 "+strings.Repeat("😀", 40))

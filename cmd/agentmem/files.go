@@ -403,10 +403,16 @@ func (a *app) searchCmd() *cobra.Command {
 		Short: "Bounded search of every file under PREFIX, by words and meaning",
 		Long: `search scores every file whose path starts with PREFIX, in every folder below
 it ("kamal/" searches kamal/main/MEMORY.md too, as ls lists it), by QUERY, and
-prints "score path" then the snippet, best first. Every bound is a flag and
-holds over the whole search, so a search never reads more than you allow; when
-a bound cut it short, or nothing matched, it says on stderr how many files it
-scored.
+prints "score path" then the snippet, best first: the store's one search, each
+folder ranked with its own index and statistics, the matches sharing one
+--limit and one --max-chars. Every bound is a flag: --max-files and
+--max-file-chars bound what a folder's scan reads (a folder's search index,
+once built, covers all of its files). When a bound cut the search short, or
+nothing matched, it says on stderr how many files it covered, and why it
+scanned files instead of answering from the index, if it did. When nothing
+matched, the files closest in meaning (hybrid ranking; no word in common with
+QUERY) follow a "no match; close in meaning:" line: worth a look, not an
+answer.
 
 The ranking is hybrid (BM25 fused with the embedder's vectors; see agentmem
 --help for the embedder) with an embedder, BM25 without; --mode picks one:
@@ -434,31 +440,54 @@ tool refuses prints its {"error": …} and exits 2.`,
 				if jsonOut {
 					return a.searchJSON(ctx, cmd, s, r)
 				}
-				res, err := a.searchTree(ctx, s, r)
-				if err != nil {
-					return fileErr(r.Prefix, deadline(err, a.timeout))
-				}
-				for _, m := range res.Matches {
-					fmt.Fprintf(a.stdout, "%g %s\n", m.Score, m.Path)
-					fmt.Fprintf(a.stdout, "\t%s\n", strings.ReplaceAll(strings.TrimRight(m.Snippet, "\n"), "\n", "\n\t"))
-				}
-				switch {
-				case res.Truncated:
-					fmt.Fprintf(a.stderr, "(truncated: %d files scored under %q; raise --limit, --max-files, --max-chars or --max-file-chars)\n", res.Scanned, r.Prefix)
-				case len(res.Matches) == 0:
-					fmt.Fprintf(a.stderr, "no match: %d files scored under %q\n", res.Scanned, r.Prefix)
-				}
-				return nil
+				return a.search(ctx, s, r)
 			})
 		},
 	}
 	c.Flags().IntVar(&r.Limit, "limit", 10, "most matches to print")
-	c.Flags().IntVar(&r.MaxFiles, "max-files", 1000, "most files to score")
-	c.Flags().IntVar(&r.MaxChars, "max-chars", 8000, "most characters of names and snippets, over all matches")
+	c.Flags().IntVar(&r.MaxFiles, "max-files", 1000, "most files a folder's scan scores (a built index covers all)")
+	c.Flags().IntVar(&r.MaxChars, "max-chars", 8000, "most characters of names and snippets, over all matches of all folders")
 	c.Flags().IntVar(&r.MaxFileChars, "max-file-chars", 65536, "most characters read of each file")
 	c.Flags().BoolVar(&jsonOut, "json", false, "print what the notebook's search_memory returns for the scope PREFIX (NAMESPACE/AGENT/)")
 	c.Flags().StringVar(&mode, "mode", "", "ranking: literal, bm25 or hybrid (default hybrid with an embedder, else bm25)")
 	return c
+}
+
+// search prints the store's search of every folder under r.Prefix: the
+// matches, or the files close in meaning when none, then on stderr what
+// was left out and why the search scanned, if it did.
+func (a *app) search(ctx context.Context, s *store.Store, r store.SearchRequest) error {
+	r.Recursive = true
+	sctx, cancel := a.request(ctx)
+	defer cancel()
+	res, err := s.Search(sctx, r)
+	if err != nil {
+		return fileErr(r.Prefix, deadline(err, a.timeout))
+	}
+	printMatches(a.stdout, res.Matches)
+	if len(res.Matches) == 0 && len(res.Related) > 0 {
+		fmt.Fprintln(a.stdout, "no match; close in meaning:")
+		printMatches(a.stdout, res.Related)
+	}
+	switch {
+	case res.Truncated:
+		fmt.Fprintf(a.stderr, "(truncated: %d files scored under %q; raise --limit, --max-files, --max-chars or --max-file-chars)\n", res.Scanned, r.Prefix)
+	case len(res.Matches) == 0:
+		fmt.Fprintf(a.stderr, "no match: %d files scored under %q\n", res.Scanned, r.Prefix)
+	}
+	if res.Fallback != "" {
+		fmt.Fprintf(a.stderr, "(%s)\n", res.Fallback)
+	}
+	return nil
+}
+
+// printMatches prints each match as "score path", then its snippet
+// indented by a tab.
+func printMatches(w io.Writer, ms []store.Match) {
+	for _, m := range ms {
+		fmt.Fprintf(w, "%g %s\n", m.Score, m.Path)
+		fmt.Fprintf(w, "\t%s\n", strings.ReplaceAll(strings.TrimRight(m.Snippet, "\n"), "\n", "\n\t"))
+	}
 }
 
 // searchJSON prints what the notebook's search_memory returns for the
@@ -515,69 +544,6 @@ func (a *app) searchJSON(ctx context.Context, cmd *cobra.Command, s *store.Store
 		return withCode(exitUsage, fmt.Errorf("agentmem: search: %s", te.Message))
 	}
 	return nil
-}
-
-// searchTree searches every file under r.Prefix: store.Search scores the
-// files of one folder, so it searches each folder that holds a file under
-// the prefix, with the bounds of r over the whole (MaxFiles and MaxChars
-// shared, Limit over the merged matches, best first).
-func (a *app) searchTree(ctx context.Context, s *store.Store, r store.SearchRequest) (store.SearchResult, error) {
-	var out store.SearchResult
-	if r.Limit <= 0 || r.MaxFiles <= 0 || r.MaxChars <= 0 || r.MaxFileChars <= 0 {
-		sctx, cancel := a.request(ctx)
-		defer cancel()
-		return s.Search(sctx, r) // the store says which bound is bad
-	}
-	var scopes []string
-	seen := map[string]bool{}
-	for p, err := range s.Walk(ctx, r.Prefix, 0) {
-		if err != nil {
-			return out, err
-		}
-		scope := p[:strings.LastIndex(p, "/")+1]
-		if len(scope) < len(r.Prefix) {
-			scope = r.Prefix // a partial name: "notes/p05"
-		}
-		if !seen[scope] {
-			seen[scope] = true
-			scopes = append(scopes, scope)
-		}
-	}
-	for _, scope := range scopes {
-		if out.Scanned >= r.MaxFiles {
-			out.Truncated = true // folders left unsearched
-			break
-		}
-		q := r
-		q.Prefix, q.MaxFiles = scope, r.MaxFiles-out.Scanned
-		sctx, cancel := a.request(ctx)
-		res, err := s.Search(sctx, q)
-		cancel()
-		if err != nil {
-			return out, err
-		}
-		out.Matches = append(out.Matches, res.Matches...)
-		out.Scanned += res.Scanned
-		out.Truncated = out.Truncated || res.Truncated
-	}
-	slices.SortStableFunc(out.Matches, func(x, y store.Match) int {
-		if x.Score != y.Score {
-			if x.Score > y.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.Path, y.Path)
-	})
-	chars := 0
-	for i, m := range out.Matches {
-		chars += utf8.RuneCountInString(strings.TrimPrefix(m.Path, r.Prefix)) + utf8.RuneCountInString(m.Snippet)
-		if i == r.Limit || chars > r.MaxChars {
-			out.Matches, out.Truncated = out.Matches[:i], true
-			break
-		}
-	}
-	return out, nil
 }
 
 func (a *app) appendCmd() *cobra.Command {

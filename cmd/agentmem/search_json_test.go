@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +73,92 @@ func TestSearchJSONIsSearchMemory(t *testing.T) {
 			if got := strings.TrimSuffix(out.String(), "\n"); got != string(want) {
 				t.Errorf("%v printed\n%s\nsearch_memory returns\n%s", argv, got, want)
 			}
+		}
+	}
+}
+
+// nearEmbedder gives "quixle" one direction, "note N" (N a digit) a
+// little towards it, the more for a greater N, and any other text (the
+// zorblat) a little more: a question about a quixle has files close in
+// meaning that stand out too little to be matches.
+type nearEmbedder struct{}
+
+func (nearEmbedder) Model() string { return "near-1" }
+
+func (nearEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for _, t := range texts {
+		if strings.Contains(t, "quixle") {
+			out = append(out, []float32{1, 0})
+			continue
+		}
+		toward := float32(0.11)
+		if i := strings.Index(t, "note "); i >= 0 && i+5 < len(t) {
+			toward = 0.02 * float32(t[i+5]-'0')
+		}
+		out = append(out, []float32{toward, 1})
+	}
+	return out, nil
+}
+
+// TestSearchIsTheStoresRecursiveSearch: `agentmem search PREFIX QUERY`
+// (its printing, on a store with a test embedder) prints the store's
+// recursive search (every folder under PREFIX, one
+// budget): its matches, or, when none, the files close in meaning under
+// "no match; close in meaning:", and on stderr why it scanned.
+func TestSearchIsTheStoresRecursiveSearch(t *testing.T) {
+	url := "sqlite:" + filepath.Join(t.TempDir(), "m.db")
+	s, err := store.Open(t.Context(), url, &store.Options{Embedder: nearEmbedder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, folder := range []string{"kamal/main/", "kamal/main/old/", "kamal/notes/"} {
+		for n := range 6 {
+			if _, err := s.Write(t.Context(), store.WriteRequest{Path: fmt.Sprintf("%sn%d.md", folder, n), Content: fmt.Sprintf("A note %d about the weather in Hanoi.", n)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Write(t.Context(), store.WriteRequest{Path: folder + "z.md", Content: "The zorblat is parked behind the garage."}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.WaitIndexed(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query, mode string
+		related     bool   // nothing matches, some files are close in meaning
+		stderr      string // a line stderr must have
+	}{
+		{"garage weather", "", false, ""},
+		{"where is my quixle", "", true, `no match: 21 files scored under "kamal/"`},
+		{"weather", "literal", false, "(" + store.FallbackLiteral + ")"},
+	} {
+		req := store.SearchRequest{Prefix: "kamal/", Query: c.query, Mode: store.SearchMode(c.mode), Recursive: true, Limit: 4, MaxFiles: 1000, MaxChars: 8000, MaxFileChars: 65536}
+		res, err := s.Search(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		printMatches(&want, res.Matches)
+		if c.related != (len(res.Matches) == 0 && len(res.Related) > 0) {
+			t.Fatalf("%q: the store returned matches %+v, related %+v", c.query, res.Matches, res.Related)
+		}
+		if c.related {
+			want.WriteString("no match; close in meaning:\n")
+			printMatches(&want, res.Related)
+		}
+		a, out, errOut := testApp()
+		req.Recursive = false
+		if err := a.search(t.Context(), s, req); err != nil {
+			t.Fatalf("%q: %v", c.query, err)
+		}
+		if out.String() != want.String() {
+			t.Errorf("%q printed\n%s\nthe store's recursive search is\n%s", c.query, out, &want)
+		}
+		if c.stderr != "" && !slices.Contains(strings.Split(errOut.String(), "\n"), c.stderr) {
+			t.Errorf("%q: stderr %q lacks the line %q", c.query, errOut, c.stderr)
 		}
 	}
 }

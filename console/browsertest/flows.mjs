@@ -160,6 +160,11 @@ await finish(browser, async () => {
     assert.match(await first.locator(".score").innerText(), /^\d+\.\d{3}$/, "a score");
     assert.match(await first.locator("pre.snippet").innerText(), /green tea/i, "a snippet");
     await shot(page, "search");
+    // A query no note has a word of says so plainly.
+    await page.goto(base + "/ns/alice/search?q=" + encodeURIComponent("zebra astronomy"));
+    assert.match(await page.locator("p.nomatch").innerText(), /^No note matches “zebra astronomy”/, "no match, said plainly");
+    assert.equal(await page.locator("ol.results li").count(), 0, "no result listed");
+    await shot(page, "search-nomatch");
   });
 
   let restoredFrom;

@@ -74,18 +74,18 @@ type indexed map[string][]float32
 
 // searchHybrid is Search in SearchHybrid mode: the candidates and their
 // index records read concurrently, BM25 and vector rankings fused.
-func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []string) (SearchResult, error) {
+func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []string) (found, error) {
 	// The embedder gets its own share of the search's time: a slow or
 	// hung one costs that share, and the search answers from BM25.
 	ectx, cancel := context.WithTimeout(ctx, embedWait(ctx))
 	defer cancel()
 	extra, err := s.expandQuery(ectx, ctx, r.Query)
 	if err != nil {
-		return SearchResult{}, err
+		return found{}, err
 	}
-	res, ok, fallback, err := s.searchHybridIndexed(ctx, ectx, r, terms, extra)
+	f, ok, fallback, err := s.searchHybridIndexed(ctx, ectx, r, terms, extra)
 	if ok || err != nil {
-		return res, err
+		return f, err
 	}
 	model := s.embedder.Model()
 	var recs map[string]indexed
@@ -98,7 +98,7 @@ func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []strin
 	cands, truncated, err := s.candidates(ctx, r)
 	wg.Wait()
 	if err != nil {
-		return SearchResult{}, err
+		return found{}, err
 	}
 	if !scoped {
 		paths := make([]string, len(cands))
@@ -109,18 +109,18 @@ func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []strin
 	}
 	if rerr != nil {
 		if ctx.Err() != nil {
-			return SearchResult{}, ctx.Err()
+			return found{}, ctx.Err()
 		}
 		s.warn(ctx, "reading the search index failed; the search embeds what it can", "", r.Prefix, rerr)
 		recs = nil
 	}
-	res, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, nil)
+	f, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, nil)
 	if err != nil {
-		return SearchResult{}, err
+		return found{}, err
 	}
-	res.Truncated = res.Truncated || truncated
-	s.fellBack(ctx, &res, r.Prefix, fallback)
-	return res, nil
+	f.truncated = f.truncated || truncated
+	f.fallback = fallback
+	return f, nil
 }
 
 // expandQuery returns the words the embedder relates to the query (a
@@ -157,25 +157,25 @@ type lexIndex struct {
 // were indexed), which BM25 with the folder's statistics and the vectors
 // then rank. ok is false when the folder is small enough to rank whole (or
 // has no index yet: fallback then says so).
-func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (res SearchResult, ok bool, fallback string, err error) {
+func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (f found, ok bool, fallback string, err error) {
 	if s.terms == nil {
-		return SearchResult{}, false, "", nil
+		return found{}, false, "", nil
 	}
 	fi, fresh, err := s.terms.folder(ctx, r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1], r.MaxFiles)
 	if err != nil {
-		return SearchResult{}, false, "", err
+		return found{}, false, "", err
 	}
 	if fi == nil {
-		return SearchResult{}, false, FallbackBuilding, nil
+		return found{}, false, FallbackBuilding, nil
 	}
 	if fi.size() <= r.MaxFiles {
-		return SearchResult{}, false, "", nil // every file is a candidate
+		return found{}, false, "", nil // every file is a candidate
 	}
 	sc := scanners.Get().(*lexis.Scanner)
 	defer scanners.Put(sc)
 	bq := newBM25Query(sc, r.Query, extra)
 	if bq == nil {
-		return SearchResult{}, false, "", nil
+		return found{}, false, "", nil
 	}
 	// The files closest in meaning over the whole folder join BM25's, from
 	// the folder's vector cache once it is built.
@@ -186,11 +186,11 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 	} else if qv, err = s.queryVector(ectx, r.Query); err == nil && qv != nil {
 		more = fv.top(qv, r.Prefix, vectorCandidates)
 	} else if ctx.Err() != nil {
-		return SearchResult{}, false, "", ctx.Err()
+		return found{}, false, "", ctx.Err()
 	}
 	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, hybridCandidates, fresh, more)
 	if err != nil {
-		return SearchResult{}, false, "", err
+		return found{}, false, "", err
 	}
 	paths := make([]string, len(cands))
 	for i, c := range cands {
@@ -199,21 +199,19 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 	recs, rerr := s.readIndexPaths(ctx, paths, s.embedder.Model())
 	if rerr != nil {
 		if ctx.Err() != nil {
-			return SearchResult{}, false, "", ctx.Err()
+			return found{}, false, "", ctx.Err()
 		}
 		s.warn(ctx, "reading the search index failed; the search embeds what it can", "", r.Prefix, rerr)
 		recs = nil
 	}
-	res, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, &lexIndex{bq, st, qv})
+	f, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, &lexIndex{bq, st, qv})
 	if err != nil {
-		return SearchResult{}, false, "", err
+		return found{}, false, "", err
 	}
-	res.Scanned = covered
-	res.Truncated = res.Truncated || truncated
-	if fallback != "" {
-		res.Fallback = fallback
-	}
-	return res, true, "", nil
+	f.scanned = covered
+	f.truncated = f.truncated || truncated
+	f.fallback = fallback
+	return f, true, "", nil
 }
 
 // readIndexScope reads the first parts of the index records in folder's
@@ -351,7 +349,7 @@ type fileVec struct {
 // ectx bounds the embedder's calls; extra are the query expander's words;
 // ix, when set, ranks the BM25 side with the folder's statistics (cands
 // were picked by the term index), else with cands' own.
-func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (SearchResult, error) {
+func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (found, error) {
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
 	}
@@ -380,14 +378,10 @@ func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []s
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return SearchResult{}, ctx.Err()
+			return found{}, ctx.Err()
 		}
 		s.warn(ctx, "the embedder failed or took longer than its share of the search; the result is ranked by BM25 alone", "", r.Prefix, err)
-		res := SearchResult{Matches: []Match{}, Scanned: len(cands)}
-		var cut bool
-		res.Matches, cut = shape(lex, r.Limit, r.MaxChars)
-		res.Truncated = cut
-		return res, nil
+		return found{hits: lex, scanned: len(cands)}, nil
 	}
 	order := make([]int, 0, len(cands))
 	for i := range cands {
@@ -454,15 +448,8 @@ func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []s
 		hits = append(hits, h)
 	}
 	sortHits(hits)
-	res := SearchResult{Scanned: len(cands)}
-	var cut bool
-	res.Matches, cut = shape(hits, r.Limit, r.MaxChars)
-	res.Truncated = cut
-	if len(res.Matches) == 0 && len(related) > 0 {
-		sortHits(related)
-		res.Related, _ = shape(related, r.Limit, r.MaxChars)
-	}
-	return res, nil
+	sortHits(related)
+	return found{hits: hits, related: related, scanned: len(cands)}, nil
 }
 
 // vectorWeight is the weight of the vector ranking in a hybrid search's

@@ -33,6 +33,7 @@ type candidate struct {
 }
 
 // Search runs a bounded search over the files directly under r.Prefix
+// (every folder under it with r.Recursive; see [SearchRequest.Recursive])
 // and returns the best matches first (by score, then path); the names and
 // snippets of all matches together fit in r.MaxChars runes, shared among
 // them. r.Mode picks the ranking: BM25 by default, or the reference
@@ -81,35 +82,155 @@ func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, 
 		return SearchResult{Matches: []Match{}}, nil
 	}
 	s.cache.tick() // a new generation: what this search reads stays cached
+	if r.Recursive {
+		return s.searchTree(ctx, r, terms)
+	}
+	f, err := s.searchFolder(ctx, r, terms)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	res = f.result(r.Limit, r.MaxChars)
+	s.fellBack(ctx, res, r.Prefix)
+	return res, nil
+}
+
+// found is one folder's search before shaping: its hits and related
+// files ranked (sorted by score, then path), the files it covered,
+// whether anything was left out before shaping, and why it scanned.
+type found struct {
+	hits, related []hit
+	scanned       int
+	truncated     bool
+	fallback      string
+}
+
+// result shapes f into at most limit matches within maxChars runes, and
+// the related files when nothing matched.
+func (f *found) result(limit, maxChars int) SearchResult {
+	res := SearchResult{Matches: []Match{}, Scanned: f.scanned, Fallback: f.fallback}
+	var cut bool
+	res.Matches, cut = shape(f.hits, limit, maxChars)
+	res.Truncated = cut || f.truncated
+	if len(res.Matches) == 0 && len(f.related) > 0 {
+		res.Related, _ = shape(f.related, limit, maxChars)
+	}
+	return res
+}
+
+// searchFolder ranks the files directly under r.Prefix in r.Mode (set):
+// from the folder's term index when it can answer, else by a scan.
+func (s *Store) searchFolder(ctx context.Context, r SearchRequest, terms []string) (found, error) {
 	if r.Mode == SearchHybrid {
 		return s.searchHybrid(ctx, r, terms)
 	}
 	fallback := FallbackLiteral
 	if r.Mode == SearchBM25 {
-		var ok bool
-		if res, ok, fallback, err = s.searchIndexed(ctx, r); ok || err != nil {
-			return res, err
+		f, ok, reason, err := s.searchIndexed(ctx, r)
+		if ok || err != nil {
+			return f, err
 		}
+		fallback = reason
 	}
 	cands, truncated, err := s.candidates(ctx, r)
 	if err != nil {
+		return found{}, err
+	}
+	f := rankHits(&s.cache, r, terms, cands)
+	f.truncated = f.truncated || truncated
+	f.fallback = fallback
+	return f, nil
+}
+
+// fellBack logs that a search scanned at most max_files files of a folder
+// whose index was being built, when files were left out.
+func (s *Store) fellBack(ctx context.Context, res SearchResult, prefix string) {
+	if res.Truncated && res.Fallback == FallbackBuilding {
+		s.warn(ctx, "a search scanned at most max_files files of a folder while its index was being built", "", prefix, nil)
+	}
+}
+
+// searchTree is Search with r.Recursive: each folder under r.Prefix that
+// holds a file is searched as a search of it alone would (its own index,
+// statistics and MaxFiles), and the hits of all of them are merged by
+// score, then path, and shaped once, sharing Limit and MaxChars (names
+// counted from r.Prefix). Scanned is the sum of the folders', Truncated
+// whether any folder or the shaping left something out, Related the
+// folders' related files when no folder matched, and Fallback the most
+// telling of the folders' reasons ([FallbackBuilding] first).
+func (s *Store) searchTree(ctx context.Context, r SearchRequest, terms []string) (SearchResult, error) {
+	scopes, err := s.scopesUnder(ctx, r.Prefix)
+	if err != nil {
 		return SearchResult{}, err
 	}
-	res = rank(&s.cache, r, terms, cands)
-	res.Truncated = res.Truncated || truncated
-	s.fellBack(ctx, &res, r.Prefix, fallback)
+	var all found
+	for _, scope := range scopes {
+		q := r
+		q.Prefix, q.Recursive = scope, false
+		f, err := s.searchFolder(ctx, q, terms)
+		if err != nil {
+			return SearchResult{}, err
+		}
+		all.hits = append(all.hits, f.hits...)
+		all.related = append(all.related, f.related...)
+		all.scanned += f.scanned
+		all.truncated = all.truncated || f.truncated
+		if slices.Index(fallbackOrder, f.fallback) > slices.Index(fallbackOrder, all.fallback) {
+			all.fallback = f.fallback
+		}
+	}
+	for _, hits := range [][]hit{all.hits, all.related} {
+		for i := range hits {
+			hits[i].rel = strings.TrimPrefix(hits[i].c.path, r.Prefix)
+		}
+		sortHits(hits)
+	}
+	res := all.result(r.Limit, r.MaxChars)
+	s.fellBack(ctx, res, r.Prefix)
 	return res, nil
 }
 
-// fellBack records in res, and the log when files were left out, that the
-// search scanned (why: reason).
-func (s *Store) fellBack(ctx context.Context, res *SearchResult, prefix, reason string) {
-	if reason == "" {
-		return
-	}
-	res.Fallback = reason
-	if res.Truncated && reason == FallbackBuilding {
-		s.warn(ctx, "a search scanned at most max_files files of a folder while its index was being built", "", prefix, nil)
+// fallbackOrder ranks the reasons a folder scanned, the least telling
+// first: a recursive search reports its folders' last in this order.
+var fallbackOrder = []string{"", FallbackLiteral, FallbackVectors, FallbackBuilding}
+
+// scopesUnder returns, in path order, the scope of each folder under
+// prefix that holds a file: the folder itself, or prefix for the files
+// directly under a prefix that ends inside a name ("notes/p05" for
+// notes/p05.md).
+func (s *Store) scopesUnder(ctx context.Context, prefix string) ([]string, error) {
+	var scopes []string
+	seen := map[string]bool{}
+	after := ""
+	for {
+		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: DefaultWalkPageSize})
+		if err != nil {
+			return nil, err
+		}
+		last := after
+		for _, e := range entries {
+			if e.Path <= after {
+				continue // never backwards, never twice, whatever the driver does
+			}
+			after = e.Path
+			if end, ok := reservedAt(e.Path); ok {
+				after = end // the store's derived rows are never files
+				continue
+			}
+			if e.Tombstone || !strings.HasPrefix(e.Path, prefix) {
+				continue
+			}
+			scope := e.Path[:strings.LastIndexByte(e.Path, '/')+1]
+			if len(scope) < len(prefix) {
+				scope = prefix // a partial name: "notes/p05"
+			}
+			if !seen[scope] {
+				seen[scope] = true
+				scopes = append(scopes, scope)
+			}
+		}
+		if len(entries) < DefaultWalkPageSize || after == last {
+			return scopes, nil
+		}
 	}
 }
 
@@ -119,32 +240,28 @@ func (s *Store) fellBack(ctx context.Context, res *SearchResult, prefix, reason 
 // folder's statistics, so the result is what a scan of every file would
 // give, at the cost of a few reads. ok is false when the index cannot
 // answer (reason says why); the caller then scans.
-func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (res SearchResult, ok bool, reason string, err error) {
+func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok bool, reason string, err error) {
 	if s.terms == nil {
-		return SearchResult{}, false, "", nil
+		return found{}, false, "", nil
 	}
 	folder := r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1]
 	sc := scanners.Get().(*lexis.Scanner)
 	defer scanners.Put(sc)
 	bq := newBM25Query(sc, r.Query, nil)
 	if bq == nil {
-		return SearchResult{}, false, "", nil // no word: scored literally
+		return found{}, false, "", nil // no word: scored literally
 	}
 	fi, fresh, err := s.terms.folder(ctx, folder, r.MaxFiles)
 	if err != nil || fi == nil {
-		return SearchResult{}, false, FallbackBuilding, err
+		return found{}, false, FallbackBuilding, err
 	}
 	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, r.Limit+extraCandidates, fresh, nil)
 	if err != nil {
-		return SearchResult{}, false, "", err
+		return found{}, false, "", err
 	}
 	hits := bq.score(&s.cache, sc, r.Prefix, cands, st)
 	sortHits(hits)
-	res = SearchResult{Matches: []Match{}, Scanned: covered}
-	var cut bool
-	res.Matches, cut = shape(hits, r.Limit, r.MaxChars)
-	res.Truncated = cut || truncated
-	return res, true, "", nil
+	return found{hits: hits, scanned: covered, truncated: truncated}, true, "", nil
 }
 
 // indexCandidates reads the k files fi ranks best for bq under r.Prefix,
@@ -287,30 +404,27 @@ type hit struct {
 
 // rank scores cands (sorted by path, contents already bounded, at most
 // r.MaxFiles of them) in r's mode, with the analysis kept in cache, and
-// shapes the best into matches.
+// shapes the best into matches: what a scan of one folder returns.
 func rank(cache *analysisCache, r SearchRequest, terms []string, cands []candidate) SearchResult {
-	res := SearchResult{Matches: []Match{}}
+	f := rankHits(cache, r, terms, cands)
+	return f.result(r.Limit, r.MaxChars)
+}
+
+// rankHits is rank before shaping: the hits sorted by score, then path.
+func rankHits(cache *analysisCache, r SearchRequest, terms []string, cands []candidate) found {
+	var f found
 	if len(cands) > r.MaxFiles {
-		cands, res.Truncated = cands[:r.MaxFiles], true
+		cands, f.truncated = cands[:r.MaxFiles], true
 	}
-	res.Scanned = len(cands)
-	var hits []hit
+	f.scanned = len(cands)
 	if r.Mode != SearchLiteral {
-		hits = bm25(cache, r.Prefix, r.Query, cands)
+		f.hits = bm25(cache, r.Prefix, r.Query, cands)
 	}
-	if hits == nil { // literal mode, or a query without words
-		hits = lexical(r.Prefix, terms, cands)
+	if f.hits == nil { // literal mode, or a query without words
+		f.hits = lexical(r.Prefix, terms, cands)
 	}
-	slices.SortStableFunc(hits, func(a, b hit) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
-		}
-		return strings.Compare(a.c.path, b.c.path)
-	})
-	var cut bool
-	res.Matches, cut = shape(hits, r.Limit, r.MaxChars)
-	res.Truncated = res.Truncated || cut
-	return res
+	sortHits(f.hits)
+	return f
 }
 
 // lexical scores candidates exactly as the reference does: each term's

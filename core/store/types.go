@@ -139,6 +139,19 @@ type SearchRequest struct {
 	MaxChars int
 	// MaxFileChars bounds how much of each file is read and scored (> 0).
 	MaxFileChars int
+	// Recursive searches every folder under Prefix, not only the files
+	// directly under it: each folder is ranked as a search of it alone
+	// would rank it (its own term index and statistics; MaxFiles and
+	// MaxFileChars bound each folder's scan), and their matches are
+	// merged by score, then path, sharing one Limit and one MaxChars
+	// budget (names counted from Prefix) with the same water-filling as
+	// one folder. Scanned then sums the folders', Truncated says whether
+	// any folder or the shared budget left something out, Related holds
+	// the folders' related files (merged as the matches are, within the
+	// same Limit and MaxChars) only when no folder matched, and
+	// Fallback is the most telling folder's reason ([FallbackBuilding]
+	// before [FallbackVectors] before [FallbackLiteral]).
+	Recursive bool
 }
 
 // Match is one search hit.
@@ -171,7 +184,9 @@ type SearchResult struct {
 	// Fallback, when not empty, says why the search scanned the scope's
 	// files (at most MaxFiles of them) instead of answering from the
 	// term index, which covers the whole scope: the folder's index being
-	// built ([FallbackBuilding]), or literal mode ([FallbackLiteral]).
+	// built ([FallbackBuilding]), literal mode ([FallbackLiteral]), or a
+	// hybrid search of a large folder whose vector cache is being built
+	// ([FallbackVectors]).
 	Fallback string
 	// Related, only when Matches is empty and only in hybrid mode, are
 	// the files closest in meaning to a query that no file shares a word
