@@ -481,7 +481,9 @@ func vectorFloor(vecs []fileVec, z float64) float64 {
 			scores = append(scores, v.score)
 		}
 	}
-	if len(scores) == 0 {
+	if len(scores) == 0 || (z >= vectorAloneZ && len(scores) < 3) {
+		// No file, or too few to tell one apart: by meaning alone, a file
+		// of a folder of one or two is at most related.
 		return math.Inf(1)
 	}
 	slices.SortFunc(scores, func(a, b float64) int { return cmp.Compare(b, a) })
