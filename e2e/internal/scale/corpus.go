@@ -60,7 +60,9 @@ var acks = []string{"Noted, thanks for telling me.", "Got it, I've written that 
 // heading and 6 to 12 turns; a needle's note has its fact as one more user
 // turn, and the assistant's acknowledgement, at a random place.
 type Notes struct {
-	N    int
+	// N is the number of filler notes.
+	N int
+	// Seed picks the notes.
 	Seed uint64
 }
 
@@ -94,7 +96,9 @@ const HistoryMaxRunes = 64_000
 // history window prunes them, the needles' facts as user lines inside
 // some of them (spread over the series; several in one file when M < 20).
 type History struct {
-	M    int
+	// M is the number of files.
+	M int
+	// Seed picks their text.
 	Seed uint64
 }
 
