@@ -50,9 +50,9 @@ func harnesses() []contract.Harness {
 			return open(t, "sqlite://"+filepath.ToSlash(filepath.Join(t.TempDir(), "memory.db")))
 		}},
 		{Name: "postgres", Parallel: true, NewDriver: newPostgres},
-		{Name: "dynamodb", Parallel: true, NewDriver: newDynamoDB},
-		{Name: "firestore", Parallel: true, NewDriver: newFirestore},
-		{Name: "cosmosdb", Parallel: true, NewDriver: newCosmosDB},
+		{Name: "dynamodb", Parallel: true, NewDriver: func(t *testing.T) driver.Driver { return newDynamoDB(t) }},
+		{Name: "firestore", Parallel: true, NewDriver: func(t *testing.T) driver.Driver { return newFirestore(t) }},
+		{Name: "cosmosdb", Parallel: true, NewDriver: func(t *testing.T) driver.Driver { return newCosmosDB(t) }},
 	}
 }
 
@@ -69,7 +69,7 @@ func open(t testing.TB, rawURL string) driver.Driver {
 
 // setenv sets an environment variable the SDKs read. t.Setenv cannot be
 // used in parallel tests; every subtest sets the same value.
-func setenv(t *testing.T, name, value string) {
+func setenv(t testing.TB, name, value string) {
 	if os.Getenv(name) != value {
 		if err := os.Setenv(name, value); err != nil {
 			t.Fatal(err)
@@ -106,7 +106,7 @@ func postgresDriver(t testing.TB) driver.Driver {
 	return open(t, u.String())
 }
 
-func newDynamoDB(t *testing.T) driver.Driver {
+func newDynamoDB(t testing.TB) driver.Driver {
 	endpoint := emulator.Require(t, emulator.DynamoDBEndpoint)
 	// DynamoDB Local takes letters-only keys; the SDK's default chain
 	// finds them in the environment.
@@ -121,12 +121,12 @@ func newDynamoDB(t *testing.T) driver.Driver {
 	return d
 }
 
-func newFirestore(t *testing.T) driver.Driver {
+func newFirestore(t testing.TB) driver.Driver {
 	host := emulator.Require(t, emulator.FirestoreHost)
 	return open(t, "firestore://demo-agentmem-e2e/"+unique("e2e")+"?emulator_host="+host)
 }
 
-func newCosmosDB(t *testing.T) driver.Driver {
+func newCosmosDB(t testing.TB) driver.Driver {
 	endpoint, err := url.Parse(emulator.Require(t, emulator.CosmosEndpoint))
 	if err != nil {
 		t.Fatal(err)
