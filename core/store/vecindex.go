@@ -19,15 +19,27 @@ const vectorCandidates = 50
 // vectors of a hybrid search rank only the files its words found.
 const FallbackVectors = "the vector index of this folder is being built; vectors ranked only the files found by words"
 
-// folderVecs is one folder's chunk vectors, by file, for one model.
+// folderVecs is one folder's chunk vectors, by file, for one model, packed
+// so that a search reads them in one pass: each file's vectors lie end to
+// end in data, at its slot's offset.
 type folderVecs struct {
 	folder, model string
 
 	mu    sync.RWMutex
 	ready bool
-	files map[string][]float32 // path → its chunks' unit vectors, dims each, end to end
+	slots []vecSlot
+	at    map[string]int // path → its live slot
+	data  []float32
+	dead  int // floats of data no live slot holds
 	dims  int
 	bytes int64
+}
+
+// vecSlot is one file's place in folderVecs.data.
+type vecSlot struct {
+	path   string
+	off, n int // n floats from off: n/dims vectors
+	live   bool
 }
 
 // vecIndex is a Store's vector caches, one per large folder a hybrid search
@@ -56,7 +68,7 @@ func (vi *vecIndex) folder(fi *folderIndex, model string) *folderVecs {
 		ti.mu.Lock()
 		closed := ti.closed
 		if !closed {
-			fv = &folderVecs{folder: fi.folder, model: model, files: map[string][]float32{}}
+			fv = &folderVecs{folder: fi.folder, model: model, at: map[string]int{}}
 			vi.folders[fi.folder] = fv
 			ti.startLocked(func() { vi.build(fv, fi) })
 		}
@@ -115,32 +127,70 @@ func (vi *vecIndex) build(fv *folderVecs, fi *folderIndex) {
 
 // put sets p's vectors in fv (none: p is removed).
 func (vi *vecIndex) put(fv *folderVecs, p string, ix indexed) {
-	var flat []float32
 	fv.mu.Lock()
+	before := fv.size()
+	var n int
 	for _, v := range ix {
 		if len(v) == 0 || (fv.dims != 0 && len(v) != fv.dims) {
 			continue // a known zero, or another length: never scored
 		}
 		fv.dims = len(v)
-		flat = append(flat, v...)
+		n += len(v)
 	}
-	old, had := fv.files[p]
-	delta := int64(4*len(flat)) - int64(4*len(old))
+	i, had := fv.at[p]
 	switch {
-	case len(flat) == 0 && had:
-		delete(fv.files, p)
-		delta -= int64(len(p)) + 48
-	case len(flat) > 0:
-		if !had {
-			delta += int64(len(p)) + 48
+	case had && fv.slots[i].n == n && n > 0: // same shape: in place
+		off := fv.slots[i].off
+		for _, v := range ix {
+			if len(v) == fv.dims {
+				off += copy(fv.data[off:], v)
+			}
 		}
-		fv.files[p] = flat
+	default:
+		if had {
+			fv.slots[i].live = false
+			fv.dead += fv.slots[i].n
+			delete(fv.at, p)
+		}
+		if n > 0 {
+			fv.at[p] = len(fv.slots)
+			fv.slots = append(fv.slots, vecSlot{path: p, off: len(fv.data), n: n, live: true})
+			for _, v := range ix {
+				if len(v) == fv.dims {
+					fv.data = append(fv.data, v...)
+				}
+			}
+		}
+		if fv.dead > 1<<16 && fv.dead > len(fv.data)/2 {
+			fv.compact()
+		}
 	}
+	delta := fv.size() - before
 	fv.bytes += delta
 	fv.mu.Unlock()
 	vi.mu.Lock()
 	vi.bytes += delta
 	vi.mu.Unlock()
+}
+
+// size estimates fv's bytes. fv.mu is held.
+func (fv *folderVecs) size() int64 {
+	return int64(4*cap(fv.data)) + int64(64*cap(fv.slots))
+}
+
+// compact drops the dead slots and the floats only they held. fv.mu is
+// held.
+func (fv *folderVecs) compact() {
+	slots := make([]vecSlot, 0, len(fv.at))
+	data := make([]float32, 0, len(fv.data)-fv.dead)
+	for _, sl := range fv.slots {
+		if sl.live {
+			fv.at[sl.path] = len(slots)
+			slots = append(slots, vecSlot{path: sl.path, off: len(data), n: sl.n, live: true})
+			data = append(data, fv.data[sl.off:sl.off+sl.n]...)
+		}
+	}
+	fv.slots, fv.data, fv.dead = slots, data, 0
 }
 
 // recorded updates the cache of p's folder after the indexer wrote p's
@@ -179,48 +229,62 @@ func (vi *vecIndex) forget(prefix string) {
 }
 
 // top returns the n files under prefix whose best chunk is closest to the
-// unit vector qv, best first.
+// unit vector qv, best first: one pass over the packed vectors.
 func (fv *folderVecs) top(qv []float32, prefix string, n int) []string {
 	fv.mu.RLock()
 	defer fv.mu.RUnlock()
-	if len(qv) != fv.dims {
+	dims := fv.dims
+	if len(qv) != dims || dims == 0 {
 		return nil
 	}
 	type scored struct {
-		path string
+		slot int
 		cos  float32
 	}
+	worse := func(a, b scored) bool {
+		return a.cos < b.cos || (a.cos == b.cos && fv.slots[a.slot].path > fv.slots[b.slot].path)
+	}
 	best := make([]scored, 0, n+1) // sorted worst first
-	for p, flat := range fv.files {
-		if !strings.HasPrefix(p, prefix) {
+	whole := prefix == fv.folder
+	for i := range fv.slots {
+		sl := &fv.slots[i]
+		if !sl.live || (!whole && !strings.HasPrefix(sl.path, prefix)) {
 			continue
 		}
 		top := float32(-2)
-		for i := 0; i+fv.dims <= len(flat); i += fv.dims {
-			v := flat[i : i+fv.dims : i+fv.dims]
-			var dot float32
-			for d, x := range v {
-				dot += x * qv[d]
+		for off := sl.off; off+dims <= sl.off+sl.n; off += dims {
+			v := fv.data[off : off+dims : off+dims]
+			var d0, d1, d2, d3 float32
+			k := 0
+			for ; k+4 <= dims; k += 4 {
+				d0 += v[k] * qv[k]
+				d1 += v[k+1] * qv[k+1]
+				d2 += v[k+2] * qv[k+2]
+				d3 += v[k+3] * qv[k+3]
 			}
-			top = max(top, dot)
+			for ; k < dims; k++ {
+				d0 += v[k] * qv[k]
+			}
+			top = max(top, d0+d1+d2+d3)
 		}
-		if len(best) == n && (top < best[0].cos || (top == best[0].cos && p > best[0].path)) {
+		c := scored{i, top}
+		if len(best) == n && !worse(best[0], c) {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(best, scored{p, top}, func(a, b scored) int {
-			if a.cos < b.cos || (a.cos == b.cos && a.path > b.path) {
+		at, _ := slices.BinarySearchFunc(best, c, func(a, b scored) int {
+			if worse(a, b) {
 				return -1
 			}
 			return 1
 		})
-		best = slices.Insert(best, i, scored{p, top})
+		best = slices.Insert(best, at, c)
 		if len(best) > n {
 			best = best[1:]
 		}
 	}
 	out := make([]string, len(best))
 	for i := range best {
-		out[i] = best[len(best)-1-i].path
+		out[i] = fv.slots[best[len(best)-1-i].slot].path
 	}
 	return out
 }
