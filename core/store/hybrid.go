@@ -143,6 +143,13 @@ func (s *Store) expandQuery(ectx, ctx context.Context, query string) ([]string, 
 // whole folder, which the vectors then rank with it.
 const hybridCandidates = 200
 
+// hybridCandidateTerms bounds the candidates of a hybrid search of a large
+// folder by their length, in terms (each list, BM25's and the vectors',
+// stops once its files hold that many; at least Limit+8 stay): 200 short
+// notes fit, a handful of 64 KB history files do, so a search of long
+// files reads and ranks a few megabytes at most, not 250 files of them.
+const hybridCandidateTerms = 150_000
+
 // lexIndex is what a hybrid search over the term index ranks its BM25
 // side with: the analysed query and the folder's statistics.
 type lexIndex struct {
@@ -188,7 +195,8 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 	} else if ctx.Err() != nil {
 		return found{}, false, "", ctx.Err()
 	}
-	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, hybridCandidates, fresh, more)
+	more = fi.capTerms(more, hybridCandidateTerms, r.Limit+extraCandidates)
+	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, hybridCandidates, fresh, more, hybridCandidateTerms)
 	if err != nil {
 		return found{}, false, "", err
 	}

@@ -255,7 +255,7 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok
 	if err != nil || fi == nil {
 		return found{}, false, FallbackBuilding, err
 	}
-	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, r.Limit+extraCandidates, fresh, nil)
+	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, r.Limit+extraCandidates, fresh, nil, 0)
 	if err != nil {
 		return found{}, false, "", err
 	}
@@ -273,8 +273,14 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok
 //
 // fresh are files read during this search (by the index's build), whose
 // content is taken as it is instead of being read again.
-func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, fresh []driver.ScopeFile, more []string) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
+//
+// maxTerms, when positive, bounds the length (in terms) of the files
+// taken from fi's ranking (see [folderIndex.capTerms]).
+func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, fresh []driver.ScopeFile, more []string, maxTerms int) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
 	top, st, covered := fi.top(bq, r.Prefix, k)
+	if maxTerms > 0 {
+		top = fi.capTerms(top, maxTerms, r.Limit+extraCandidates)
+	}
 	// BM25's and the other candidates in turn, so that MaxFiles keeps
 	// the best of both.
 	read := make([]string, 0, len(top)+len(more))

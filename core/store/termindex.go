@@ -656,6 +656,23 @@ func (fi *folderIndex) compact() {
 	fi.docs, fi.dead, fi.bytes = docs, 0, bytes
 }
 
+// capTerms returns the first of paths (best first) whose files hold at
+// most maxTerms terms together, and at least keep of them.
+func (fi *folderIndex) capTerms(paths []string, maxTerms, keep int) []string {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	total := 0
+	for i, p := range paths {
+		if id, ok := fi.ids[p]; ok {
+			total += int(fi.docs[id].bodyLen)
+		}
+		if total > maxTerms && i >= keep {
+			return paths[:i]
+		}
+	}
+	return paths
+}
+
 // has reports whether fi holds a file at p.
 func (fi *folderIndex) has(p string) bool {
 	fi.mu.RLock()
