@@ -200,38 +200,21 @@ var fallbackOrder = []string{"", FallbackLiteral, FallbackVectors, FallbackBuild
 func (s *Store) scopesUnder(ctx context.Context, prefix string) ([]string, error) {
 	var scopes []string
 	seen := map[string]bool{}
-	after := ""
-	for {
-		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: DefaultWalkPageSize})
-		if err != nil {
-			return nil, err
+	err := s.walk(ctx, prefix, DefaultWalkPageSize, func(p string) bool {
+		if !strings.HasPrefix(p, prefix) {
+			return true
 		}
-		last := after
-		for _, e := range entries {
-			if e.Path <= after {
-				continue // never backwards, never twice, whatever the driver does
-			}
-			after = e.Path
-			if end, ok := reservedAt(e.Path); ok {
-				after = end // the store's derived rows are never files
-				continue
-			}
-			if e.Tombstone || !strings.HasPrefix(e.Path, prefix) {
-				continue
-			}
-			scope := e.Path[:strings.LastIndexByte(e.Path, '/')+1]
-			if len(scope) < len(prefix) {
-				scope = prefix // a partial name: "notes/p05"
-			}
-			if !seen[scope] {
-				seen[scope] = true
-				scopes = append(scopes, scope)
-			}
+		scope := p[:strings.LastIndexByte(p, '/')+1]
+		if len(scope) < len(prefix) {
+			scope = prefix // a partial name: "notes/p05"
 		}
-		if len(entries) < DefaultWalkPageSize || after == last {
-			return scopes, nil
+		if !seen[scope] {
+			seen[scope] = true
+			scopes = append(scopes, scope)
 		}
-	}
+		return true
+	})
+	return scopes, err
 }
 
 // searchIndexed answers a BM25 search from the folder's term index: the

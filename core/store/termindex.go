@@ -829,19 +829,10 @@ func (fi *folderIndex) top(bq *bm25Query, prefix string, k int) ([]string, *corp
 	best := make([]ranked, 0, k+1)
 	for _, doc := range touched {
 		r := ranked{doc, sc.score[doc]}
-		if r.score <= 0 || (len(best) == k && !better(r, best[0])) || !strings.HasPrefix(fi.docs[doc].path, prefix) {
+		if r.score <= 0 || !strings.HasPrefix(fi.docs[doc].path, prefix) {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(best, r, func(a, b ranked) int {
-			if better(a, b) {
-				return 1
-			}
-			return -1
-		})
-		best = slices.Insert(best, i, r)
-		if len(best) > k {
-			best = best[1:]
-		}
+		best = keepBest(best, r, k, better)
 	}
 	paths := make([]string, len(best))
 	for i := range best {
@@ -860,4 +851,23 @@ func (ti *termIndex) pendingIn(folder string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// keepBest adds c to best, kept sorted worst first and at most k long, when
+// it is better than the worst there (better orders two candidates).
+func keepBest[T any](best []T, c T, k int, better func(a, b T) bool) []T {
+	if len(best) == k && !better(c, best[0]) {
+		return best
+	}
+	i, _ := slices.BinarySearchFunc(best, c, func(a, b T) int {
+		if better(a, b) {
+			return 1
+		}
+		return -1
+	})
+	best = slices.Insert(best, i, c)
+	if len(best) > k {
+		best = best[1:]
+	}
+	return best
 }

@@ -267,20 +267,7 @@ func (fv *folderVecs) top(qv []float32, prefix string, n int) []string {
 			}
 			top = max(top, d0+d1+d2+d3)
 		}
-		c := scored{i, top}
-		if len(best) == n && !worse(best[0], c) {
-			continue
-		}
-		at, _ := slices.BinarySearchFunc(best, c, func(a, b scored) int {
-			if worse(a, b) {
-				return -1
-			}
-			return 1
-		})
-		best = slices.Insert(best, at, c)
-		if len(best) > n {
-			best = best[1:]
-		}
+		best = keepBest(best, scored{i, top}, n, func(a, b scored) bool { return worse(b, a) })
 	}
 	out := make([]string, len(best))
 	for i := range best {

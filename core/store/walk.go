@@ -64,41 +64,48 @@ func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2
 		case pageSize > MaxWalkPageSize:
 			pageSize = MaxWalkPageSize
 		}
-		after := ""
-		for {
-			if err := ctx.Err(); err != nil {
-				yield("", err)
-				return
+		if err := s.walk(ctx, prefix, pageSize, func(p string) bool { return yield(p, nil) }); err != nil {
+			yield("", err)
+		}
+	}
+}
+
+// walk calls fn with every file path under prefix in code-point order,
+// listing pageSize at a time, until fn returns false; the store's derived
+// rows and tombstones are skipped. It is Walk without validation or
+// observation, for the store's own listings.
+func (s *Store) walk(ctx context.Context, prefix string, pageSize int, fn func(string) bool) error {
+	after := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: pageSize})
+		if err != nil {
+			return err
+		}
+		last := after
+		for _, e := range entries {
+			if e.Path <= after {
+				continue // never backwards, never twice, whatever the driver does
 			}
-			entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: pageSize})
-			if err != nil {
-				yield("", err)
-				return
+			after = e.Path
+			if end, ok := reservedAt(e.Path); ok {
+				after = end // the store's derived rows are never files
+				continue
 			}
-			last := after
-			for _, e := range entries {
-				if e.Path <= after {
-					continue // never backwards, never twice, whatever the driver does
-				}
-				after = e.Path
-				if end, ok := reservedAt(e.Path); ok {
-					after = end // the store's derived rows are never files
-					continue
-				}
-				if e.Tombstone {
-					continue
-				}
-				if !yield(e.Path, nil) {
-					return
-				}
+			if e.Tombstone {
+				continue
 			}
-			if len(entries) < pageSize {
-				return
+			if !fn(e.Path) {
+				return nil
 			}
-			if after == last {
-				yield("", fmt.Errorf("agentmem: the driver returned a full page of paths none of which is after %q: fix its ListFiles", after))
-				return
-			}
+		}
+		if len(entries) < pageSize {
+			return nil
+		}
+		if after == last {
+			return fmt.Errorf("agentmem: the driver returned a full page of paths none of which is after %q: fix its ListFiles", after)
 		}
 	}
 }
