@@ -126,9 +126,9 @@ func isIndexRow(p string) bool {
 }
 
 // IsIndexPath reports whether p names a row of the store's search index
-// (see [IndexSegment]): drivers that filter the paths they list (a file
+// (see [IndexSegment] and [TermSegment]): drivers that filter the paths they list (a file
 // system) use it to list and read these rows like any other.
-func IsIndexPath(p string) bool { return isIndexRow(p) }
+func IsIndexPath(p string) bool { return isIndexRow(p) || isTermRow(p) }
 
 // record is one part of a file's index record.
 type record struct {

@@ -557,12 +557,6 @@ func (s *Store) writeRecord(ctx context.Context, p string, rec *record, rows []*
 // this after deleting its files. Errors: ErrInvalidPath for an empty or bad
 // prefix, or the backend's error.
 func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
-	if prefix != "" {
-		defer s.vecs.forget(prefix)
-	}
-	if s.terms != nil && prefix != "" {
-		defer s.terms.forget(prefix) // the term index holds the files' words too
-	}
 	if err := s.usable(ctx); err != nil {
 		return 0, err
 	}
@@ -572,6 +566,18 @@ func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err erro
 	if err := ValidatePrefix(prefix); err != nil {
 		return 0, err
 	}
+	// The caches first, so that nothing writes rows again behind the
+	// erasure (the term index holds the files' words too).
+	s.vecs.forget(prefix)
+	if s.terms != nil {
+		s.terms.forget(prefix)
+	}
+	return s.eraseRows(ctx, prefix, func(p string) bool { return isIndexRow(p) || isTermRow(p) })
+}
+
+// eraseRows deletes the derived rows under prefix that match selects,
+// and returns how many.
+func (s *Store) eraseRows(ctx context.Context, prefix string, match func(string) bool) (n int, err error) {
 	after := ""
 	for {
 		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: DefaultWalkPageSize})
@@ -580,7 +586,7 @@ func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err erro
 		}
 		for _, e := range entries {
 			after = max(after, e.Path)
-			if !isIndexRow(e.Path) || e.Tombstone {
+			if !match(e.Path) || e.Tombstone {
 				continue
 			}
 			f, err := s.d.GetFile(ctx, e.Path)

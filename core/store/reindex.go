@@ -36,7 +36,10 @@ type ReindexStats struct {
 // whose record was made from its version by this model is skipped. So it
 // is resumable: after an interruption (ctx done, a failed embedding), a
 // rerun redoes nothing that is current. It holds one file's chunks at a
-// time, whatever the prefix holds. Index rows of files deleted behind the
+// time, whatever the prefix holds. The term index of the folders under
+// prefix, in memory and persisted ([TermSegment]), is erased first (also
+// when Reindex then refuses for want of an embedder) and built again from
+// the files by each folder's next search. Index rows of files deleted behind the
 // store's back are left to [Store.ForgetIndex].
 //
 // Errors: [ErrInvalidSearchMode] without an embedder, ErrInvalidPath for
@@ -50,6 +53,10 @@ func (s *Store) Reindex(ctx context.Context, prefix string) (ReindexStats, error
 	if s.terms != nil && ValidatePrefix(prefix) == nil {
 		s.terms.forget(prefix) // built again, from the store, by the next search
 		s.vecs.forget(prefix)
+		// The persisted term index too (with or without an embedder).
+		if _, err := s.eraseRows(ctx, prefix, isTermRow); err != nil {
+			return st, err
+		}
 	}
 	if s.embedder == nil {
 		return st, fmt.Errorf("%w: reindexing needs an embedder (store.Options.Embedder, or embedder= in the store URL)", ErrInvalidSearchMode)

@@ -198,8 +198,10 @@ func (s *Store) Capabilities() Capabilities {
 // Driver returns the driver the store runs on.
 func (s *Store) Driver() driver.Driver { return s.d }
 
-// Shutdown stops the store gracefully: the term index's background work
-// stops (the next store's searches rebuild what it had not applied); the
+// Shutdown stops the store gracefully: the term index writes the changes
+// it has not persisted yet (until ctx is done), then its background work
+// stops (the next store finds what it had not written by checking the
+// folders it loads); the
 // background indexer (Options.Embedder) queues nothing more and indexes
 // what is queued (without retrying failures) until ctx is done; then the
 // job in flight is canceled, and the rest is left to the searches, which
@@ -234,7 +236,13 @@ func (s *Store) shutdown(ctx context.Context) error {
 		return ErrNoDriver
 	}
 	s.closeOnce.Do(func() {
-		s.terms.close() // a cache: the next store's searches rebuild what it had not applied
+		fctx, cancel := ctx, context.CancelFunc(func() {})
+		if fctx == nil {
+			fctx, cancel = context.WithTimeout(context.Background(), s.closeTimeout)
+		}
+		s.terms.flushAll(fctx) // what the next process loads (it finds the rest by checking)
+		cancel()
+		s.terms.close()
 		err := s.stopIndexer(ctx)
 		cerr := s.d.Close()
 		switch {

@@ -99,6 +99,20 @@ type folderIndex struct {
 	// background.
 	listed, built chan struct{}
 	inPlace       bool
+	// flushQueued: a flush of fi is scheduled (scheduleFlushLocked);
+	// rechecking: its manifest is being read (recheckLocked).
+	flushQueued, rechecking bool
+
+	// The persisted index (termseg.go), under mu: the paths changed since
+	// the last flush (with their change number), the segments fi holds
+	// (in manifest order) and the manifest's version, when the manifest
+	// was last read, and whether the next flush writes the index whole.
+	dirty    map[string]uint64
+	dirtySeq uint64
+	segs     []segRef
+	manifest string
+	seen     time.Time
+	needBase bool
 }
 
 // termIndex is a Store's folder indexes and the feed that keeps them.
@@ -117,11 +131,22 @@ type termIndex struct {
 	bg      *background.Group
 	ctx     context.Context // bg's: no request's
 	closed  bool
+	// waiting counts callers of wait, and hurry is closed (and replaced)
+	// when one starts: scheduled flushes then run at once.
+	waiting int
+	hurry   chan struct{}
+	// flushMu serializes the flushes and manifest reads of every folder,
+	// and forget with them (so that no flush writes rows after forget
+	// erased them).
+	flushMu sync.Mutex
+	// recheck is manifestRecheck (tests shorten it).
+	recheck time.Duration
 }
 
 func newTermIndex(s *Store) *termIndex {
 	bg := background.New()
-	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, bg: bg, ctx: bg.Context()}
+	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, bg: bg, ctx: bg.Context(),
+		hurry: make(chan struct{}), recheck: manifestRecheck}
 }
 
 // changed is the change feed's entry: the file at p changed (written,
@@ -287,6 +312,7 @@ func (ti *termIndex) putFiles(sc *lexis.Scanner, fi *folderIndex, files []driver
 		fi.mu.Unlock()
 		ti.resized(fi, size)
 	}
+	defer ti.scheduleFlush(fi)
 	if !whole {
 		return
 	}
@@ -330,6 +356,7 @@ func (ti *termIndex) apply(ctx context.Context, sc *lexis.Scanner, fi *folderInd
 		fi.mu.Unlock()
 		ti.resized(fi, size)
 	}
+	ti.scheduleFlush(fi)
 	return nil
 }
 
@@ -344,10 +371,10 @@ func (ti *termIndex) drop(fi *folderIndex) {
 	}
 }
 
-// forget drops the indexes of every folder under prefix.
+// forget drops the indexes of every folder under prefix, and returns once
+// no flush of theirs is writing rows.
 func (ti *termIndex) forget(prefix string) {
 	ti.mu.Lock()
-	defer ti.mu.Unlock()
 	for f, fi := range ti.folders {
 		if strings.HasPrefix(f, prefix) {
 			ti.bytes -= fi.reported
@@ -355,6 +382,9 @@ func (ti *termIndex) forget(prefix string) {
 			delete(ti.pending, f)
 		}
 	}
+	ti.mu.Unlock()
+	ti.flushMu.Lock()
+	defer ti.flushMu.Unlock()
 }
 
 // resized records fi's new size and drops the least recently searched
@@ -384,6 +414,16 @@ func (ti *termIndex) resized(fi *folderIndex, size int64) {
 
 // wait returns once no build or change is in flight, or ctx is done.
 func (ti *termIndex) wait(ctx context.Context) error {
+	ti.mu.Lock()
+	ti.waiting++
+	close(ti.hurry)
+	ti.hurry = make(chan struct{})
+	ti.mu.Unlock()
+	defer func() {
+		ti.mu.Lock()
+		ti.waiting--
+		ti.mu.Unlock()
+	}()
 	for {
 		ti.mu.Lock()
 		if ti.busy == 0 {
@@ -433,6 +473,9 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (_
 			fi.checking = true
 			ti.startLocked(func() { ti.reconcile(fi) })
 		}
+		if fi.isReady() {
+			ti.recheckLocked(fi)
+		}
 		ti.mu.Unlock()
 		select {
 		case <-fi.listed: // the creator knows whether it builds in place
@@ -455,12 +498,39 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (_
 		ti.mu.Unlock()
 		return nil, nil, nil
 	}
-	fi = &folderIndex{folder: folder, ids: map[string]int32{}, terms: map[string][]posting{},
+	fi = &folderIndex{folder: folder, ids: map[string]int32{}, terms: map[string][]posting{}, dirty: map[string]uint64{},
 		listed: make(chan struct{}), built: make(chan struct{}), used: ti.clock, checked: time.Now()}
 	ti.folders[folder] = fi
 	ti.mu.Unlock()
 
-	files, err := ti.readFolder(ctx, folder, maxFiles+1)
+	// What an earlier process persisted, when there is that. A folder of
+	// at most maxFiles files is then read as a search would scan it, and
+	// only what changed is analysed again; a larger one is listed, and the
+	// paths added or removed since are read by the searches as changes.
+	loaded, err := ti.loadPersisted(ctx, fi)
+	var files []driver.ScopeFile
+	if err == nil && loaded && fi.size() <= maxFiles {
+		files, err = ti.readFolder(ctx, folder, maxFiles+1)
+	}
+	listed := err == nil && loaded && (files == nil || len(files) > maxFiles)
+	if listed {
+		err = ti.relist(ctx, fi)
+	}
+	if err != nil {
+		close(fi.listed)
+		ti.drop(fi)
+		close(fi.built)
+		return nil, nil, err
+	}
+	if listed {
+		ti.ready(fi)
+		close(fi.listed)
+		close(fi.built)
+		return fi, nil, nil
+	}
+	if !loaded {
+		files, err = ti.readFolder(ctx, folder, maxFiles+1)
+	}
 	if err != nil || len(files) > maxFiles {
 		close(fi.listed)
 		ti.mu.Lock()
@@ -478,7 +548,7 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (_
 	fi.inPlace = true
 	close(fi.listed)
 	defer close(fi.built)
-	ti.putFiles(lexis.NewScanner(), fi, files, false)
+	ti.putFiles(lexis.NewScanner(), fi, files, loaded)
 	ti.ready(fi)
 	return fi, files, nil
 }
@@ -499,7 +569,8 @@ func (ti *termIndex) build(fi *folderIndex) {
 	ti.ready(fi)
 }
 
-// ready marks fi built and applies the changes queued meanwhile.
+// ready marks fi built, applies the changes queued meanwhile, and
+// writes what the build indexed.
 func (ti *termIndex) ready(fi *folderIndex) {
 	fi.mu.Lock()
 	fi.ready = true
@@ -510,6 +581,44 @@ func (ti *termIndex) ready(fi *folderIndex) {
 		ti.feeding = true
 		ti.startLocked(ti.feed)
 	}
+	ti.scheduleFlushLocked(fi)
+}
+
+// scheduleFlush is scheduleFlushLocked, taking ti.mu.
+func (ti *termIndex) scheduleFlush(fi *folderIndex) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	ti.scheduleFlushLocked(fi)
+}
+
+// relist lists fi's folder and queues the paths fi lacks or holds in vain
+// (files written or deleted by a process that crashed before it wrote
+// them to the persisted index, or behind the store's back): searches read
+// them as changes until the feed applies them.
+func (ti *termIndex) relist(ctx context.Context, fi *folderIndex) error {
+	paths, err := ti.s.list(ctx, fi.folder, math.MaxInt, true)
+	if err != nil {
+		return err
+	}
+	there := make(map[string]bool, len(paths))
+	var changed []string
+	fi.mu.RLock()
+	for _, p := range paths {
+		there[p] = true
+		if _, ok := fi.ids[p]; !ok {
+			changed = append(changed, p)
+		}
+	}
+	for p := range fi.ids {
+		if !there[p] {
+			changed = append(changed, p)
+		}
+	}
+	fi.mu.RUnlock()
+	for _, p := range changed {
+		ti.changed(p)
+	}
+	return nil
 }
 
 // reconcile reads every file of fi's folder again and brings the index up
@@ -551,27 +660,50 @@ func (fi *folderIndex) recorded(size int64) int64 {
 }
 
 // put brings p's entry up to date with its content (exists false: there is
-// no file at p). fi.mu is held.
+// no file at p), and marks p for the next flush when that changed it.
+// fi.mu is held.
 func (fi *folderIndex) put(sc *lexis.Scanner, p, content string, exists bool) {
 	sum := contentSum(content)
-	if id, ok := fi.ids[p]; ok {
-		d := &fi.docs[id]
-		if exists && d.sum == sum {
-			return // indexed as it is
-		}
-		d.live = false
-		delete(fi.ids, p)
-		fi.live--
-		fi.dead++
-		fi.sumBody -= int64(d.bodyLen)
-		fi.sumName -= int64(d.nameLen)
+	id, ok := fi.ids[p]
+	if ok && exists && fi.docs[id].sum == sum || !ok && !exists {
+		return // indexed as it is
 	}
+	fi.remove(p)
 	if exists {
 		fi.add(sc, p, content, sum)
 	}
+	fi.dirtySeq++
+	fi.dirty[p] = fi.dirtySeq
+	fi.maybeCompact()
+}
+
+// remove takes p's doc out of the live ones (its postings stay until a
+// compaction). fi.mu is held.
+func (fi *folderIndex) remove(p string) {
+	id, ok := fi.ids[p]
+	if !ok {
+		return
+	}
+	d := &fi.docs[id]
+	d.live = false
+	delete(fi.ids, p)
+	fi.live--
+	fi.dead++
+	fi.sumBody -= int64(d.bodyLen)
+	fi.sumName -= int64(d.nameLen)
+}
+
+// maybeCompact compacts fi once most of its docs are dead. fi.mu is held.
+func (fi *folderIndex) maybeCompact() {
 	if fi.dead > 64 && fi.dead > fi.live {
 		fi.compact()
 	}
+}
+
+// reset empties fi (to be loaded again). fi.mu is held.
+func (fi *folderIndex) reset() {
+	fi.docs, fi.ids, fi.terms = nil, map[string]int32{}, map[string][]posting{}
+	fi.live, fi.dead, fi.sumBody, fi.sumName, fi.bytes = 0, 0, 0, 0, 0
 }
 
 // reconcileAfter is how long a folder of n files waits between checks.
@@ -586,17 +718,16 @@ func contentSum(content string) uint64 {
 	return h.Sum64()
 }
 
-// add indexes f as a new doc. fi.mu is held.
+// add indexes f as a new doc, from its content. fi.mu is held.
 func (fi *folderIndex) add(sc *lexis.Scanner, p, content string, sum uint64) {
-	id := int32(len(fi.docs))
 	counts := map[string]*posting{}
-	count := func(text string, field func(*posting) *uint16) int {
-		n := 0
+	count := func(text string, field func(*posting) *uint16) int32 {
+		n := int32(0)
 		sc.Each(text, func(t string, _, _ int) {
 			n++
 			pt := counts[t]
 			if pt == nil {
-				pt = &posting{doc: id}
+				pt = &posting{}
 				counts[t] = pt
 			}
 			f := field(pt)
@@ -606,19 +737,32 @@ func (fi *folderIndex) add(sc *lexis.Scanner, p, content string, sum uint64) {
 	}
 	bodyLen := count(content, func(pt *posting) *uint16 { return &pt.body })
 	nameLen := count(nameField(path.Base(p)), func(pt *posting) *uint16 { return &pt.name })
-	for t, pt := range counts {
+	fi.insert(p, sum, bodyLen, nameLen, func(yield func(t string, body, name uint16)) {
+		for t, pt := range counts {
+			yield(t, pt.body, pt.name)
+		}
+	})
+}
+
+// insert adds a live doc at p (which has none) with its lengths and the
+// frequencies of its terms. fi.mu is held.
+func (fi *folderIndex) insert(p string, sum uint64, bodyLen, nameLen int32, terms func(yield func(t string, body, name uint16))) {
+	id := int32(len(fi.docs))
+	n := 0
+	terms(func(t string, body, name uint16) {
+		n++
 		ps, ok := fi.terms[t]
 		if !ok {
 			fi.bytes += int64(len(t)) + 64
 		}
-		fi.terms[t] = append(ps, *pt)
-	}
-	fi.docs = append(fi.docs, tdoc{path: p, sum: sum, bodyLen: int32(bodyLen), nameLen: int32(nameLen), live: true})
+		fi.terms[t] = append(ps, posting{doc: id, body: body, name: name})
+	})
+	fi.docs = append(fi.docs, tdoc{path: p, sum: sum, bodyLen: bodyLen, nameLen: nameLen, live: true})
 	fi.ids[p] = id
 	fi.live++
 	fi.sumBody += int64(bodyLen)
 	fi.sumName += int64(nameLen)
-	fi.bytes += int64(len(counts))*8 + int64(len(p)) + 72
+	fi.bytes += int64(n)*8 + int64(len(p)) + 72
 }
 
 // compact rewrites the postings without the docs no longer live. fi.mu is

@@ -1,0 +1,95 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// persistCases are the persisted term index's contract (issue 36): a
+// folder's index, written through the primitives as derived rows, is
+// loaded by a new store instead of being built from the files; its rows
+// are never files; a store's changes reach the next one; Forget erases
+// them.
+var persistCases = bothSearchModes([]modeCase{
+	{"index_persisted_for_a_new_store", func(t *testing.T, e *Env, m store.SearchMode) {
+		const p = "persist/main/"
+		const n = 24
+		for i := range n {
+			create(t, e.Store, fmt.Sprintf("%sn%02d.md", p, i), fmt.Sprintf("note %d on the tide tables and the ferry", i))
+		}
+		create(t, e.Store, p+"needle.md", "the spare key is under the blue flowerpot")
+		req := func(q string) store.SearchRequest {
+			r := indexReq(m, p, q)
+			r.MaxFiles = 10 // below the folder's size: only an index answers without scanning
+			return r
+		}
+		building := store.FallbackBuilding
+		if m == store.SearchLiteral {
+			building = store.FallbackLiteral
+		}
+		s := e.NewStore(t, e.Options(), nil)
+		eq(t, "first search ever: fallback", search(t, s, req("flowerpot")).Fallback, building)
+		waitIndexed(t, s) // built, then written
+		replace(t, s, p+"n03.md", "a heron fishes below the weir")
+		if err := s.Close(); err != nil { // writes the change it has not written yet
+			t.Fatalf("close: %v", err)
+		}
+
+		r := e.NewStore(t, e.Options(), nil)
+		res := search(t, r, req("where is the spare key"))
+		eq(t, "a new store's first search: fallback", res.Fallback, indexedFallback(m))
+		if m == store.SearchBM25 {
+			eqSlice(t, "a new store's first search", matchPaths(res), []string{p + "needle.md"})
+			eq(t, "a new store's first search: scanned", res.Scanned, n+1)
+			eqSlice(t, "the change written at close", matchPaths(search(t, r, req("heron weir"))), []string{p + "n03.md"})
+		}
+		// The rows are the store's, never files.
+		for q, err := range r.Walk(ctx(t), "persist/", 0) {
+			if err != nil {
+				t.Fatalf("walk: %v", err)
+			}
+			if strings.Contains(q, store.TermSegment) {
+				t.Fatalf("walk yielded the index row %s", q)
+			}
+		}
+		if m == store.SearchBM25 && len(termRows(t, e.Driver, "persist/")) == 0 {
+			t.Fatal("no row of the persisted index")
+		}
+		if _, err := r.Forget(ctx(t), "persist/", nil); err != nil {
+			t.Fatalf("forget: %v", err)
+		}
+		if rows := termRows(t, e.Driver, "persist/"); len(rows) > 0 {
+			t.Fatalf("rows of the persisted index left after forget: %v", rows)
+		}
+		res = search(t, e.NewStore(t, e.Options(), nil), req("spare key"))
+		eq(t, "after forget: matches", len(res.Matches), 0)
+		eq(t, "after forget: scanned", res.Scanned, 0)
+	}},
+})
+
+// termRows lists the rows of persisted term indexes under prefix, through
+// the driver.
+func termRows(t *testing.T, d driver.Driver, prefix string) []string {
+	t.Helper()
+	var out []string
+	after := ""
+	for {
+		entries, err := d.ListFiles(ctx(t), driver.ListParams{Prefix: prefix, After: after, Limit: 500})
+		if err != nil {
+			t.Fatalf("ListFiles: %v", err)
+		}
+		for _, en := range entries {
+			after = en.Path
+			if !en.Tombstone && strings.Contains(en.Path, "/"+store.TermSegment+"/") {
+				out = append(out, en.Path)
+			}
+		}
+		if len(entries) < 500 {
+			return out
+		}
+	}
+}

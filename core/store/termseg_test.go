@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
+
+// readCounter counts the reads of memory files (not of the store's
+// derived rows) that go through it.
+type readCounter struct {
+	*nnDriver
+	mu    sync.Mutex
+	files int
+}
+
+func (c *readCounter) GetFile(ctx context.Context, p string) (*driver.File, error) {
+	if _, reserved := reservedAt(p); !reserved {
+		c.mu.Lock()
+		c.files++
+		c.mu.Unlock()
+	}
+	return c.nnDriver.GetFile(ctx, p)
+}
+
+func (c *readCounter) read() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.files
+}
+
+// persistedFolder fills u/main/ with n filler notes and one needle, has a
+// store index it (its first search, with MaxFiles below n, builds it in
+// the background) and write it, and returns the driver.
+func persistedFolder(t *testing.T, n int) *nnDriver {
+	t.Helper()
+	ctx := t.Context()
+	d := &nnDriver{rows: map[string]driver.File{}}
+	s := New(d, nil)
+	for i := range n {
+		mustWrite(t, s, fmt.Sprintf("u/main/n%04d.md", i), fmt.Sprintf("note %d about the weekly groceries and the bus timetable", i))
+	}
+	mustWrite(t, s, "u/main/needle.md", "the spare key is under the blue flowerpot")
+	if res := mustSearch(t, s, persistReq("spare key")); res.Fallback != FallbackBuilding {
+		t.Fatalf("first search of %d files: fallback %q, want the build's", n+1, res.Fallback)
+	}
+	if err := s.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func persistReq(q string) SearchRequest {
+	return SearchRequest{Prefix: "u/main/", Query: q, Mode: SearchBM25, Limit: 5, MaxFiles: 50, MaxChars: 2000, MaxFileChars: 2000}
+}
+
+func mustWrite(t *testing.T, s *Store, p, content string) {
+	t.Helper()
+	var expected string
+	if f, err := s.Read(t.Context(), p, 1); err == nil {
+		expected = f.Version
+	}
+	if _, err := s.Write(t.Context(), WriteRequest{Path: p, Content: content, Expected: expected}); err != nil {
+		t.Fatalf("write %s: %v", p, err)
+	}
+}
+
+func mustSearch(t *testing.T, s *Store, r SearchRequest) SearchResult {
+	t.Helper()
+	res, err := s.Search(t.Context(), r)
+	if err != nil {
+		t.Fatalf("search %q: %v", r.Query, err)
+	}
+	return res
+}
+
+func matched(res SearchResult) []string {
+	var out []string
+	for _, m := range res.Matches {
+		out = append(out, m.Path)
+	}
+	return out
+}
+
+// TestTermIndexPersists: a new store loads a folder's index from its rows
+// (no fallback, no file read beyond its candidates), its rows are never
+// files, and a folder's later changes, written by another store, reach it.
+func TestTermIndexPersists(t *testing.T) {
+	ctx := t.Context()
+	d := persistedFolder(t, 300)
+	if _, ok := d.rows[manifestPath("u/main/")]; !ok {
+		t.Fatal("no manifest written")
+	}
+	c := &readCounter{nnDriver: d}
+	b := New(c, nil)
+	defer b.Close()
+	res := mustSearch(t, b, persistReq("where is the spare key"))
+	if res.Fallback != "" || !reflect.DeepEqual(matched(res), []string{"u/main/needle.md"}) || res.Scanned != 301 {
+		t.Fatalf("a new store's first search: %+v", res)
+	}
+	if n := c.read(); n > persistReq("").Limit+extraCandidates {
+		t.Fatalf("a new store's first search read %d files, want its candidates only", n)
+	}
+	// Never a file: not walked, not listed.
+	for p, err := range b.Walk(ctx, "u/", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(p, TermSegment) {
+			t.Fatalf("Walk yielded %s", p)
+		}
+	}
+
+	// Another store changes the folder; b sees it once it rechecks.
+	a := New(d, nil)
+	defer a.Close()
+	mustSearch(t, a, persistReq("key"))
+	mustWrite(t, a, "u/main/n0007.md", "the passport is in the drawer by the bed")
+	mustWrite(t, a, "u/main/needle.md", "nothing to see here any more")
+	if err := a.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.terms.recheck = 0
+	mustSearch(t, b, persistReq("passport")) // starts the recheck
+	if err := b.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := matched(mustSearch(t, b, persistReq("passport drawer"))); !reflect.DeepEqual(got, []string{"u/main/n0007.md"}) {
+		t.Fatalf("after another store's change: %v", got)
+	}
+	if got := matched(mustSearch(t, b, persistReq("spare key flowerpot"))); len(got) != 0 {
+		t.Fatalf("after another store's change, the old words still match: %v", got)
+	}
+}
+
+// TestTermIndexShutdownWrites: changes not yet written when a store shuts
+// down are written by Shutdown, so the next store has them, even a change
+// of content no listing shows.
+func TestTermIndexShutdownWrites(t *testing.T) {
+	d := persistedFolder(t, 120)
+	a := New(d, nil)
+	mustSearch(t, a, persistReq("key"))
+	mustWrite(t, a, "u/main/n0042.md", "the heron nests by the old mill")
+	if err := a.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b := New(d, nil)
+	defer b.Close()
+	res := mustSearch(t, b, persistReq("heron mill"))
+	if res.Fallback != "" || !reflect.DeepEqual(matched(res), []string{"u/main/n0042.md"}) {
+		t.Fatalf("after the shutdown: %+v", res)
+	}
+}
+
+// TestTermIndexRepairsFromStore: files created and deleted behind the
+// index (a process that died before writing its index, a hand edit) are
+// found by the next store's listing; an unreadable manifest or a missing
+// segment row makes the store build the index from the files and write
+// it again.
+func TestTermIndexRepairsFromStore(t *testing.T) {
+	ctx := t.Context()
+	d := persistedFolder(t, 120)
+	d.rows["u/main/behind.md"] = driver.File{Path: "u/main/behind.md", Content: "an otter by the weir", Version: "v-behind"}
+	delete(d.rows, "u/main/needle.md")
+	b := New(d, nil)
+	res := mustSearch(t, b, persistReq("otter weir"))
+	if res.Fallback != "" || !reflect.DeepEqual(matched(res), []string{"u/main/behind.md"}) {
+		t.Fatalf("a file created behind the index: %+v", res)
+	}
+	if got := matched(mustSearch(t, b, persistReq("spare key"))); len(got) != 0 {
+		t.Fatalf("a file deleted behind the index matched: %v", got)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, spoil := range map[string]func(){
+		"garbage manifest": func() {
+			f := d.rows[manifestPath("u/main/")]
+			f.Content = "{not json"
+			d.rows[f.Path] = f
+		},
+		"missing row": func() {
+			for p := range d.rows {
+				if isTermRow(p) && !strings.HasSuffix(p, "/manifest") {
+					delete(d.rows, p)
+				}
+			}
+		},
+	} {
+		spoil()
+		s := New(d, nil)
+		if res := mustSearch(t, s, persistReq("otter")); res.Fallback != FallbackBuilding {
+			t.Fatalf("%s: fallback %q, want the build's", name, res.Fallback)
+		}
+		if err := s.WaitIndexed(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := matched(mustSearch(t, s, persistReq("otter"))); !reflect.DeepEqual(got, []string{"u/main/behind.md"}) {
+			t.Fatalf("%s: once built: %v", name, got)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r := New(d, nil)
+		if res := mustSearch(t, r, persistReq("otter")); res.Fallback != "" {
+			t.Fatalf("%s: the index was not written again: %+v", name, res)
+		}
+		_ = r.Close()
+	}
+}
+
+// TestTermIndexForgetErases: ForgetIndex (and Forget) erase the persisted
+// index's rows, and no flush writes them again behind the erasure.
+func TestTermIndexForgetErases(t *testing.T) {
+	d := persistedFolder(t, 80)
+	s := New(d, nil)
+	defer s.Close()
+	mustSearch(t, s, persistReq("key"))
+	mustWrite(t, s, "u/main/late.md", "written just before the erasure") // a flush is scheduled
+	if _, err := s.ForgetIndex(t.Context(), "u/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.terms.wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for p := range d.rows {
+		if isTermRow(p) {
+			t.Fatalf("row %s left after ForgetIndex", p)
+		}
+	}
+}
+
+// TestSegmentEncoding: a segment reads back as written, and every cut or
+// altered encoding is refused, never a panic.
+func TestSegmentEncoding(t *testing.T) {
+	seg := &segment{
+		terms:   []string{"heron", "weir", "ŝi", ""},
+		docs:    []fwdDoc{{name: "a.md", sum: 1 << 60, bodyLen: 3, nameLen: 1, terms: []fwdTerm{{0, 2, 0}, {1, 1, 0}, {3, 0, 1}}}, {name: "b.md"}},
+		deleted: []string{"c.md"},
+	}
+	b := seg.encode()
+	got, err := decodeSegment(b)
+	if err != nil || !reflect.DeepEqual(got.terms, seg.terms) || !reflect.DeepEqual(got.deleted, seg.deleted) || len(got.docs) != 2 ||
+		!reflect.DeepEqual(got.docs[0], seg.docs[0]) || got.docs[1].name != "b.md" {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	for i := range b {
+		if _, err := decodeSegment(b[:i]); !errors.Is(err, errSegment) {
+			t.Fatalf("cut at %d: %v", i, err)
+		}
+		alt := []byte(string(b))
+		alt[i] ^= 0xff
+		_, _ = decodeSegment(alt) // no panic
+	}
+}
