@@ -757,12 +757,21 @@ func (fi *folderIndex) insert(p string, sum uint64, bodyLen, nameLen int32, term
 		}
 		fi.terms[t] = append(ps, posting{doc: id, body: body, name: name})
 	})
+	fi.addDoc(p, sum, bodyLen, nameLen, n)
+}
+
+// addDoc records a live doc at p (which has none) holding n distinct
+// terms, whose postings the caller adds, and returns its id. fi.mu is
+// held.
+func (fi *folderIndex) addDoc(p string, sum uint64, bodyLen, nameLen int32, n int) int32 {
+	id := int32(len(fi.docs))
 	fi.docs = append(fi.docs, tdoc{path: p, sum: sum, bodyLen: bodyLen, nameLen: nameLen, live: true})
 	fi.ids[p] = id
 	fi.live++
 	fi.sumBody += int64(bodyLen)
 	fi.sumName += int64(nameLen)
 	fi.bytes += int64(n)*8 + int64(len(p)) + 72
+	return id
 }
 
 // compact rewrites the postings without the docs no longer live. fi.mu is

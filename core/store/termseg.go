@@ -286,19 +286,49 @@ func (fi *folderIndex) captureDirty() (*segment, uint64) {
 }
 
 // load applies seg to fi: its deleted files go, its files replace what fi
-// holds at their paths. It marks nothing dirty. fi.mu is held.
+// holds at their paths. It marks nothing dirty. The postings are added a
+// term at a time (one map lookup per term of the segment, not per
+// posting). fi.mu is held.
 func (fi *folderIndex) load(seg *segment) {
 	for _, name := range seg.deleted {
 		fi.remove(fi.folder + name)
 	}
+	count := make([]int32, len(seg.terms))
+	total := 0
+	for _, d := range seg.docs {
+		for _, t := range d.terms {
+			count[t.term]++
+		}
+		total += len(d.terms)
+	}
+	// One backing array, each term's postings a capped window of it.
+	backing := make([]posting, total)
+	per := make([][]posting, len(seg.terms))
+	off := 0
+	for tid, n := range count {
+		per[tid] = backing[off : off : off+int(n)]
+		off += int(n)
+	}
 	for _, d := range seg.docs {
 		p := fi.folder + d.name
 		fi.remove(p)
-		fi.insert(p, d.sum, d.bodyLen, d.nameLen, func(yield func(t string, body, name uint16)) {
-			for _, t := range d.terms {
-				yield(seg.terms[t.term], t.body, t.name)
-			}
-		})
+		id := fi.addDoc(p, d.sum, d.bodyLen, d.nameLen, len(d.terms))
+		for _, t := range d.terms {
+			per[t.term] = append(per[t.term], posting{doc: id, body: t.body, name: t.name})
+		}
+	}
+	for tid, ps := range per {
+		if len(ps) == 0 {
+			continue
+		}
+		t := seg.terms[tid]
+		old, ok := fi.terms[t]
+		if !ok {
+			fi.bytes += int64(len(t)) + 64
+			fi.terms[t] = ps
+			continue
+		}
+		fi.terms[t] = append(old, ps...)
 	}
 	fi.maybeCompact()
 }
@@ -332,6 +362,7 @@ func (ti *termIndex) readSegments(ctx context.Context, folder string, refs []seg
 	segs := make([]*segment, 0, len(refs))
 	for _, r := range refs {
 		var text strings.Builder
+		text.Grow(r.Rows * maxSegRowChars)
 		for k := 1; k <= r.Rows; k++ {
 			row := rows[segRowPath(folder, r.ID, k)]
 			if row == nil || row.Tombstone {

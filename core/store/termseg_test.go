@@ -12,8 +12,8 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 )
 
-// readCounter counts the reads of memory files (not of the store's
-// derived rows) that go through it.
+// readCounter counts the memory files (not the store's derived rows) read
+// through it, one by one or by scope.
 type readCounter struct {
 	*nnDriver
 	mu    sync.Mutex
@@ -27,6 +27,14 @@ func (c *readCounter) GetFile(ctx context.Context, p string) (*driver.File, erro
 		c.mu.Unlock()
 	}
 	return c.nnDriver.GetFile(ctx, p)
+}
+
+func (c *readCounter) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	files, err := c.nnDriver.ReadScope(ctx, p)
+	c.mu.Lock()
+	c.files += len(files)
+	c.mu.Unlock()
+	return files, err
 }
 
 func (c *readCounter) read() int {
