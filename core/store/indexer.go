@@ -18,9 +18,12 @@ import (
 
 // Bounds of the background indexer.
 const (
-	// maxIndexQueue bounds the paths waiting to be indexed; past it a path
-	// is dropped (a search repairs it).
+	// maxIndexQueue bounds the paths waiting to be indexed; past it the
+	// path's folder is marked, and once the queue has drained the worker
+	// lists it (overflowPage paths at a time) and queues its files again:
+	// a file whose record is current costs a read, not an embedding.
 	maxIndexQueue = 4096
+	overflowPage  = 256
 	// embedBatch is the most texts one Embed call of the indexer carries.
 	embedBatch = 64
 	// maxIndexAttempts bounds the attempts at one path while its
@@ -69,12 +72,15 @@ type indexer struct {
 	idle    chan struct{} // made by WaitIndexed, closed once nothing is queued or running
 	wake    chan struct{}
 	timers  map[*time.Timer]struct{}
+	// overflow holds the folders a path was not queued for (the queue was
+	// full), each with the path its listing resumes after.
+	overflow map[string]string
 	retry   time.Duration // first retry delay (doubles per attempt)
 }
 
 func newIndexer() *indexer {
 	return &indexer{bg: background.New(), jobs: map[string]*indexJob{}, wake: make(chan struct{}, 1),
-		timers: map[*time.Timer]struct{}{}, retry: time.Second}
+		timers: map[*time.Timer]struct{}{}, overflow: map[string]string{}, retry: time.Second}
 }
 
 // indexAfter queues p for indexing after a change that landed (m, err are
@@ -99,6 +105,7 @@ func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]f
 	j := ix.jobs[p]
 	if j == nil {
 		if len(ix.jobs) >= maxIndexQueue {
+			ix.overflow[path.Dir(p)+"/"] = "" // listed again from its start once the queue drains
 			return
 		}
 		j = &indexJob{attempts: attempts, first: now}
@@ -123,6 +130,50 @@ func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]f
 		case ix.wake <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// requeueOverflow lists a page of one overflowed folder and queues its
+// files (a listing error leaves the folder marked, for the next pass
+// after a pause).
+func (s *Store) requeueOverflow(ctx context.Context) {
+	ix := s.ix
+	ix.mu.Lock()
+	var folder, after string
+	for folder, after = range ix.overflow {
+		break
+	}
+	ix.mu.Unlock()
+	entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: folder, After: after, Limit: overflowPage})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.warn(ctx, "listing a folder to index the files a full queue left out failed; it is listed again", "", folder, err)
+			select {
+			case <-time.After(ix.retry):
+			case <-ctx.Done():
+			}
+		}
+		return
+	}
+	var paths []string
+	last := after
+	for _, e := range entries {
+		last = e.Path
+		if _, reserved := reservedAt(e.Path); !reserved && !e.Tombstone && directlyUnder(e.Path, folder) {
+			paths = append(paths, e.Path)
+		}
+	}
+	ix.mu.Lock()
+	if ix.overflow[folder] == after { // not marked again from its start meanwhile
+		if len(entries) < overflowPage {
+			delete(ix.overflow, folder)
+		} else {
+			ix.overflow[folder] = last
+		}
+	}
+	ix.mu.Unlock()
+	for _, p := range paths {
+		s.enqueueIndex(nil, p, nil, 0)
 	}
 }
 
@@ -153,6 +204,12 @@ func (s *Store) indexWorker(ctx context.Context) {
 			if ctx.Err() != nil {
 				ix.mu.Unlock()
 				return
+			}
+			if len(ix.queue) == 0 && len(ix.overflow) > 0 && !ix.closed {
+				ix.mu.Unlock()
+				s.requeueOverflow(ctx)
+				ix.mu.Lock()
+				continue
 			}
 			if len(ix.queue) == 0 {
 				if !ix.running && ix.idle != nil {
@@ -284,7 +341,7 @@ func (s *Store) WaitIndexed(ctx context.Context) error {
 	}()
 	for {
 		s.ix.mu.Lock()
-		if len(s.ix.queue) == 0 && !s.ix.running || s.ix.stopped {
+		if len(s.ix.queue) == 0 && len(s.ix.overflow) == 0 && !s.ix.running || s.ix.stopped {
 			s.ix.mu.Unlock()
 			return nil
 		}

@@ -271,3 +271,52 @@ func TestSegmentEncoding(t *testing.T) {
 		_, _ = decodeSegment(alt) // no panic
 	}
 }
+
+// gateEmbedder embeds each text as its length, once open is closed.
+type gateEmbedder struct{ open chan struct{} }
+
+func (gateEmbedder) Model() string { return "gate" }
+
+func (e gateEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	select {
+	case <-e.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = []float32{float32(len(t)), 1}
+	}
+	return out, nil
+}
+
+// TestIndexQueueOverflow: a burst of writes larger than the indexer's
+// queue loses no file: each one written has its index record once the
+// indexer is done.
+func TestIndexQueueOverflow(t *testing.T) {
+	ctx := t.Context()
+	e := gateEmbedder{make(chan struct{})}
+	d := &nnDriver{rows: map[string]driver.File{}}
+	s := New(d, &Options{Embedder: e})
+	defer s.Close()
+	n := maxIndexQueue + 300
+	for i := range n {
+		mustWrite(t, s, fmt.Sprintf("u/f%d/n%05d.md", i%2, i), fmt.Sprintf("note %d about the ferry", i))
+	}
+	s.ix.mu.Lock()
+	queued, overflowed := len(s.ix.jobs), len(s.ix.overflow)
+	s.ix.mu.Unlock()
+	if queued > maxIndexQueue || overflowed != 2 {
+		t.Fatalf("queued %d, overflowed folders %d: the burst did not overflow the queue", queued, overflowed)
+	}
+	close(e.open)
+	if err := s.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		p := fmt.Sprintf("u/f%d/n%05d.md", i%2, i)
+		if _, ok := d.rows[indexPath(p, 1)]; !ok {
+			t.Fatalf("%s has no index record after the burst", p)
+		}
+	}
+}
