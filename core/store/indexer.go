@@ -75,7 +75,7 @@ type indexer struct {
 	// overflow holds the folders a path was not queued for (the queue was
 	// full), each with the path its listing resumes after.
 	overflow map[string]string
-	retry   time.Duration // first retry delay (doubles per attempt)
+	retry    time.Duration // first retry delay (doubles per attempt)
 }
 
 func newIndexer() *indexer {
