@@ -226,20 +226,15 @@ func (bq *bm25Query) score(cache *analysisCache, sc *lexis.Scanner, prefix strin
 	var sumBody, sumName float64
 	for i, c := range cands {
 		d := &docs[i]
-		body := cache.bodyOf(sc, c.path, c.content)
-		d.bodyLen = body.n
-		d.bodyPos = pos[i*len(q) : (i+1)*len(q)]
 		d.bodyTF, d.nameTF = tfs[2*i*len(q):(2*i+1)*len(q)], tfs[(2*i+1)*len(q):(2*i+2)*len(q)]
-		body.lookupAll(bq.sorted, found)
-		for j, g := range q {
-			d.bodyPos[j] = found[bq.rank[bq.base[j]]]
-			d.bodyTF[j] = float64(len(d.bodyPos[j]) / 2)
-			for k := 1; k < len(g); k++ {
-				if ps := found[bq.rank[bq.base[j]+k]]; len(ps) > 0 {
-					d.bodyPos[j] = append(slices.Clip(d.bodyPos[j]), ps...)
-					d.bodyTF[j] += variantWeight * float64(len(ps)/2)
-				}
-			}
+		if c.body != nil {
+			// The term index's counts for this very content: the
+			// positions are found only for a snippet shown (lazily).
+			d.bodyLen = c.body.n
+			copy(d.bodyTF, c.body.tf)
+		} else {
+			d.bodyLen = bq.positions(cache, sc, c, found, pos[i*len(q):(i+1)*len(q)], d.bodyTF)
+			d.bodyPos = pos[i*len(q) : (i+1)*len(q)]
 		}
 		sc.Each(nameField(strings.TrimPrefix(c.path, prefix)), func(t string, _, _ int) {
 			d.nameLen++
@@ -270,10 +265,38 @@ func (bq *bm25Query) score(cache *analysisCache, sc *lexis.Scanner, prefix strin
 		content, bodyPos := c.content, d.bodyPos
 		hits = append(hits, hit{
 			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4, cover: cover,
-			snippet: func(w int) string { return passage(content, occurrences(bodyPos), idf, w) },
+			snippet: func(w int) string {
+				if bodyPos == nil {
+					sc := scanners.Get().(*lexis.Scanner)
+					bodyPos = make([][]uint32, len(q))
+					bq.positions(cache, sc, c, make([][]uint32, len(bq.flat)), bodyPos, make([]float64, len(q)))
+					scanners.Put(sc)
+				}
+				return passage(content, occurrences(bodyPos), idf, w)
+			},
 		})
 	}
 	return hits
+}
+
+// positions analyses c's body (through cache) and fills pos[j] with the
+// positions of query group j's terms (its variants' after its own) and
+// tf[j] with their frequency (variants weighted); found is scratch, one
+// slot per term of bq.flat. It returns the body's length in terms.
+func (bq *bm25Query) positions(cache *analysisCache, sc *lexis.Scanner, c candidate, found, pos [][]uint32, tf []float64) int {
+	body := cache.bodyOf(sc, c.path, c.content)
+	body.lookupAll(bq.sorted, found)
+	for j, g := range bq.q {
+		pos[j] = found[bq.rank[bq.base[j]]]
+		tf[j] = float64(len(pos[j]) / 2)
+		for k := 1; k < len(g); k++ {
+			if ps := found[bq.rank[bq.base[j]+k]]; len(ps) > 0 {
+				pos[j] = append(slices.Clip(pos[j]), ps...)
+				tf[j] += variantWeight * float64(len(ps)/2)
+			}
+		}
+	}
+	return body.n
 }
 
 // occurrences lists the query terms' positions (bodyPos[j]: term j's rune

@@ -30,6 +30,18 @@ type candidate struct {
 	path    string
 	content string
 	cut     bool // content is a prefix of the file
+	// body, when set, is the term index's counts of content's body for
+	// the search's query (content is exactly what was indexed): scoring
+	// reads them instead of analysing content.
+	body *indexedBody
+}
+
+// indexedBody is a body's length in terms and the frequency of each
+// group of a query's terms in it (variants weighted), from the term
+// index.
+type indexedBody struct {
+	n  int
+	tf []float64
 }
 
 // Search runs a bounded search over the files directly under r.Prefix
@@ -309,7 +321,8 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 		} else if !gone && !indexed {
 			covered++ // not indexed yet, read
 		}
-		if f == nil || f.Tombstone || !fi.indexedAs(p, f.Content) {
+		current := f != nil && !f.Tombstone && fi.indexedAs(p, f.Content)
+		if !current {
 			s.terms.changed(p) // changed behind the index: look again
 		}
 		if f == nil || f.Tombstone {
@@ -317,7 +330,11 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 		}
 		content, cut := cutRunes(f.Content, r.MaxFileChars)
 		truncated = truncated || cut
-		cands = append(cands, candidate{path: p, content: content, cut: cut})
+		c := candidate{path: p, content: content, cut: cut}
+		if current && !cut && r.MaxFileChars <= maxIndexedChars {
+			c.body = fi.bodyCounts(bq, p)
+		}
+		cands = append(cands, c)
 	}
 	return cands, st, covered, truncated, nil
 }

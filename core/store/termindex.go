@@ -6,6 +6,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"hash/fnv"
 	"io"
@@ -843,6 +844,35 @@ func (fi *folderIndex) indexedAs(p, content string) bool {
 	defer fi.mu.RUnlock()
 	id, ok := fi.ids[p]
 	return ok && fi.docs[id].sum == sum
+}
+
+// bodyCounts returns the length of p's body and the frequency in it of
+// each of bq's groups of terms (variants weighted, as bm25Query.score
+// counts them), from p's postings; nil when fi holds no p.
+func (fi *folderIndex) bodyCounts(bq *bm25Query, p string) *indexedBody {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	id, ok := fi.ids[p]
+	if !ok || fi.docs[id].bodyLen >= maxTF {
+		return nil // a frequency may have been capped
+	}
+	out := &indexedBody{n: int(fi.docs[id].bodyLen), tf: make([]float64, len(bq.q))}
+	for j, g := range bq.q {
+		for v, t := range g {
+			ps := fi.terms[t]
+			// A term's postings are in doc order (ids only grow).
+			i, found := slices.BinarySearchFunc(ps, id, func(pt posting, id int32) int { return cmp.Compare(pt.doc, id) })
+			if !found || ps[i].body == 0 {
+				continue
+			}
+			w := 1.0
+			if v > 0 {
+				w = variantWeight
+			}
+			out.tf[j] += w * float64(ps[i].body)
+		}
+	}
+	return out
 }
 
 // ranked is one doc's score from the index.
