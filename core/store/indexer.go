@@ -359,9 +359,9 @@ func (s *Store) WaitIndexed(ctx context.Context) error {
 }
 
 // stopIndexer drains the queue (without retries) until ctx is done (nil:
-// for s.closeTimeout), then cancels the job in flight; it returns once the
+// until deadline), then cancels the job in flight; it returns once the
 // worker has returned, with ctx's error if it had to cancel.
-func (s *Store) stopIndexer(ctx context.Context) error {
+func (s *Store) stopIndexer(ctx context.Context, deadline time.Time) error {
 	ix := s.ix
 	if ix == nil {
 		return nil
@@ -370,7 +370,7 @@ func (s *Store) stopIndexer(ctx context.Context) error {
 		// Close's bound, on the indexer's own context (canceled only once
 		// the indexer stops): Close has no caller's context.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ix.bg.Context(), s.closeTimeout)
+		ctx, cancel = context.WithDeadline(ix.bg.Context(), deadline)
 		defer cancel()
 	}
 	ix.mu.Lock()

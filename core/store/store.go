@@ -221,8 +221,8 @@ func (s *Store) Shutdown(ctx context.Context) error {
 }
 
 // Close is [Store.Shutdown] with a deadline of [CloseTimeout]: it lets
-// the background indexer finish its queue for at most that long, then
-// closes the driver. It never waits longer (give or take the driver call
+// the term index write its changes and the background indexer finish its
+// queue, together for at most that long, then closes the driver. It never waits longer (give or take the driver call
 // in flight), whatever the embedder does. Later calls return the first
 // result.
 func (s *Store) Close() error {
@@ -236,14 +236,17 @@ func (s *Store) shutdown(ctx context.Context) error {
 		return ErrNoDriver
 	}
 	s.closeOnce.Do(func() {
+		// One deadline for Close: the term index's writes, then the
+		// indexer's queue.
+		deadline := time.Now().Add(s.closeTimeout)
 		fctx, cancel := ctx, context.CancelFunc(func() {})
 		if fctx == nil {
-			fctx, cancel = context.WithTimeout(context.Background(), s.closeTimeout)
+			fctx, cancel = context.WithDeadline(context.Background(), deadline)
 		}
 		s.terms.flushAll(fctx) // what the next process loads (it finds the rest by checking)
 		cancel()
 		s.terms.close()
-		err := s.stopIndexer(ctx)
+		err := s.stopIndexer(ctx, deadline)
 		cerr := s.d.Close()
 		switch {
 		case err == nil:

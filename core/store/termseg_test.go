@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -318,5 +319,33 @@ func TestIndexQueueOverflow(t *testing.T) {
 		if _, ok := d.rows[indexPath(p, 1)]; !ok {
 			t.Fatalf("%s has no index record after the burst", p)
 		}
+	}
+}
+
+// stallDriver is nnDriver whose creates wait for their context's end.
+type stallDriver struct{ *nnDriver }
+
+func (d stallDriver) CreateFile(ctx context.Context, f driver.File) error {
+	if isTermRow(f.Path) {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return d.nnDriver.CreateFile(ctx, f)
+}
+
+// TestCloseBoundsIndexWrites: Close returns, by its deadline, while the
+// backend never answers the term index's writes.
+func TestCloseBoundsIndexWrites(t *testing.T) {
+	s := New(stallDriver{&nnDriver{rows: map[string]driver.File{}}}, nil)
+	s.closeTimeout = 50 * time.Millisecond
+	mustWrite(t, s, "u/main/a.md", "a heron by the weir")
+	mustSearch(t, s, persistReq("heron"))
+	mustWrite(t, s, "u/main/b.md", "an otter")
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Close did not return while the backend stalled the index's writes")
 	}
 }
