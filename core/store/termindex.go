@@ -114,6 +114,8 @@ type folderIndex struct {
 	manifest string
 	seen     time.Time
 	needBase bool
+	// sinceBase is the paths the segments after the base change.
+	sinceBase map[string]bool
 }
 
 // termIndex is a Store's folder indexes and the feed that keeps them.

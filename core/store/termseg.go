@@ -37,10 +37,11 @@ import (
 // terms with frequencies) and files deleted; the manifest is replaced by a
 // compare-and-swap on its version, after the rows it names are written, so
 // a reader never follows it to a missing row. Changes since the last
-// segment are written as a new one, a second after they land; once there
-// are maxDeltas of them, or they hold a quarter as many files as the rest,
-// the whole index is written again as one segment and the old rows are
-// removed.
+// segment are written as a new one, a second after they land; past 8 of
+// them they are merged into one, and once the files changed since the
+// first (base) segment are a quarter of it, or the folder holds at most
+// 1,000 files, the whole index is written again as one segment and the
+// old rows are removed.
 const TermSegment = ReservedSegmentPrefix + "-terms"
 
 // Bounds of the persisted term index.
@@ -52,8 +53,13 @@ const (
 	// written as a segment: a burst of writes is written once.
 	flushDelay = time.Second
 	// maxDeltas is how many segments of changes a manifest names before
-	// the index is written again whole.
-	maxDeltas = 8
+	// they are merged into one; wholeBelow is the folder size up to which
+	// every flush writes the index whole (one or two rows). A larger
+	// index is written whole again once the files changed since its base
+	// segment are a quarter of the base's: each write is rewritten a
+	// bounded number of times.
+	maxDeltas  = 8
+	wholeBelow = 1000
 	// manifestRecheck is how often, at most, a search looks for segments
 	// another process wrote.
 	manifestRecheck = time.Second
@@ -392,8 +398,11 @@ func (ti *termIndex) loadPersisted(ctx context.Context, fi *folderIndex) (bool, 
 		var segs []*segment
 		if segs, err = ti.readSegments(ctx, fi.folder, m.Segments); err == nil {
 			fi.mu.Lock()
-			for _, seg := range segs {
+			for i, seg := range segs {
 				fi.load(seg)
+				if i > 0 {
+					fi.noteDelta(seg)
+				}
 			}
 			fi.segs, fi.manifest, fi.seen = slices.Clone(m.Segments), version, time.Now()
 			size := fi.bytes
@@ -442,11 +451,19 @@ func (ti *termIndex) sync(ctx context.Context, fi *folderIndex, m *termManifest,
 		return err
 	}
 	fi.mu.Lock()
+	first := len(have) // m's index of segs[0]
 	if !extends {
 		fi.reset()
+		clear(fi.sinceBase)
+		first = 0
 	}
-	for _, seg := range segs {
+	for i, seg := range segs {
 		fi.load(seg)
+		if first+i > 0 {
+			fi.noteDelta(seg)
+		} else {
+			clear(fi.sinceBase) // a new base
+		}
 	}
 	if ours != nil {
 		fi.load(ours)
@@ -550,18 +567,30 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 			}
 			m, need = nil, true
 		}
-		// Whole, or only the changes.
+		// Whole (a small folder, or a quarter of it changed since the
+		// base segment), the segments of changes merged into one (past
+		// maxDeltas), or only these changes.
 		fi.mu.RLock()
-		docs := 0
-		if m != nil {
-			for _, r := range m.Segments {
-				docs += r.Docs
-			}
-		}
-		whole := need || m == nil || len(m.Segments) > maxDeltas || ours != nil && len(ours.docs)+len(ours.deleted) > max(docs/4, 64) && len(m.Segments) > 1
+		whole := need || m == nil || len(m.Segments) == 0 || fi.live <= wholeBelow ||
+			len(fi.sinceBase)+ours.size() > m.Segments[0].Docs/4
+		merge := !whole && len(m.Segments) > maxDeltas
 		seg := ours
-		if whole {
+		switch {
+		case whole:
 			seg = fi.capture(nil, nil)
+		case merge:
+			want := map[string]bool{}
+			var deleted []string
+			for _, set := range []map[string]bool{fi.sinceBase, dirtySet(fi.dirty)} {
+				for p := range set {
+					if _, ok := fi.ids[p]; ok {
+						want[p] = true
+					} else {
+						deleted = append(deleted, path.Base(p))
+					}
+				}
+			}
+			seg = fi.capture(want, slices.Compact(slices.Sorted(slices.Values(deleted))))
 		}
 		fi.mu.RUnlock()
 		id := newVersion(ti.s.now(), "")
@@ -574,9 +603,12 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 		ti.mu.Lock()
 		next.Format, next.Checked = 1, fi.checked.UTC()
 		ti.mu.Unlock()
-		if whole {
+		switch {
+		case whole:
 			next.Segments = []segRef{ref}
-		} else {
+		case merge:
+			next.Segments = []segRef{m.Segments[0], ref}
+		default:
 			next.Segments = append(slices.Clone(m.Segments), ref)
 		}
 		content, _ := json.Marshal(next)
@@ -599,6 +631,9 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 		fi.segs, fi.manifest, fi.seen = next.Segments, newVer, time.Now()
 		if whole {
 			fi.needBase = false
+			clear(fi.sinceBase)
+		} else {
+			fi.noteDelta(ours)
 		}
 		for p, s := range fi.dirty {
 			if s <= seq {
@@ -606,8 +641,11 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 			}
 		}
 		fi.mu.Unlock()
-		if whole && m != nil {
+		switch {
+		case whole && m != nil:
 			ti.removeRows(ctx, fi.folder, m.Segments)
+		case merge:
+			ti.removeRows(ctx, fi.folder, m.Segments[1:])
 		}
 		if whole {
 			ti.sweep(ctx, fi.folder, next.Segments)
@@ -617,7 +655,39 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 	return fmt.Errorf("agentmem: the manifest of the search index of %q kept changing; the next flush tries again", fi.folder)
 }
 
-func (seg *segment) size() int { return len(seg.docs) + len(seg.deleted) }
+// size is the number of files seg puts or deletes (0 for nil).
+func (seg *segment) size() int {
+	if seg == nil {
+		return 0
+	}
+	return len(seg.docs) + len(seg.deleted)
+}
+
+// noteDelta records the paths seg (a segment after the base) changes. fi.mu
+// is held.
+func (fi *folderIndex) noteDelta(seg *segment) {
+	if seg == nil {
+		return
+	}
+	if fi.sinceBase == nil {
+		fi.sinceBase = map[string]bool{}
+	}
+	for _, d := range seg.docs {
+		fi.sinceBase[fi.folder+d.name] = true
+	}
+	for _, name := range seg.deleted {
+		fi.sinceBase[fi.folder+name] = true
+	}
+}
+
+// dirtySet is the paths of dirty.
+func dirtySet(dirty map[string]uint64) map[string]bool {
+	out := make(map[string]bool, len(dirty))
+	for p := range dirty {
+		out[p] = true
+	}
+	return out
+}
 
 // writeSegment writes seg's rows (created: an id is never reused) and
 // returns their number.

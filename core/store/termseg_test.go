@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -347,5 +348,59 @@ func TestCloseBoundsIndexWrites(t *testing.T) {
 	case <-done:
 	case <-time.After(time.Minute):
 		t.Fatal("Close did not return while the backend stalled the index's writes")
+	}
+}
+
+// TestTermIndexSegmentsMerge: a large folder's changes are written as
+// segments of changes, merged past maxDeltas, never the whole index per
+// flush; the whole index is written again once a quarter of it changed;
+// and a new store loads every change.
+func TestTermIndexSegmentsMerge(t *testing.T) {
+	ctx := t.Context()
+	const n = 1600
+	d := persistedFolder(t, n)
+	manifest := func() termManifest {
+		t.Helper()
+		var m termManifest
+		if err := json.Unmarshal([]byte(d.rows[manifestPath("u/main/")].Content), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	base := manifest().Segments[0].ID
+	s := New(d, nil)
+	defer s.Close()
+	mustSearch(t, s, persistReq("key"))
+	for i := range 2 * maxDeltas {
+		mustWrite(t, s, fmt.Sprintf("u/main/n%04d.md", i), fmt.Sprintf("round %d: the lighthouse keeper's log", i))
+		if err := s.WaitIndexed(ctx); err != nil {
+			t.Fatal(err)
+		}
+		m := manifest()
+		if m.Segments[0].ID != base || len(m.Segments) > maxDeltas+1 {
+			t.Fatalf("after change %d: segments %+v, want the base %s and at most %d more", i, m.Segments, base, maxDeltas)
+		}
+	}
+	for i := range n / 4 {
+		mustWrite(t, s, fmt.Sprintf("u/main/n%04d.md", i), fmt.Sprintf("round two %d: the lighthouse keeper's log", i))
+	}
+	if err := s.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m := manifest(); m.Segments[0].ID == base || m.Segments[0].Docs != n+1 {
+		t.Fatalf("after a quarter changed: segments %+v, want a new base of every file", m.Segments)
+	}
+	mustWrite(t, s, "u/main/n1500.md", "the keeper's cat sleeps on the lamp")
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := New(d, nil)
+	defer r.Close()
+	if got := matched(mustSearch(t, r, persistReq("cat lamp"))); !reflect.DeepEqual(got, []string{"u/main/n1500.md"}) {
+		t.Fatalf("a new store: %v", got)
+	}
+	res := mustSearch(t, r, SearchRequest{Prefix: "u/main/", Query: "lighthouse keeper", Mode: SearchBM25, Limit: 1000, MaxFiles: 1000, MaxChars: 1 << 20, MaxFileChars: 2000})
+	if res.Fallback != "" || len(res.Matches) != n/4+1 {
+		t.Fatalf("a new store finds %d files of the keeper (fallback %q), want %d", len(res.Matches), res.Fallback, n/4+1)
 	}
 }
