@@ -393,28 +393,39 @@ func (ti *termIndex) readSegments(ctx context.Context, folder string, refs []seg
 // index. It reports false when there is none (or it cannot be read: the
 // folder is then built from its files, and its first flush replaces it).
 func (ti *termIndex) loadPersisted(ctx context.Context, fi *folderIndex) (bool, error) {
-	m, version, err := ti.readManifest(ctx, fi.folder)
-	if err == nil && m != nil {
-		var segs []*segment
-		if segs, err = ti.readSegments(ctx, fi.folder, m.Segments); err == nil {
-			fi.mu.Lock()
-			for i, seg := range segs {
-				fi.load(seg)
-				if i > 0 {
-					fi.noteDelta(seg)
-				}
-			}
-			fi.segs, fi.manifest, fi.seen = slices.Clone(m.Segments), version, time.Now()
-			size := fi.bytes
-			fi.mu.Unlock()
-			ti.resized(fi, size)
-			if !m.Checked.IsZero() && m.Checked.Before(time.Now()) {
-				ti.mu.Lock()
-				fi.checked = m.Checked
-				ti.mu.Unlock()
-			}
-			return true, nil
+	var m *termManifest
+	var version string
+	var segs []*segment
+	var err error
+	// Twice: a writer may have replaced the manifest, and removed the rows
+	// it named, between the two reads.
+	for range 2 {
+		m, version, err = ti.readManifest(ctx, fi.folder)
+		if err != nil || m == nil {
+			break
 		}
+		if segs, err = ti.readSegments(ctx, fi.folder, m.Segments); !errors.Is(err, errSegment) {
+			break
+		}
+	}
+	if err == nil && m != nil {
+		fi.mu.Lock()
+		for i, seg := range segs {
+			fi.load(seg)
+			if i > 0 {
+				fi.noteDelta(seg)
+			}
+		}
+		fi.segs, fi.manifest, fi.seen = slices.Clone(m.Segments), version, time.Now()
+		size := fi.bytes
+		fi.mu.Unlock()
+		ti.resized(fi, size)
+		if !m.Checked.IsZero() && m.Checked.Before(time.Now()) {
+			ti.mu.Lock()
+			fi.checked = m.Checked
+			ti.mu.Unlock()
+		}
+		return true, nil
 	}
 	if errors.Is(err, errSegment) {
 		ti.s.warn(ctx, "the persisted search index is unreadable; the folder's index is built from its files and written again", "", fi.folder, err)
