@@ -14,7 +14,40 @@ import (
 // loaded by a new store instead of being built from the files; its rows
 // are never files; a store's changes reach the next one; Forget erases
 // them.
-var persistCases = bothSearchModes([]modeCase{
+var persistCases = append(bothSearchModes(persistModeCases), Case{"index_requests_independent_of_files", func(t *testing.T, e *Env) {
+	// Once a store has loaded a folder's persisted index, a BM25 search
+	// makes as many backend requests for 20 files as for 80: it reads its
+	// candidates, never the folder.
+	per := map[int]int{}
+	for _, n := range []int{20, 80} {
+		p := fmt.Sprintf("rq%d/main/", n)
+		for i := range n {
+			create(t, e.Store, fmt.Sprintf("%sn%03d.md", p, i), fmt.Sprintf("note %d on the tide tables and the ferry", i))
+		}
+		create(t, e.Store, p+"needle.md", "the spare key is under the blue flowerpot")
+		req := indexReq(store.SearchBM25, p, "where is the spare key")
+		req.MaxFiles = 10
+		s := e.NewStore(t, e.Options(), nil)
+		search(t, s, req)
+		waitIndexed(t, s)
+		if err := s.Close(); err != nil {
+			t.Fatalf("close: %v", err)
+		}
+		c := NewCounter(e.Driver)
+		r := e.NewStore(t, e.Options(), func(driver.Driver) driver.Driver { return c })
+		search(t, r, req) // loads the index
+		waitIndexed(t, r)
+		c.Reset()
+		res := search(t, r, req)
+		eqSlice(t, fmt.Sprintf("%d files: matches", n), matchPaths(res), []string{p + "needle.md"})
+		per[n] = c.Total()
+	}
+	if per[20] != per[80] || per[80] > 2 {
+		t.Fatalf("requests of a search once the index is loaded: %d for 20 files, %d for 80; want the same, at most 2", per[20], per[80])
+	}
+}})
+
+var persistModeCases = []modeCase{
 	{"index_persisted_for_a_new_store", func(t *testing.T, e *Env, m store.SearchMode) {
 		const p = "persist/main/"
 		const n = 24
@@ -69,7 +102,7 @@ var persistCases = bothSearchModes([]modeCase{
 		eq(t, "after forget: matches", len(res.Matches), 0)
 		eq(t, "after forget: scanned", res.Scanned, 0)
 	}},
-})
+}
 
 // termRows lists the rows of persisted term indexes under prefix, through
 // the driver.
