@@ -11,7 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -272,31 +271,15 @@ func (h *Handler) listFiles(c *call) error {
 	return writeJSON(c.w, http.StatusOK, out)
 }
 
-// listAfter lists up to limit paths under prefix after after, and
-// reports whether there are more. It pages the driver as Store.ListPaths
-// does (tombstones and reserved rows skipped; receipts are never listed), since ListPaths
-// has no After yet.
+// listAfter lists up to limit paths under prefix after after ("" = from
+// the first), and reports whether there are more.
 func (h *Handler) listAfter(ctx context.Context, prefix, after string, limit int) ([]string, bool, error) {
-	var out []string
-	for {
-		want := limit + 1 - len(out)
-		entries, err := h.s.Driver().ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: want})
-		if err != nil {
-			return nil, false, err
-		}
-		for _, e := range entries {
-			after = e.Path
-			// Tombstones, and the rows the store keeps under reserved
-			// names (its search index): Store.ListPaths shows neither.
-			if !e.Tombstone && !errors.Is(store.ValidatePath(e.Path), store.ErrReservedPath) {
-				out = append(out, e.Path)
-			}
-		}
-		if len(out) > limit {
-			return out[:limit], true, nil
-		}
-		if len(entries) < want {
-			return out, false, nil
-		}
+	paths, err := h.s.ListPaths(ctx, prefix, limit+1, store.ListOptions{After: after})
+	if err != nil {
+		return nil, false, err
 	}
+	if len(paths) > limit {
+		return paths[:limit], true, nil
+	}
+	return paths, false, nil
 }
