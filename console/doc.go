@@ -23,7 +23,9 @@
 // A principal that is not Admin reaches only Principal.Namespace(): every
 // other namespace answers 404, exactly as one that does not exist, so that
 // a key learns nothing about other users. Listing namespaces and forgetting
-// one need an admin (403 otherwise). A URL path with ".", ".." or an empty
+// one need an admin (403 otherwise), on the API and the pages alike: one
+// route table names every API operation and page with the role it needs,
+// checked in one place before the route runs. A URL path with ".", ".." or an empty
 // segment, also percent-encoded, is refused with 400 before routing.
 //
 // # HTTP conventions

@@ -62,12 +62,13 @@ func (h *Handler) me(c *call) error {
 	})
 }
 
+// current reads the whole file c's route names.
+func (h *Handler) current(c *call) (*store.File, error) {
+	return h.s.Read(c.r.Context(), c.path, wholeFile)
+}
+
 func (h *Handler) readFile(c *call) error {
-	p, err := c.storePath(c.r.PathValue("path"))
-	if err != nil {
-		return err
-	}
-	f, err := h.s.Read(c.r.Context(), p, wholeFile)
+	f, err := h.current(c)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (h *Handler) readFile(c *call) error {
 		c.w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.rel(p), Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID})
+	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.relPath, Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID})
 }
 
 // matchesAny reports whether an If-None-Match list names version (or is
@@ -138,11 +139,7 @@ func (h *Handler) writeBody(c *call) (string, map[string]string, error) {
 }
 
 func (h *Handler) writeFile(c *call) error {
-	rel := c.r.PathValue("path")
-	p, err := c.storePath(rel)
-	if err != nil {
-		return err
-	}
+	p := c.path
 	pc, err := mutationPrecondition(c.r)
 	if err != nil {
 		return err
@@ -202,10 +199,7 @@ func canonicalMap(md map[string]string) string {
 }
 
 func (h *Handler) deleteFile(c *call) error {
-	p, err := c.storePath(c.r.PathValue("path"))
-	if err != nil {
-		return err
-	}
+	p := c.path
 	pc, err := mutationPrecondition(c.r)
 	if err != nil {
 		return err
