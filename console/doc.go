@@ -77,8 +77,13 @@
 // Content-Security-Policy (default-src 'self', no inline script,
 // frame-ancestors 'none') and X-Content-Type-Options: nosniff; every
 // unsafe request passes http.CrossOriginProtection, so a cross-origin
-// form post is refused with 403. Stored content, names and metadata are
-// shown as text, never as markup.
+// form post is refused with 403. Stored names and metadata are shown as
+// text, never as markup; a file page renders the note as Markdown
+// (goldmark: tables, task lists, code) with raw HTML dropped (the page
+// says so), only http(s), mailto and relative links kept (javascript:,
+// data: and the rest become their text) and images shown as links to
+// their source, so nothing a note holds runs or loads; ?view=raw shows
+// it as text, and the editor is one click away.
 //
 // The pages write through the API's own paths, so their writes record
 // the signed-in user under [UpdatedByKey] and client "console" under

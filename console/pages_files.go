@@ -6,6 +6,7 @@ package console
 import (
 	"cmp"
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -76,6 +77,12 @@ func (h *Handler) notebookPage(pc *pageCall) error {
 type fileData struct {
 	Path, Version, Content string
 	Metadata               [][2]string
+	// Raw shows Content as text (?view=raw); otherwise HTML is the note
+	// rendered as Markdown, and Dropped says it held raw HTML, which is
+	// not shown.
+	Raw     bool
+	HTML    template.HTML
+	Dropped bool
 }
 
 func sortedMeta(md map[string]string) [][2]string {
@@ -93,7 +100,13 @@ func (h *Handler) filePage(pc *pageCall) error {
 		return err
 	}
 	rel := pc.relPath
-	h.render(pc.w, pc.r, http.StatusOK, "file", pc.data(rel, fileData{Path: rel, Version: f.Version, Content: f.Content, Metadata: sortedMeta(f.Metadata)}))
+	d := fileData{Path: rel, Version: f.Version, Content: f.Content, Metadata: sortedMeta(f.Metadata), Raw: pc.r.URL.Query().Get("view") == "raw"}
+	if !d.Raw {
+		if d.HTML, d.Dropped, err = renderMarkdown(f.Content); err != nil {
+			return err
+		}
+	}
+	h.render(pc.w, pc.r, http.StatusOK, "file", pc.data(rel, d))
 	return nil
 }
 
