@@ -296,7 +296,10 @@ type call struct {
 	// {path...}, or a page form's "path"), relPath the same relative to
 	// ns; both "" for routes without one.
 	path, relPath string
-	rt            *route
+	// file is the whole file at path, read before a route that reads it
+	// runs.
+	file *store.File
+	rt   *route
 }
 
 // recorder remembers the status written.
@@ -373,7 +376,7 @@ func (h *Handler) admit(c *call) error {
 		return errUnauthenticated
 	}
 	c.p = p
-	return c.admitRoute()
+	return h.admitRoute(c)
 }
 
 // admitRoute is the one check of what c's route needs of its principal,
@@ -381,8 +384,9 @@ func (h *Handler) admit(c *call) error {
 // for another one gets 404, exactly as for a namespace that does not
 // exist, so that a key learns nothing about other users), then its role
 // (403 admin-required); then it resolves the file path the route names
-// (400 for a bad one).
-func (c *call) admitRoute() error {
+// (400 for a bad one) and, for a route that reads it, the file (404 when
+// it is absent).
+func (h *Handler) admitRoute(c *call) error {
 	if c.rt.namespaced {
 		if err := c.admitNamespace(c.r.PathValue("ns")); err != nil {
 			return err
@@ -405,7 +409,10 @@ func (c *call) admitRoute() error {
 		return err
 	}
 	c.path, c.relPath = p, rel
-	return nil
+	if c.rt.read {
+		c.file, err = h.s.Read(c.r.Context(), p, wholeFile)
+	}
+	return err
 }
 
 // admitNamespace sets c's namespace to ns when c's principal may reach

@@ -62,16 +62,8 @@ func (h *Handler) me(c *call) error {
 	})
 }
 
-// current reads the whole file c's route names.
-func (h *Handler) current(c *call) (*store.File, error) {
-	return h.s.Read(c.r.Context(), c.path, wholeFile)
-}
-
 func (h *Handler) readFile(c *call) error {
-	f, err := h.current(c)
-	if err != nil {
-		return err
-	}
+	f := c.file
 	c.w.Header().Set("ETag", ETag(f.Version))
 	if inm := c.r.Header.Get("If-None-Match"); inm != "" && matchesAny(inm, f.Version) {
 		c.w.WriteHeader(http.StatusNotModified)

@@ -279,7 +279,7 @@ func (h *Handler) public(fn http.HandlerFunc) http.Handler {
 // sign-in page; the session's key is resolved through
 // Options.Authenticate again first, so a key that is no longer known ends
 // the session (to sign-in, nothing done) and a changed role applies at
-// once; then the principal must have what rt needs ([call.admitRoute], as
+// once; then the principal must have what rt needs ([Handler.admitRoute], as
 // in the API).
 func (h *Handler) page(rt *route) http.Handler {
 	return h.cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -322,7 +322,7 @@ func (h *Handler) page(rt *route) http.Handler {
 			h.sessions.update(ck.Value, p)
 		}
 		pc.p = p
-		if err := pc.admitRoute(); err != nil {
+		if err := h.admitRoute(pc.call); err != nil {
 			h.pageFail(pc, err)
 			return
 		}

@@ -95,13 +95,10 @@ func sortedMeta(md map[string]string) [][2]string {
 }
 
 func (h *Handler) filePage(pc *pageCall) error {
-	f, err := h.current(pc.call)
-	if err != nil {
-		return err
-	}
-	rel := pc.relPath
+	f, rel := pc.file, pc.relPath
 	d := fileData{Path: rel, Version: f.Version, Content: f.Content, Metadata: sortedMeta(f.Metadata), Raw: pc.r.URL.Query().Get("view") == "raw"}
 	if !d.Raw {
+		var err error
 		if d.HTML, d.Dropped, err = renderMarkdown(f.Content); err != nil {
 			return err
 		}
@@ -119,11 +116,7 @@ type editData struct {
 }
 
 func (h *Handler) editPage(pc *pageCall) error {
-	f, err := h.current(pc.call)
-	if err != nil {
-		return err
-	}
-	rel := pc.relPath
+	f, rel := pc.file, pc.relPath
 	h.render(pc.w, pc.r, http.StatusOK, "edit", pc.data("Edit "+rel, editData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken()}))
 	return nil
 }
@@ -214,11 +207,7 @@ type deleteData struct {
 // and whether it can be restored afterwards; the file page's Delete links
 // here.
 func (h *Handler) deletePage(pc *pageCall) error {
-	f, err := h.current(pc.call)
-	if err != nil {
-		return err
-	}
-	rel := pc.relPath
+	f, rel := pc.file, pc.relPath
 	d := deleteData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken(), History: h.keepsHistory(pc, pc.path, f.Version)}
 	h.render(pc.w, pc.r, http.StatusOK, "delete", pc.data("Delete "+rel, d))
 	return nil
@@ -240,6 +229,11 @@ func (h *Handler) keepsHistory(pc *pageCall, p, version string) bool {
 func (h *Handler) deleteForm(pc *pageCall) error {
 	rel, p := pc.relPath, pc.path
 	if pc.r.PostFormValue("confirm") != "1" {
+		f, err := h.s.Read(pc.r.Context(), p, wholeFile)
+		if err != nil {
+			return err
+		}
+		pc.file = f
 		return h.deletePage(pc)
 	}
 	version := pc.r.PostFormValue("version")

@@ -18,7 +18,7 @@ const (
 )
 
 // route is one operation of the API or one console page. The mux, the
-// one check of what a route needs ([call.admitRoute]), the OpenAPI
+// one check of what a route needs ([Handler.admitRoute]), the OpenAPI
 // document's test and the status check of every test response share this
 // table.
 type route struct {
@@ -33,6 +33,9 @@ type route struct {
 	// field; a pattern ending in filePattern names it in the URL. Either
 	// way the call's path is resolved before the route runs.
 	formPath bool
+	// read routes read the whole file they name before they run (404
+	// when it is absent).
+	read bool
 	// statuses are every status an API operation answers; besides them
 	// its pattern answers 405 (with Allow) to a method no route of it
 	// serves.
@@ -91,7 +94,7 @@ var routes = []route{
 		statuses: statuses(nsStatuses, 200, 403, 409), serve: (*Handler).forget},
 	{method: "GET", pattern: nsPattern + "/files", op: "listFiles", namespaced: true, role: roleUser,
 		statuses: statuses(nsStatuses, 200), page: filePaging, serve: (*Handler).listFiles},
-	{method: "GET", pattern: nsPattern + "/files" + filePattern, op: "readFile", namespaced: true, role: roleUser,
+	{method: "GET", pattern: nsPattern + "/files" + filePattern, op: "readFile", namespaced: true, role: roleUser, read: true,
 		statuses: statuses(nsStatuses, 200, 304), serve: (*Handler).readFile},
 	{method: "PUT", pattern: nsPattern + "/files" + filePattern, op: "writeFile", namespaced: true, role: roleUser,
 		statuses: statuses(nsStatuses, 200, 201, 409, 412, 413, 415, 422, 428), serve: (*Handler).writeFile},
@@ -129,11 +132,11 @@ var routes = []route{
 	{method: "POST", pattern: "/signout", op: "page signout", role: rolePublic, show: (*Handler).signout},
 	{method: "GET", pattern: "/{$}", op: "page home", role: roleUser, show: (*Handler).homePage},
 	{method: "GET", pattern: nsPage + "/{$}", op: "page notebook", role: roleUser, namespaced: true, show: (*Handler).notebookPage},
-	{method: "GET", pattern: nsPage + "/files" + filePattern, op: "page file", role: roleUser, namespaced: true, show: (*Handler).filePage},
-	{method: "GET", pattern: nsPage + "/edit" + filePattern, op: "page edit", role: roleUser, namespaced: true, show: (*Handler).editPage},
+	{method: "GET", pattern: nsPage + "/files" + filePattern, op: "page file", role: roleUser, namespaced: true, read: true, show: (*Handler).filePage},
+	{method: "GET", pattern: nsPage + "/edit" + filePattern, op: "page edit", role: roleUser, namespaced: true, read: true, show: (*Handler).editPage},
 	{method: "GET", pattern: nsPage + "/new", op: "page new", role: roleUser, namespaced: true, show: (*Handler).newPage},
 	{method: "POST", pattern: nsPage + "/save", op: "page save", role: roleUser, namespaced: true, show: (*Handler).save},
-	{method: "GET", pattern: nsPage + "/delete" + filePattern, op: "page delete", role: roleUser, namespaced: true, show: (*Handler).deletePage},
+	{method: "GET", pattern: nsPage + "/delete" + filePattern, op: "page delete", role: roleUser, namespaced: true, read: true, show: (*Handler).deletePage},
 	{method: "POST", pattern: nsPage + "/delete", op: "page delete", role: roleUser, namespaced: true, formPath: true, show: (*Handler).deleteForm},
 	{method: "GET", pattern: nsPage + "/history/{$}", op: "page history", role: roleUser, namespaced: true, show: (*Handler).historyPage},
 	{method: "GET", pattern: nsPage + "/history" + filePattern, op: "page history", role: roleUser, namespaced: true, show: (*Handler).historyPage},

@@ -45,6 +45,19 @@ func under(prefix string, paths []string) []string {
 	return out
 }
 
+// seedWalk creates walkFiles, then creates and deletes gone (a tombstone
+// on the primitive path), which no listing may show.
+func seedWalk(t *testing.T, s *store.Store, gone string) {
+	t.Helper()
+	for _, p := range walkFiles {
+		create(t, s, p, "content of "+p)
+	}
+	v := create(t, s, gone, "gone")
+	if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: gone, Expected: v}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 var walkCases = []Case{
 	{"walk_every_path_across_pages", func(t *testing.T, e *Env) {
 		s := e.Store
@@ -153,13 +166,7 @@ var walkCases = []Case{
 	}},
 	{"list_and_walk_after_a_path", func(t *testing.T, e *Env) {
 		s := e.Store
-		for _, p := range walkFiles {
-			create(t, s, p, "content of "+p)
-		}
-		v := create(t, s, "a/b/gone.md", "gone")
-		if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: "a/b/gone.md", Expected: v}); err != nil {
-			t.Fatal(err)
-		}
+		seedWalk(t, s, "a/b/gone.md")
 		for _, prefix := range []string{"", "a/", "a/b/"} {
 			want := under(prefix, walkFiles)
 			// Paged with After, a listing is the whole listing, whatever
@@ -200,15 +207,9 @@ var walkCases = []Case{
 	}},
 	{"namespaces_page_by_page", func(t *testing.T, e *Env) {
 		s := e.Store
-		for _, p := range walkFiles {
-			create(t, s, p, "content of "+p)
-		}
 		// A namespace whose only file was deleted is none (a tombstone on
 		// the primitive path).
-		v := create(t, s, "y/gone.md", "gone")
-		if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: "y/gone.md", Expected: v}); err != nil {
-			t.Fatal(err)
-		}
+		seedWalk(t, s, "y/gone.md")
 		// The first segments holding a file, in the order of their paths
 		// ("a-b/" before "a/"); "a.md" is a file, no namespace.
 		want := []string{"a-b", "a", "ab", "b", "z"}
