@@ -34,14 +34,16 @@ func (e *env) asPrincipal(rt route, key string) int {
 // 403 and changes nothing, and answers an admin's the same request; no
 // other route refuses that user as not an admin. The admin routes are
 // exactly the ones that list or forget namespaces, of both kinds, so the
-// walk cannot pass empty.
+// walk cannot pass empty; the public ones are the OpenAPI document and
+// signing in and out.
 func TestRouteRoles(t *testing.T) {
 	wantAdmin := map[string]bool{"GET listNamespaces": true, "DELETE forgetNamespace": true, "GET page forget": true, "POST page forget": true}
+	wantPublic := map[string]bool{"GET getOpenAPI": true, "GET page signin": true, "POST page signin": true, "POST page signout": true}
 	kinds := map[bool]int{}
 	for _, rt := range routes {
 		name := rt.method + " " + rt.pattern
-		if op := rt.method + " " + rt.op; wantAdmin[op] != (rt.role == roleAdmin) {
-			t.Errorf("%s (%s): role %d, want admin %v", name, op, rt.role, wantAdmin[op])
+		if op := rt.method + " " + rt.op; wantAdmin[op] != (rt.role == roleAdmin) || wantPublic[op] != (rt.role == rolePublic) {
+			t.Errorf("%s (%s): role %d, want admin %v, public %v", name, op, rt.role, wantAdmin[op], wantPublic[op])
 		}
 		e := newEnv(t)
 		e.h.observe = nil // pages and API alike: not the API's status census
