@@ -189,8 +189,8 @@ func TestUserNeverReachesAnotherNamespace(t *testing.T) {
 	tag := ETag(m.Version)
 	before := snapshotStore(t, e.s)
 	targets := []string{bobNS, "bob", "alice-b", "ALICE", "alice%2F..%2F" + bobNS, "%2e%2e", "..", "alice/..", "."}
-	for _, rt := range routes {
-		if rt.public {
+	for _, rt := range apiRoutes() {
+		if rt.role == rolePublic {
 			continue
 		}
 		for _, ns := range targets {
@@ -198,7 +198,7 @@ func TestUserNeverReachesAnotherNamespace(t *testing.T) {
 				target := strings.NewReplacer("{ns}", ns, "{path...}", rel).Replace(rt.pattern) + "?v=" + m.Version + "&from=" + m.Version + "&confirm=" + ns + "&q=secret"
 				if !rt.namespaced {
 					target = rt.pattern
-					if rt.admin {
+					if rt.role == roleAdmin {
 						target += "?confirm=" + ns
 					}
 				}

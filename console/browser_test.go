@@ -17,6 +17,12 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 )
 
+// markdownNoteFile, in browsertest/, is a note built to run something
+// once rendered (a script, an image's onerror, javascript: links in three
+// spellings) beside what a note is for; the flows open it as
+// mallory/main/links.md.
+const markdownNoteFile = "markdown-note.md"
+
 // chromiumPath is Debian's Chromium, the only browser the tests drive:
 // playwright-core never downloads one.
 const chromiumPath = "/usr/bin/chromium"
@@ -51,6 +57,8 @@ func browserPrereqs(t *testing.T) (node, dir string) {
 // create and delete (behind its confirmation page; the notice shows once
 // and never from the URL), a delete undone from the notice's link,
 // search, history and diff, a double-submitted restore, stored markup rendered inert (a dialog fails the run), a
+// note rendered as Markdown with its script, onerror image and javascript: links inert (its raw view and editor
+// one click away), a
 // cross-origin POST refused, expired and unknown sessions sent to sign-in,
 // a user key with JavaScript off, forget behind a typed confirmation, the
 // export download and its import upload, a consolidation previewed and
@@ -93,6 +101,11 @@ func TestBrowserFlows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	note, err := os.ReadFile(filepath.Join(dir, markdownNoteFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedAs("mallory/main/links.md", string(note), "mallory")
 	seedAs("bob/main/MEMORY.md", "- bob's note\n", "bob")
 	seedAs("carol/main/MEMORY.md", "- lives in Hanoi\n", "carol")
 	seedAs("carol/main/pruned.md", consolidatePruned, "carol")
@@ -135,7 +148,7 @@ func TestBrowserFlows(t *testing.T) {
 		t.Fatalf("the browser flows failed (%v); see the output above", err)
 	}
 	for _, flow := range []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
-		"undo a delete", "restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
+		"undo a delete", "restore, double submitted", "stored markup renders inert", "a note renders as Markdown, inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
 		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off", "narrow viewport"} {
 		if !strings.Contains(string(out), "ok "+flow+"\n") {
 			t.Errorf("flow %q did not report ok", flow)

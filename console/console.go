@@ -234,10 +234,15 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	// The API's patterns are served without a method (dispatch answers
+	// 405 as a problem); registerPages serves the pages' with one.
 	byPattern := map[string][]*route{}
 	var order []string
 	for i := range routes {
 		rt := &routes[i]
+		if rt.isPage() {
+			continue
+		}
 		if byPattern[rt.pattern] == nil {
 			order = append(order, rt.pattern)
 		}
@@ -287,7 +292,14 @@ type call struct {
 	r  *http.Request
 	p  Principal
 	ns string // the namespace of the URL, checked against p; "" for routes without one
-	rt *route
+	// path is the store path of the file the route names (its URL's
+	// {path...}, or a page form's "path"), relPath the same relative to
+	// ns; both "" for routes without one.
+	path, relPath string
+	// file is the whole file at path, read before a route that reads it
+	// runs.
+	file *store.File
+	rt   *route
 }
 
 // recorder remembers the status written.
@@ -349,11 +361,9 @@ func (h *Handler) dispatch(rs []*route) http.Handler {
 }
 
 // admit authenticates c and checks that its principal may use its route
-// and namespace. A user principal asking for another namespace gets 404,
-// exactly as for a namespace that does not exist, so that a key learns
-// nothing about other users.
+// (admitRoute).
 func (h *Handler) admit(c *call) error {
-	if c.rt.public {
+	if c.rt.role == rolePublic {
 		return nil
 	}
 	p, err := h.auth(c.r)
@@ -366,15 +376,43 @@ func (h *Handler) admit(c *call) error {
 		return errUnauthenticated
 	}
 	c.p = p
+	return h.admitRoute(c)
+}
+
+// admitRoute is the one check of what c's route needs of its principal,
+// for the API and the pages alike: its namespace (a user principal asking
+// for another one gets 404, exactly as for a namespace that does not
+// exist, so that a key learns nothing about other users), then its role
+// (403 admin-required); then it resolves the file path the route names
+// (400 for a bad one) and, for a route that reads it, the file (404 when
+// it is absent).
+func (h *Handler) admitRoute(c *call) error {
 	if c.rt.namespaced {
 		if err := c.admitNamespace(c.r.PathValue("ns")); err != nil {
 			return err
 		}
 	}
-	if c.rt.admin && !p.Admin {
+	if c.rt.role == roleAdmin && !c.p.Admin {
 		return problemOf(http.StatusForbidden, "admin-required", "this operation needs an admin principal")
 	}
-	return nil
+	var rel string
+	switch {
+	case c.rt.formPath:
+		rel = c.r.PostFormValue("path")
+	case strings.HasSuffix(c.rt.pattern, filePattern):
+		rel = c.r.PathValue("path")
+	default:
+		return nil
+	}
+	p, err := c.storePath(rel)
+	if err != nil {
+		return err
+	}
+	c.path, c.relPath = p, rel
+	if c.rt.read {
+		c.file, err = h.s.Read(c.r.Context(), p, wholeFile)
+	}
+	return err
 }
 
 // admitNamespace sets c's namespace to ns when c's principal may reach

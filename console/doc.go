@@ -23,7 +23,9 @@
 // A principal that is not Admin reaches only Principal.Namespace(): every
 // other namespace answers 404, exactly as one that does not exist, so that
 // a key learns nothing about other users. Listing namespaces and forgetting
-// one need an admin (403 otherwise). A URL path with ".", ".." or an empty
+// one need an admin (403 otherwise), on the API and the pages alike: one
+// route table names every API operation and page with the role it needs,
+// checked in one place before the route runs. A URL path with ".", ".." or an empty
 // segment, also percent-encoded, is refused with 400 before routing.
 //
 // # HTTP conventions
@@ -75,8 +77,13 @@
 // Content-Security-Policy (default-src 'self', no inline script,
 // frame-ancestors 'none') and X-Content-Type-Options: nosniff; every
 // unsafe request passes http.CrossOriginProtection, so a cross-origin
-// form post is refused with 403. Stored content, names and metadata are
-// shown as text, never as markup.
+// form post is refused with 403. Stored names and metadata are shown as
+// text, never as markup; a file page renders the note as Markdown
+// (goldmark: tables, task lists, code) with raw HTML dropped (the page
+// says so), only http(s), mailto and relative links kept (javascript:,
+// data: and the rest become their text) and images shown as links to
+// their source, so nothing a note holds runs or loads; ?view=raw shows
+// it as text, and the editor is one click away.
 //
 // The pages write through the API's own paths, so their writes record
 // the signed-in user under [UpdatedByKey] and client "console" under

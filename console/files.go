@@ -11,7 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -64,20 +63,13 @@ func (h *Handler) me(c *call) error {
 }
 
 func (h *Handler) readFile(c *call) error {
-	p, err := c.storePath(c.r.PathValue("path"))
-	if err != nil {
-		return err
-	}
-	f, err := h.s.Read(c.r.Context(), p, wholeFile)
-	if err != nil {
-		return err
-	}
+	f := c.file
 	c.w.Header().Set("ETag", ETag(f.Version))
 	if inm := c.r.Header.Get("If-None-Match"); inm != "" && matchesAny(inm, f.Version) {
 		c.w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.rel(p), Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID})
+	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.relPath, Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID})
 }
 
 // matchesAny reports whether an If-None-Match list names version (or is
@@ -139,11 +131,7 @@ func (h *Handler) writeBody(c *call) (string, map[string]string, error) {
 }
 
 func (h *Handler) writeFile(c *call) error {
-	rel := c.r.PathValue("path")
-	p, err := c.storePath(rel)
-	if err != nil {
-		return err
-	}
+	p := c.path
 	pc, err := mutationPrecondition(c.r)
 	if err != nil {
 		return err
@@ -203,10 +191,7 @@ func canonicalMap(md map[string]string) string {
 }
 
 func (h *Handler) deleteFile(c *call) error {
-	p, err := c.storePath(c.r.PathValue("path"))
-	if err != nil {
-		return err
-	}
+	p := c.path
 	pc, err := mutationPrecondition(c.r)
 	if err != nil {
 		return err
@@ -272,31 +257,15 @@ func (h *Handler) listFiles(c *call) error {
 	return writeJSON(c.w, http.StatusOK, out)
 }
 
-// listAfter lists up to limit paths under prefix after after, and
-// reports whether there are more. It pages the driver as Store.ListPaths
-// does (tombstones and reserved rows skipped; receipts are never listed), since ListPaths
-// has no After yet.
+// listAfter lists up to limit paths under prefix after after ("" = from
+// the first), and reports whether there are more.
 func (h *Handler) listAfter(ctx context.Context, prefix, after string, limit int) ([]string, bool, error) {
-	var out []string
-	for {
-		want := limit + 1 - len(out)
-		entries, err := h.s.Driver().ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: want})
-		if err != nil {
-			return nil, false, err
-		}
-		for _, e := range entries {
-			after = e.Path
-			// Tombstones, and the rows the store keeps under reserved
-			// names (its search index): Store.ListPaths shows neither.
-			if !e.Tombstone && !errors.Is(store.ValidatePath(e.Path), store.ErrReservedPath) {
-				out = append(out, e.Path)
-			}
-		}
-		if len(out) > limit {
-			return out[:limit], true, nil
-		}
-		if len(entries) < want {
-			return out, false, nil
-		}
+	paths, err := h.s.ListPaths(ctx, prefix, limit+1, store.ListOptions{After: after})
+	if err != nil {
+		return nil, false, err
 	}
+	if len(paths) > limit {
+		return paths[:limit], true, nil
+	}
+	return paths, false, nil
 }

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -67,12 +66,8 @@ type HistoryJSON struct {
 func (h *Handler) history(c *call) error {
 	req := store.HistoryRequest{Prefix: c.ns + "/"}
 	kind := "history"
-	if c.rt.op == "listFileHistory" {
-		p, err := c.storePath(c.r.PathValue("path"))
-		if err != nil {
-			return err
-		}
-		req.Path, kind = p, "history:"+p
+	if c.path != "" {
+		req.Path, kind = c.path, "history:"+c.path
 	}
 	var err error
 	if req.Limit, err = c.limit(); err != nil {
@@ -102,15 +97,11 @@ func versionParam(r *http.Request, name string) (string, error) {
 }
 
 func (h *Handler) readVersion(c *call) error {
-	p, err := c.storePath(c.r.PathValue("path"))
-	if err != nil {
-		return err
-	}
 	v, err := versionParam(c.r, "v")
 	if err != nil {
 		return err
 	}
-	e, err := h.s.ReadVersion(c.r.Context(), p, v)
+	e, err := h.s.ReadVersion(c.r.Context(), c.path, v)
 	if err != nil {
 		return err
 	}
@@ -133,16 +124,11 @@ type DiffJSON struct {
 
 // diff compares ?from= with ?to= (default: the current version).
 func (h *Handler) diff(c *call) error {
-	rel := c.r.PathValue("path")
-	p, err := c.storePath(rel)
-	if err != nil {
-		return err
-	}
 	from, err := versionParam(c.r, "from")
 	if err != nil {
 		return err
 	}
-	d, err := h.diffOf(c.r.Context(), p, rel, from, c.r.URL.Query().Get("to"))
+	d, err := h.diffOf(c, from, c.r.URL.Query().Get("to"))
 	if err != nil {
 		return err
 	}
@@ -159,10 +145,7 @@ type RestoreBody struct {
 // (the current version) or If-None-Match: * (the file is absent, after a
 // delete): a double submit with one Idempotency-Key restores once.
 func (h *Handler) restore(c *call) error {
-	p, err := c.storePath(c.r.PathValue("path"))
-	if err != nil {
-		return err
-	}
+	p := c.path
 	pc, err := mutationPrecondition(c.r)
 	if err != nil {
 		return err
@@ -208,8 +191,9 @@ func (h *Handler) restorePath(c *call, p, version, expected string, op *store.Op
 }
 
 // diffOf is the difference of the versions from and to ("" = the current
-// one) of the store path p, named by rel.
-func (h *Handler) diffOf(ctx context.Context, p, rel, from, to string) (DiffJSON, error) {
+// one) of the file c's route names.
+func (h *Handler) diffOf(c *call, from, to string) (DiffJSON, error) {
+	ctx, p, rel := c.r.Context(), c.path, c.relPath
 	a, err := h.s.ReadVersion(ctx, p, from)
 	if err != nil {
 		return DiffJSON{}, err

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/archive"
-	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -81,8 +80,7 @@ type NamespacesJSON struct {
 }
 
 // listNamespaces lists the first path segments that hold files, in the
-// order of their paths: one listing request per namespace, jumping past
-// each namespace's folder.
+// order of their paths ([store.Store.Namespaces]).
 func (h *Handler) listNamespaces(c *call) error {
 	limit, err := c.limit()
 	if err != nil {
@@ -100,39 +98,19 @@ func (h *Handler) listNamespaces(c *call) error {
 }
 
 // namespacesPage lists up to limit namespaces after last ("" = from the
-// first), for the API and the pages.
+// first), each described, for the API and the pages.
 func (h *Handler) namespacesPage(ctx context.Context, last string, limit int) (NamespacesJSON, error) {
-	after := ""
-	if last != "" {
-		after = last + "/~" // past every path of the namespace (see driver.ListParams.After)
+	page, err := h.s.Namespaces(ctx, store.NamespacesRequest{After: last, Limit: limit})
+	if err != nil {
+		return NamespacesJSON{}, err
 	}
-	out := NamespacesJSON{Namespaces: []NamespaceJSON{}}
-	for {
-		entries, err := h.s.Driver().ListFiles(ctx, driver.ListParams{After: after, Limit: 1})
-		if err != nil {
-			return out, err
-		}
-		if len(entries) == 0 {
-			break
-		}
-		e := entries[0]
-		ns, _, nested := strings.Cut(e.Path, "/")
-		if !nested || e.Tombstone {
-			after = e.Path // a top-level file or a tombstone: no namespace of its own
-			continue
-		}
-		if len(out.Namespaces) == limit {
-			out.NextCursor = makeCursor("namespaces", "", out.Namespaces[limit-1].Name)
-			break
-		}
+	out := NamespacesJSON{Namespaces: []NamespaceJSON{}, NextCursor: makeCursor("namespaces", "", page.Next)}
+	for _, ns := range page.Namespaces {
 		d, err := h.describe(ctx, ns)
 		if err != nil {
 			return out, err
 		}
-		if d.Files > 0 {
-			out.Namespaces = append(out.Namespaces, d)
-		}
-		after = ns + "/~"
+		out.Namespaces = append(out.Namespaces, d)
 	}
 	return out, nil
 }

@@ -101,7 +101,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 		}
 	}
-	for _, rt := range routes {
+	for _, rt := range apiRoutes() {
 		key := rt.method + " " + openAPIPath(rt.pattern) + " " + rt.op
 		if !documented[key] {
 			t.Errorf("route %s is not in openapi.json", key)
@@ -138,7 +138,7 @@ func TestOpenAPILimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rt := range routes {
+	for _, rt := range apiRoutes() {
 		var schema map[string]any
 		params, _ := d.operation(rt.op)["parameters"].([]any)
 		for _, p := range params {
@@ -169,7 +169,7 @@ func TestOpenAPILimits(t *testing.T) {
 func TestLimitBounds(t *testing.T) {
 	e := newEnv(t)
 	e.do(req{method: "PUT", target: aliceFile("main/MEMORY.md"), key: "alice-key", body: body("a")}).want(201, "")
-	for _, rt := range routes {
+	for _, rt := range apiRoutes() {
 		if rt.page.max == 0 {
 			continue
 		}
@@ -193,7 +193,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	}
 	e := newEnv(t)
 	methods := map[string][]string{}
-	for _, rt := range routes {
+	for _, rt := range apiRoutes() {
 		methods[rt.pattern] = append(methods[rt.pattern], rt.method)
 	}
 	for pattern, allowed := range methods {

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -152,36 +150,14 @@ func (h *Handler) registerPages() error {
 		r2.URL = &url.URL{Path: "/static/favicon.ico"}
 		serveStatic.ServeHTTP(w, r2)
 	}))
-	h.mux.Handle("GET /signin", h.public(h.signinPage))
-	h.mux.Handle("POST /signin", h.public(h.signin))
-	h.mux.Handle("POST /signout", h.public(h.signout))
-	h.mux.Handle("GET /{$}", h.page("home", false, (*Handler).homePage))
 	h.mux.Handle("/", h.public(func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "error", &pageData{Base: pageBase(r), Title: "Not found",
 			Data: errorData{Status: http.StatusNotFound, Detail: "no page answers this address"}})
 	}))
-	ns := "/ns/{ns}"
-	for pattern, fn := range map[string]func(*Handler, *pageCall) error{
-		"GET " + ns + "/{$}":                (*Handler).notebookPage,
-		"GET " + ns + "/files/{path...}":    (*Handler).filePage,
-		"GET " + ns + "/edit/{path...}":     (*Handler).editPage,
-		"GET " + ns + "/new":                (*Handler).newPage,
-		"POST " + ns + "/save":              (*Handler).save,
-		"GET " + ns + "/delete/{path...}":   (*Handler).deletePage,
-		"POST " + ns + "/delete":            (*Handler).deleteForm,
-		"GET " + ns + "/history/{$}":        (*Handler).historyPage,
-		"GET " + ns + "/history/{path...}":  (*Handler).historyPage,
-		"GET " + ns + "/versions/{path...}": (*Handler).versionPage,
-		"GET " + ns + "/diff/{path...}":     (*Handler).diffPage,
-		"POST " + ns + "/restore":           (*Handler).restoreForm,
-		"GET " + ns + "/search":             (*Handler).searchPage,
-		"GET " + ns + "/export":             (*Handler).exportPage,
-		"POST " + ns + "/import":            (*Handler).importForm,
-		"POST " + ns + "/consolidate":       (*Handler).consolidateForm,
-		"GET " + ns + "/forget":             (*Handler).forgetPage,
-		"POST " + ns + "/forget":            (*Handler).forgetForm,
-	} {
-		h.mux.Handle(pattern, h.page(pattern, true, fn))
+	for i := range routes {
+		if rt := &routes[i]; rt.isPage() {
+			h.mux.Handle(rt.method+" "+rt.pattern, h.page(rt))
+		}
 	}
 	return nil
 }
@@ -245,12 +221,17 @@ type pageCall struct {
 // page (taken: it shows once).
 func (pc *pageCall) data(title string, d any) *pageData {
 	p := pc.p
-	home := link(pc.base, "ns", p.Namespace()) + "/"
-	if p.Admin {
-		home = link(pc.base) // the namespaces
-	}
-	return &pageData{Base: pc.base, Title: title, P: &p, NS: pc.ns, Home: home, Data: d,
+	return &pageData{Base: pc.base, Title: title, P: &p, NS: pc.ns, Home: homeURL(pc.base, p), Data: d,
 		Flash: pc.t.takeFlash(pc.sid, pc.r.URL.Path)}
+}
+
+// homeURL is p's start page: an admin's the namespaces, a user's its
+// notebook.
+func homeURL(base string, p Principal) string {
+	if p.Admin {
+		return link(base)
+	}
+	return link(base, "ns", p.Namespace()) + "/"
 }
 
 // redirectNS answers 303 to the page of pc's namespace at parts (its
@@ -293,16 +274,23 @@ func (h *Handler) public(fn http.HandlerFunc) http.Handler {
 	return h.cop.Handler(fn)
 }
 
-// page serves a page of a signed-in principal, behind cross-origin
-// protection: without a live session it redirects to the sign-in page;
-// the session's key is resolved through Options.Authenticate again first,
-// so a key that is no longer known ends the session (to sign-in, nothing
-// done) and a changed role applies at once; with {ns}, the principal must
-// reach the namespace (as in the API).
-func (h *Handler) page(name string, namespaced bool, fn func(*Handler, *pageCall) error) http.Handler {
-	rt := &route{op: "page " + name}
+// page serves the page rt, behind cross-origin protection. A public one
+// needs no session. Any other, without a live session, redirects to the
+// sign-in page; the session's key is resolved through
+// Options.Authenticate again first, so a key that is no longer known ends
+// the session (to sign-in, nothing done) and a changed role applies at
+// once; then the principal must have what rt needs ([Handler.admitRoute], as
+// in the API).
+func (h *Handler) page(rt *route) http.Handler {
 	return h.cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		base := pageBase(r)
+		pc := &pageCall{call: &call{w: &recorder{ResponseWriter: w}, r: r, rt: rt}, base: base, t: h.sessions}
+		if rt.role == rolePublic {
+			if err := rt.show(h, pc); err != nil {
+				h.pageFail(pc, err)
+			}
+			return
+		}
 		toSignin := func(reason string) {
 			h.setSessionCookie(w, r, base, "", time.Time{}) // unknown, expired or revoked: forget it
 			securityHeaders(w)
@@ -319,7 +307,7 @@ func (h *Handler) page(name string, namespaced bool, fn func(*Handler, *pageCall
 			toSignin("expired=1")
 			return
 		}
-		pc := &pageCall{call: &call{w: &recorder{ResponseWriter: w}, r: r, p: s.p, rt: rt}, base: base, sid: ck.Value, t: h.sessions}
+		pc.sid, pc.p = ck.Value, s.p
 		p, err := h.resolveKey(r, s.key)
 		switch {
 		case errors.Is(err, ErrUnauthenticated):
@@ -334,13 +322,11 @@ func (h *Handler) page(name string, namespaced bool, fn func(*Handler, *pageCall
 			h.sessions.update(ck.Value, p)
 		}
 		pc.p = p
-		if namespaced {
-			if err := pc.admitNamespace(r.PathValue("ns")); err != nil {
-				h.pageFail(pc, err)
-				return
-			}
+		if err := h.admitRoute(pc.call); err != nil {
+			h.pageFail(pc, err)
+			return
 		}
-		if err := fn(h, pc); err != nil {
+		if err := rt.show(h, pc); err != nil {
 			h.pageFail(pc, err)
 		}
 	}))
@@ -394,560 +380,3 @@ func (pc *pageCall) formOp(parts ...string) (*store.Operation, error) {
 // formText is a textarea's value with the browser's CRLF line ends made
 // LF again.
 func formText(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
-
-// Sign-in and out.
-
-type signinData struct {
-	Error string
-	// Expired says the session ended (expired, signed out elsewhere);
-	// Revoked that its key is no longer accepted. Each is a fixed notice
-	// picked by a code of the URL, never text from it.
-	Expired, Revoked bool
-}
-
-func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	h.render(w, r, http.StatusOK, "signin", &pageData{Base: pageBase(r), Title: "Sign in",
-		Data: signinData{Expired: q.Get("expired") == "1", Revoked: q.Get("revoked") == "1"}})
-}
-
-// signin resolves the key typed in through Options.Authenticate, as if it
-// came as a bearer token, and starts a session for its principal.
-func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
-	base := pageBase(r)
-	key := strings.TrimSpace(r.PostFormValue("key"))
-	fail := func(status int, msg string) {
-		h.render(w, r, status, "signin", &pageData{Base: base, Title: "Sign in", Data: signinData{Error: msg}})
-	}
-	if key == "" {
-		fail(http.StatusBadRequest, "Type your API key.")
-		return
-	}
-	p, err := h.resolveKey(r, key)
-	switch {
-	case errors.Is(err, ErrUnauthenticated):
-		fail(http.StatusUnauthorized, "That key is not known here.")
-		return
-	case err != nil:
-		h.log.ErrorContext(r.Context(), "agentmem/console: sign-in failed", "error_kind", store.ErrorKind(err))
-		fail(http.StatusInternalServerError, "The server could not check the key; the error is in its log.")
-		return
-	}
-	id, exp := h.sessions.create(p, key)
-	h.setSessionCookie(w, r, base, id, exp)
-	securityHeaders(w)
-	home := link(base, "ns", p.Namespace()) + "/"
-	if p.Admin {
-		home = link(base)
-	}
-	http.Redirect(w, r, home, http.StatusSeeOther)
-}
-
-func (h *Handler) signout(w http.ResponseWriter, r *http.Request) {
-	base := pageBase(r)
-	if ck, err := r.Cookie(sessionCookie); err == nil {
-		h.sessions.end(ck.Value)
-	}
-	h.setSessionCookie(w, r, base, "", time.Time{})
-	securityHeaders(w)
-	http.Redirect(w, r, link(base, "signin"), http.StatusSeeOther)
-}
-
-// Namespaces.
-
-type namespacesData struct {
-	Namespaces []NamespaceJSON
-	Next       string
-}
-
-func (h *Handler) homePage(pc *pageCall) error {
-	if !pc.p.Admin {
-		http.Redirect(pc.w, pc.r, link(pc.base, "ns", pc.p.Namespace())+"/", http.StatusSeeOther)
-		return nil
-	}
-	after := pc.r.URL.Query().Get("after")
-	if after != "" && !validNamespace(after) {
-		return badForm("after must be a namespace")
-	}
-	page, err := h.namespacesPage(pc.r.Context(), after, DefaultNamespacePageSize)
-	if err != nil {
-		return err
-	}
-	d := namespacesData{Namespaces: page.Namespaces}
-	if page.NextCursor != "" {
-		d.Next = link(pc.base) + "?after=" + url.QueryEscape(page.Namespaces[len(page.Namespaces)-1].Name)
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "namespaces", pc.data("Namespaces", d))
-	return nil
-}
-
-// Notebook.
-
-type fileRow struct {
-	Path, Version, By, Client string
-	Chars                     int
-}
-
-type notebookData struct {
-	Files    []fileRow
-	Next     string
-	Snapshot string
-	Instr    string
-	// ImportToken makes the import form's submit exactly once.
-	ImportToken string
-	// Consolidate shows the "Consolidate now" form (Options.Consolidator
-	// is set); ConsolidateToken makes its Apply exactly once.
-	Consolidate      bool
-	ConsolidateToken string
-}
-
-func (h *Handler) notebookPage(pc *pageCall) error {
-	ctx := pc.r.Context()
-	after := ""
-	if a := pc.r.URL.Query().Get("after"); a != "" {
-		p, err := pc.storePath(a)
-		if err != nil {
-			return err
-		}
-		after = p
-	}
-	paths, more, err := h.listAfter(ctx, pc.ns+"/", after, pageFiles)
-	if err != nil {
-		return err
-	}
-	d := notebookData{Files: []fileRow{}, ImportToken: formToken(), Consolidate: h.model != nil}
-	if d.Consolidate {
-		d.ConsolidateToken = formToken()
-	}
-	for _, p := range paths {
-		f, err := h.s.Read(ctx, p, wholeFile)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		d.Files = append(d.Files, fileRow{Path: pc.rel(p), Version: f.Version, By: f.Metadata[UpdatedByKey],
-			Client: f.Metadata[ClientKey], Chars: utf8.RuneCountInString(f.Content)})
-	}
-	if more {
-		d.Next = pc.nsURL() + "/?after=" + url.QueryEscape(pc.rel(paths[len(paths)-1]))
-	}
-	if d.Snapshot, err = h.mem.Snapshot(ctx, pc.ns); err != nil {
-		return err
-	}
-	d.Instr = h.mem.Instructions()
-	h.render(pc.w, pc.r, http.StatusOK, "notebook", pc.data(pc.ns, d))
-	return nil
-}
-
-// File view and editor.
-
-type fileData struct {
-	Path, Version, Content string
-	Metadata               [][2]string
-}
-
-func sortedMeta(md map[string]string) [][2]string {
-	var out [][2]string
-	for k, v := range md {
-		out = append(out, [2]string{k, v})
-	}
-	slices.SortFunc(out, func(a, b [2]string) int { return cmp.Compare(a[0], b[0]) })
-	return out
-}
-
-// pathFile reads the whole file the page's {path} names.
-func (h *Handler) pathFile(pc *pageCall) (rel, p string, f *store.File, err error) {
-	rel = pc.r.PathValue("path")
-	if p, err = pc.storePath(rel); err != nil {
-		return "", "", nil, err
-	}
-	f, err = h.s.Read(pc.r.Context(), p, wholeFile)
-	return rel, p, f, err
-}
-
-func (h *Handler) filePage(pc *pageCall) error {
-	rel, _, f, err := h.pathFile(pc)
-	if err != nil {
-		return err
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "file", pc.data(rel, fileData{Path: rel, Version: f.Version, Content: f.Content, Metadata: sortedMeta(f.Metadata)}))
-	return nil
-}
-
-// editData is the editor's form: Version is the version the page was
-// rendered from ("" for a new file), the compare-and-swap of the save.
-type editData struct {
-	New                           bool
-	Path, Version, Content, Token string
-	Error                         string
-}
-
-func (h *Handler) editPage(pc *pageCall) error {
-	rel, _, f, err := h.pathFile(pc)
-	if err != nil {
-		return err
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "edit", pc.data("Edit "+rel, editData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken()}))
-	return nil
-}
-
-func (h *Handler) newPage(pc *pageCall) error {
-	h.render(pc.w, pc.r, http.StatusOK, "edit", pc.data("New file", editData{New: true, Path: h.agent + "/", Token: formToken()}))
-	return nil
-}
-
-// conflictData is the conflict view: the text submitted (kept in the
-// form, now against the current version), the current text, and the
-// difference from theirs to yours.
-type conflictData struct {
-	Path, Yours, Theirs, Version, Token, By string
-	Deleted                                 bool
-	Diff                                    []diffLine
-}
-
-// save writes the editor's text as a compare-and-swap on the version the
-// form was rendered from, exactly once per form render.
-func (h *Handler) save(pc *pageCall) error {
-	r := pc.r
-	rel := strings.TrimSpace(r.PostFormValue("path"))
-	content := formText(r.PostFormValue("content"))
-	version := r.PostFormValue("version")
-	isNew := r.PostFormValue("new") == "1"
-	again := func(status int, msg string) error {
-		h.render(pc.w, r, status, "edit", pc.data("Edit "+rel, editData{New: isNew, Path: rel, Version: version, Content: content, Token: formToken(), Error: msg}))
-		return nil
-	}
-	p, err := pc.storePath(rel)
-	if err != nil {
-		return again(http.StatusBadRequest, "The path is not valid: use \"/\"-separated segments of letters, digits, \"_\", \".\" and \"-\" (such as main/notes.md).")
-	}
-	op, err := pc.formOp("save", p, version, content)
-	if err != nil {
-		return err
-	}
-	_, err = h.putFile(pc.call, p, content, nil, version, op)
-	switch {
-	case errors.Is(err, store.ErrOperationConflict):
-		return again(http.StatusConflict, "This form was already submitted with other text. Your text is below: save it again.")
-	case errors.Is(err, store.ErrConflict):
-		return h.conflict(pc, rel, p, content)
-	case errors.Is(err, store.ErrTooLarge), errors.As(err, new(*http.MaxBytesError)):
-		return again(http.StatusRequestEntityTooLarge, "The text is over the store's size limit; nothing was saved.")
-	case errors.Is(err, store.ErrPathCollision):
-		return again(http.StatusConflict, "A file and a folder would share that name; pick another path.")
-	case errors.Is(err, store.ErrInvalidContent), errors.Is(err, store.ErrInvalidPath):
-		return again(http.StatusBadRequest, "The path or the text is not valid; nothing was saved.")
-	case err != nil:
-		return err
-	}
-	pc.redirectNS("Saved.", nil, "files", rel)
-	return nil
-}
-
-// conflict renders the conflict view (409): the file changed since the
-// editor was rendered; the submitted text stays in the form.
-func (h *Handler) conflict(pc *pageCall, rel, p, yours string) error {
-	d := conflictData{Path: rel, Yours: yours, Token: formToken()}
-	f, err := h.s.Read(pc.r.Context(), p, wholeFile)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		d.Deleted = true
-	case err != nil:
-		return err
-	default:
-		d.Theirs, d.Version, d.By = f.Content, f.Version, f.Metadata[UpdatedByKey]
-	}
-	if u := unifiedDiff(rel+" (theirs)", rel+" (yours)", d.Theirs, d.Yours); u != "" {
-		d.Diff = diffLines(u)
-	}
-	h.render(pc.w, pc.r, http.StatusConflict, "conflict", pc.data("Conflict on "+rel, d))
-	return nil
-}
-
-// deleteData is the delete confirmation: the file as it is now, and the
-// form that deletes that version.
-type deleteData struct {
-	Path, Version, Content, Token string
-	// History says the store keeps history: a deleted file can be
-	// restored from it.
-	History bool
-}
-
-// deletePage asks to confirm the delete of a file, showing what it holds
-// and whether it can be restored afterwards; the file page's Delete links
-// here.
-func (h *Handler) deletePage(pc *pageCall) error {
-	rel, p, f, err := h.pathFile(pc)
-	if err != nil {
-		return err
-	}
-	d := deleteData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken(), History: h.keepsHistory(pc, p, f.Version)}
-	h.render(pc.w, pc.r, http.StatusOK, "delete", pc.data("Delete "+rel, d))
-	return nil
-}
-
-// keepsHistory reports whether the store's history recorded version of p,
-// the current one or the one just deleted (so among its newest two
-// entries): then a delete of that version can be undone by restoring it.
-func (h *Handler) keepsHistory(pc *pageCall, p, version string) bool {
-	page, err := h.s.History(pc.r.Context(), store.HistoryRequest{Path: p, Limit: 2})
-	return err == nil && slices.ContainsFunc(page.Entries, func(e store.HistoryEntry) bool { return e.Version == version && !e.Deleted })
-}
-
-// deleteForm deletes the version of a file its confirmation showed
-// (confirm=1), exactly once per form render; without confirm=1 (a form of
-// an older page) it shows the confirmation instead. The notebook then
-// says what was deleted and links to the version to restore, when the
-// store keeps history.
-func (h *Handler) deleteForm(pc *pageCall) error {
-	rel := pc.r.PostFormValue("path")
-	p, err := pc.storePath(rel)
-	if err != nil {
-		return err
-	}
-	if pc.r.PostFormValue("confirm") != "1" {
-		pc.r.SetPathValue("path", rel)
-		return h.deletePage(pc)
-	}
-	version := pc.r.PostFormValue("version")
-	if version == "" {
-		return badForm("the form lacks the version it deletes: reload the file and delete again")
-	}
-	op, err := pc.formOp("delete", p, version)
-	if err != nil {
-		return err
-	}
-	if _, err := h.deletePath(pc.call, p, version, op); errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrOperationConflict) {
-		return problemOf(http.StatusConflict, "precondition-failed", "the file changed since you opened it; nothing was deleted: open it again")
-	} else if err != nil {
-		return err
-	}
-	if h.keepsHistory(pc, p, version) {
-		pc.redirectNS("Deleted "+rel+".", &flashLink{URL: pc.nsURL("versions", rel) + "?v=" + url.QueryEscape(version), Label: "Restore it from its history"})
-	} else {
-		pc.redirectNS("Deleted "+rel+". This store keeps no history of it, so it cannot be restored.", nil)
-	}
-	return nil
-}
-
-// History, versions, diff, restore.
-
-type historyRow struct {
-	EntryJSON
-	By, Client string
-	DiffURL    string
-	// First marks a file's first (newest) row on the page.
-	First bool
-}
-
-type historyData struct {
-	Path string // "" for the namespace's history
-	Rows []historyRow
-	// Next is the URL of the next page of this history, "" on the last.
-	Next    string
-	Current string
-}
-
-// historyPage lists the changes of one file (with a path) or of the whole
-// namespace in the API's order (GET …/history, agentmem log --prefix): by
-// path, and newest first within each file; pageHistory a page, the next
-// page behind the API's cursor.
-func (h *Handler) historyPage(pc *pageCall) error {
-	ctx := pc.r.Context()
-	rel := pc.r.PathValue("path")
-	req := store.HistoryRequest{Prefix: pc.ns + "/", Limit: pageHistory}
-	kind := "history"
-	if rel != "" {
-		p, err := pc.storePath(rel)
-		if err != nil {
-			return err
-		}
-		req.Path, kind = p, "history:"+p
-	}
-	var err error
-	if req.After, err = readCursor(pc.call, kind); err != nil {
-		return err
-	}
-	page, err := h.s.History(ctx, req)
-	if err != nil {
-		return err
-	}
-	d := historyData{Path: rel}
-	if c := makeCursor(kind, pc.ns, page.Next); c != "" {
-		d.Next = pc.nsURL("history", rel) + "?cursor=" + url.QueryEscape(c)
-		if rel == "" {
-			d.Next = pc.nsURL("history") + "/?cursor=" + url.QueryEscape(c)
-		}
-	}
-	for i := range page.Entries {
-		e := pc.entry(&page.Entries[i])
-		row := historyRow{EntryJSON: e, By: e.Metadata[UpdatedByKey], Client: e.Metadata[ClientKey]}
-		if e.Previous != "" && e.Kind != "delete" {
-			row.DiffURL = pc.nsURL("diff", e.Path) + "?from=" + url.QueryEscape(e.Previous) + "&to=" + url.QueryEscape(e.Version)
-		}
-		row.First = i == 0 || page.Entries[i-1].Path != page.Entries[i].Path
-		d.Rows = append(d.Rows, row)
-	}
-	title := "History of " + pc.ns
-	if rel != "" {
-		title = "History of " + rel
-		if f, err := h.s.Read(ctx, req.Path, 1); err == nil {
-			d.Current = f.Version
-		}
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "history", pc.data(title, d))
-	return nil
-}
-
-type versionData struct {
-	EntryJSON
-	Content, Current, Token string
-	Metadata                [][2]string
-	IsCurrent, Absent       bool
-}
-
-func (h *Handler) versionPage(pc *pageCall) error {
-	ctx := pc.r.Context()
-	rel := pc.r.PathValue("path")
-	p, err := pc.storePath(rel)
-	if err != nil {
-		return err
-	}
-	v := pc.r.URL.Query().Get("v")
-	if v == "" {
-		return badForm("v is required: a version from the file's history")
-	}
-	e, err := h.s.ReadVersion(ctx, p, v)
-	if err != nil {
-		return err
-	}
-	d := versionData{EntryJSON: pc.entry(e), Content: e.Content, Token: formToken(), Metadata: sortedMeta(e.Metadata)}
-	f, err := h.s.Read(ctx, p, 1)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		d.Absent = true
-	case err != nil:
-		return err
-	default:
-		d.Current, d.IsCurrent = f.Version, f.Version == e.Version
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "version", pc.data(rel+" @ "+v, d))
-	return nil
-}
-
-type diffData struct {
-	DiffJSON
-	Lines []diffLine
-}
-
-func (h *Handler) diffPage(pc *pageCall) error {
-	rel := pc.r.PathValue("path")
-	p, err := pc.storePath(rel)
-	if err != nil {
-		return err
-	}
-	q := pc.r.URL.Query()
-	from, to := q.Get("from"), q.Get("to")
-	if from == "" {
-		return badForm("pick the version to compare from")
-	}
-	d, err := h.diffOf(pc.r.Context(), p, rel, from, to)
-	if err != nil {
-		return err
-	}
-	dd := diffData{DiffJSON: d}
-	if d.Diff != "" {
-		dd.Lines = diffLines(d.Diff)
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "diff", pc.data("Diff of "+rel, dd))
-	return nil
-}
-
-// restoreForm writes a past version back as a compare-and-swap on the
-// version the page showed as current ("" when the file was absent),
-// exactly once per form render.
-func (h *Handler) restoreForm(pc *pageCall) error {
-	rel := pc.r.PostFormValue("path")
-	p, err := pc.storePath(rel)
-	if err != nil {
-		return err
-	}
-	version, current := pc.r.PostFormValue("version"), pc.r.PostFormValue("current")
-	if version == "" {
-		return badForm("the form lacks the version to restore")
-	}
-	op, err := pc.formOp("restore", p, version, current)
-	if err != nil {
-		return err
-	}
-	if _, err := h.restorePath(pc.call, p, version, current, op); errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrOperationConflict) {
-		return problemOf(http.StatusConflict, "precondition-failed", "the file changed since you opened this version; nothing was restored: open its history again")
-	} else if err != nil {
-		return err
-	}
-	pc.redirectNS("Restored version "+shortVersion(version)+".", nil, "files", rel)
-	return nil
-}
-
-// Search.
-
-type searchData struct {
-	Query  string
-	Result *SearchJSON
-}
-
-func (h *Handler) searchPage(pc *pageCall) error {
-	q := pc.r.URL.Query().Get("q")
-	d := searchData{Query: q}
-	if strings.TrimSpace(q) != "" {
-		res, err := h.searchFolder(pc.call, q, h.agent+"/", h.limits.MaxSearchResults)
-		if err != nil {
-			return err
-		}
-		d.Result = &res
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "search", pc.data("Search", d))
-	return nil
-}
-
-func (h *Handler) exportPage(pc *pageCall) error { return h.export(pc.call) }
-
-// Forget.
-
-type forgetData struct {
-	Error  string
-	Result *ForgetJSON
-}
-
-func (h *Handler) forgetPage(pc *pageCall) error {
-	if !pc.p.Admin {
-		return problemOf(http.StatusForbidden, "admin-required", "forgetting a namespace needs an admin")
-	}
-	h.render(pc.w, pc.r, http.StatusOK, "forget", pc.data("Forget "+pc.ns, forgetData{}))
-	return nil
-}
-
-// forgetForm forgets the namespace when its name was typed.
-func (h *Handler) forgetForm(pc *pageCall) error {
-	if !pc.p.Admin {
-		return problemOf(http.StatusForbidden, "admin-required", "forgetting a namespace needs an admin")
-	}
-	if pc.r.PostFormValue("confirm") != pc.ns {
-		h.render(pc.w, pc.r, http.StatusBadRequest, "forget", pc.data("Forget "+pc.ns,
-			forgetData{Error: "Type the namespace's name exactly to confirm; nothing was erased."}))
-		return nil
-	}
-	out, err := h.forgetNamespace(pc.r.Context(), pc.ns)
-	var p *Problem
-	if err != nil && !(errors.As(err, &p) && p.Status == http.StatusConflict) {
-		return err
-	}
-	status := http.StatusOK
-	if p != nil {
-		status = http.StatusConflict
-	}
-	h.render(pc.w, pc.r, status, "forgotten", pc.data("Forgot "+pc.ns, forgetData{Result: &out}))
-	return nil
-}

@@ -3,9 +3,13 @@ package console
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // DefaultSessionTTL is how long a console sign-in lasts by default.
@@ -162,4 +166,61 @@ func (h *Handler) setSessionCookie(w http.ResponseWriter, r *http.Request, base,
 		c.Expires = expires
 	}
 	http.SetCookie(w, c)
+}
+
+// Signing in and out: the pages of no session.
+
+type signinData struct {
+	Error string
+	// Expired says the session ended (expired, signed out elsewhere);
+	// Revoked that its key is no longer accepted. Each is a fixed notice
+	// picked by a code of the URL, never text from it.
+	Expired, Revoked bool
+}
+
+// signinPage asks for an API key.
+func (h *Handler) signinPage(pc *pageCall) error {
+	q := pc.r.URL.Query()
+	h.render(pc.w, pc.r, http.StatusOK, "signin", &pageData{Base: pc.base, Title: "Sign in",
+		Data: signinData{Expired: q.Get("expired") == "1", Revoked: q.Get("revoked") == "1"}})
+	return nil
+}
+
+// signin resolves the key typed in through Options.Authenticate, as if it
+// came as a bearer token, and starts a session for its principal.
+func (h *Handler) signin(pc *pageCall) error {
+	w, r, base := pc.w, pc.r, pc.base
+	key := strings.TrimSpace(r.PostFormValue("key"))
+	fail := func(status int, msg string) error {
+		h.render(w, r, status, "signin", &pageData{Base: base, Title: "Sign in", Data: signinData{Error: msg}})
+		return nil
+	}
+	if key == "" {
+		return fail(http.StatusBadRequest, "Type your API key.")
+	}
+	p, err := h.resolveKey(r, key)
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		return fail(http.StatusUnauthorized, "That key is not known here.")
+	case err != nil:
+		h.log.ErrorContext(r.Context(), "agentmem/console: sign-in failed", "error_kind", store.ErrorKind(err))
+		return fail(http.StatusInternalServerError, "The server could not check the key; the error is in its log.")
+	}
+	id, exp := h.sessions.create(p, key)
+	h.setSessionCookie(w, r, base, id, exp)
+	securityHeaders(w)
+	http.Redirect(w, r, homeURL(base, p), http.StatusSeeOther)
+	return nil
+}
+
+// signout ends the session and forgets its cookie.
+func (h *Handler) signout(pc *pageCall) error {
+	w, r, base := pc.w, pc.r, pc.base
+	if ck, err := r.Cookie(sessionCookie); err == nil {
+		h.sessions.end(ck.Value)
+	}
+	h.setSessionCookie(w, r, base, "", time.Time{})
+	securityHeaders(w)
+	http.Redirect(w, r, link(base, "signin"), http.StatusSeeOther)
+	return nil
 }

@@ -45,6 +45,19 @@ func under(prefix string, paths []string) []string {
 	return out
 }
 
+// seedWalk creates walkFiles, then creates and deletes gone (a tombstone
+// on the primitive path), which no listing may show.
+func seedWalk(t *testing.T, s *store.Store, gone string) {
+	t.Helper()
+	for _, p := range walkFiles {
+		create(t, s, p, "content of "+p)
+	}
+	v := create(t, s, gone, "gone")
+	if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: gone, Expected: v}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 var walkCases = []Case{
 	{"walk_every_path_across_pages", func(t *testing.T, e *Env) {
 		s := e.Store
@@ -149,6 +162,72 @@ var walkCases = []Case{
 		}
 		if !errors.Is(last, context.Canceled) || len(seen) > 2 {
 			t.Fatalf("canceled walk: saw %q, ended with %v; want at most one page and context.Canceled", seen, last)
+		}
+	}},
+	{"list_and_walk_after_a_path", func(t *testing.T, e *Env) {
+		s := e.Store
+		seedWalk(t, s, "a/b/gone.md")
+		for _, prefix := range []string{"", "a/", "a/b/"} {
+			want := under(prefix, walkFiles)
+			// Paged with After, a listing is the whole listing, whatever
+			// the page; a walk after any path is the rest of it.
+			for _, limit := range []int{1, 3, 100} {
+				var got []string
+				for after := ""; ; {
+					page, err := s.ListPaths(ctx(t), prefix, limit, store.ListOptions{After: after})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, page...)
+					if len(page) < limit {
+						break
+					}
+					after = page[len(page)-1]
+				}
+				eqSlice(t, fmt.Sprintf("list %q paged by %d", prefix, limit), got, want)
+			}
+			for i, after := range want {
+				var got []string
+				for p, err := range s.Walk(ctx(t), prefix, 2, store.ListOptions{After: after}) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, p)
+				}
+				eqSlice(t, fmt.Sprintf("walk %q after %q", prefix, after), got, want[i+1:])
+			}
+		}
+		// After a path that is gone (deleted, never written), the listing
+		// goes on from where it would be.
+		got, err := s.ListPaths(ctx(t), "a/b/", 10, store.ListOptions{After: "a/b/gone.md"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eqSlice(t, "list after a deleted path", got, []string{"a/b/z.md"})
+	}},
+	{"namespaces_page_by_page", func(t *testing.T, e *Env) {
+		s := e.Store
+		// A namespace whose only file was deleted is none (a tombstone on
+		// the primitive path).
+		seedWalk(t, s, "y/gone.md")
+		// The first segments holding a file, in the order of their paths
+		// ("a-b/" before "a/"); "a.md" is a file, no namespace.
+		want := []string{"a-b", "a", "ab", "b", "z"}
+		for _, limit := range []int{1, 2, 10} {
+			var got []string
+			r := store.NamespacesRequest{Limit: limit}
+			for range len(want) + 1 {
+				page, err := s.Namespaces(ctx(t), r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, page.Namespaces...)
+				if page.Next == "" {
+					break
+				}
+				r.After = page.Next
+			}
+			eqSlice(t, fmt.Sprintf("namespaces by %d", limit), got, want)
 		}
 	}},
 }

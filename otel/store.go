@@ -106,7 +106,7 @@ func newObserver(in *instruments) *observer {
 		{Op: store.OpWrite, Create: true}, {Op: store.OpWrite}, {Op: store.OpDelete},
 		{Op: store.OpGetOperation}, {Op: store.OpPruneExpired}, {Op: store.OpReadAndList},
 		{Op: store.OpHistory}, {Op: store.OpReadVersion}, {Op: store.OpForgetHistory},
-		{Op: store.OpIndex},
+		{Op: store.OpIndex}, {Op: store.OpNamespaces},
 	} {
 		o.ops[info] = o.newOp(info)
 	}

@@ -27,7 +27,7 @@ const chromiumPath = "/usr/bin/chromium"
 // browserFlows are the flows console/browsertest/flows.mjs reports "ok"
 // for, each of which must pass.
 var browserFlows = []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
-	"restore, double submitted", "stored markup renders inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
+	"restore, double submitted", "stored markup renders inert", "a note renders as Markdown, inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
 	"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "undo a delete", "narrow viewport"}
 
 // TestBrowserServeSQLite runs the console's browser flows against
@@ -155,6 +155,11 @@ func seedBrowser(t *testing.T, storeURL string) (evilVersion string) {
 	write("alice/main/projects.md", "# Projects\n\n- agentmem console: pages and browser tests\n- tea tasting notes\n", "", by("alice"))
 	evil := `<script>window.__pwned=1;alert(1)</script><img src=x onerror="alert(2)"><b class="pwned" data-pwned>pwned</b>`
 	evilVersion = write("mallory/main/evil.md", evil+"\n", "", map[string]string{console.UpdatedByKey: evil, "note": evil})
+	note, err := os.ReadFile(filepath.Join(repoRoot(t), "console", "browsertest", "markdown-note.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("mallory/main/links.md", string(note), "", by("mallory"))
 	write("bob/main/MEMORY.md", "- bob's note\n", "", by("bob"))
 	// What the consolidation flow consolidates (the answers: browserModel).
 	write("carol/main/MEMORY.md", "- lives in Hanoi\n", "", by("carol"))

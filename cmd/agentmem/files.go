@@ -792,10 +792,6 @@ namespaces (distinct first path segments).`,
 	}
 }
 
-// fileStoreTmpPrefix starts the names of the file store's temporary files
-// (core/filestore keeps it unexported), which are not memory files.
-const fileStoreTmpPrefix = ".agentmem-tmp-"
-
 // warnUnaddressable says on stderr how many files under prefix, in a file
 // store, have names that the path rules refuse (spaces, non-ASCII letters:
 // "café.md"), so that ls and stats do not skip them without a word; it
@@ -825,10 +821,7 @@ func (a *app) warnUnaddressable(prefix string) {
 			}
 			return nil
 		}
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), fileStoreTmpPrefix) || !strings.HasPrefix(rel, prefix) {
-			return nil
-		}
-		if store.ValidatePath(rel) != nil && !store.IsIndexPath(rel) { // the search index's rows are the store's
+		if e.Type().IsRegular() && strings.HasPrefix(rel, prefix) && !filestore.IsTemporaryName(e.Name()) && !filestore.Listed(rel) {
 			bad = append(bad, strconv.Quote(rel))
 		}
 		return nil

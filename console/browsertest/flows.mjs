@@ -81,8 +81,8 @@ await finish(browser, async () => {
     assert.match(await page.innerText("pre.snapshot"), /lives in Hanoi/, "the snapshot preview shows what the model sees");
     await shot(page, "notebook");
     await page.click("a:text-is('main/MEMORY.md')");
-    await page.waitForSelector("pre.content");
-    assert.match(await page.innerText("pre.content"), /lives in Hanoi/);
+    await page.waitForSelector("article.note");
+    assert.match(await page.innerText("article.note li"), /lives in Hanoi/, "rendered as Markdown by default");
   });
 
   await flow("edit with a conflicting API write", async () => {
@@ -107,7 +107,7 @@ await finish(browser, async () => {
     await shot(page, "conflict");
     await page.click("button:text-is('Save mine over theirs')");
     await page.waitForSelector("text=Saved.");
-    assert.match(await page.innerText("pre.content"), /typed in the browser/);
+    assert.match(await page.innerText("article.note"), /typed in the browser/);
     const after = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
     assert.equal(after.json.content, mine);
     assert.equal(after.json.metadata.updated_by, "root");
@@ -218,11 +218,51 @@ await finish(browser, async () => {
       }));
       assert.deepEqual(bad, { pwned: false, img: 0, scripts: 0, marked: 0 }, `markup from storage became DOM on ${u}`);
     }
-    await page.goto(base + "/ns/mallory/files/main/evil.md");
+    await page.goto(base + "/ns/mallory/files/main/evil.md?view=raw");
     assert.match(await page.innerText("pre.content"), /<script>window.__pwned=1/, "shown as text");
     assert.match(await page.innerText("table.meta"), /<img src=x onerror="alert\(2\)">/, "metadata shown as text");
     await page.goto(base + "/ns/mallory/search?q=pwned");
     assert.match(await page.innerText("pre.snippet"), /<b class="pwned" data-pwned>pwned<\/b>/, "a snippet shown as text");
+  });
+
+  await flow("a note renders as Markdown, inert", async () => {
+    const u = base + "/ns/mallory/files/main/links.md";
+    const resp = await page.goto(u);
+    assert.match(resp.headers()["content-security-policy"], /script-src 'self'/, "the strict CSP");
+    assert.equal(await page.innerText(".note h1"), "Links and images", "a heading");
+    assert.equal(await page.locator(".note li").count(), 2, "a list");
+    assert.equal(await page.innerText(".note table td >> nth=1"), "2", "a table");
+    assert.match(await page.innerText(".note pre"), /code <b>stays<\/b> text/, "code stays text");
+    const bad = await page.evaluate(() => ({
+      pwned: window.__pwned === 1,
+      img: document.querySelectorAll("img").length,
+      scripts: [...document.scripts].filter((s) => !s.src.endsWith("/static/console.js")).length,
+      handlers: [...document.querySelectorAll("*")].flatMap((el) => [...el.attributes].map((a) => a.name)).filter((n) => n.startsWith("on")).length,
+      links: [...document.querySelectorAll(".note a")].map((a) => new URL(a.href).protocol).filter((p) => !["http:", "https:", "mailto:"].includes(p)),
+    }));
+    assert.deepEqual(bad, { pwned: false, img: 0, scripts: 0, handlers: 0, links: [] }, "the note's markup became active");
+    assert.equal(await page.locator(".note a", { hasText: "click me" }).count(), 0, "a javascript: link is no link");
+    await page.click(".note >> text=click me"); // only text: nothing happens
+    assert.equal(page.url(), u, "clicking a neutralised link goes nowhere");
+    assert.equal(await page.getAttribute(".note a:text-is('safe link')", "href"), "https://example.com/", "a safe link keeps its destination");
+    assert.equal(await page.$eval(".note a:text-is('sibling note')", (a) => new URL(a.href).pathname), root + "/ns/mallory/files/main/evil.md", "a relative link reaches its sibling");
+    assert.equal(await page.getAttribute(".note a.image", "href"), "https://example.com/p.png", "an image is a link to it, loaded never");
+    await page.waitForSelector("p.warn >> text=holds HTML");
+    await shot(page, "file-rendered");
+    await page.click("nav.views a:text-is('Raw')");
+    assert.match(await page.innerText("pre.content"), /<script>window.__pwned=1/, "the raw view, one click away");
+    await page.click("a:text-is('Edit')");
+    assert.match(await page.inputValue("textarea[name=content]"), /\[click me\]\(javascript:/, "the editor, one click away");
+    assert.equal(await page.evaluate(() => window.__pwned), undefined, "nothing ran");
+    // Without JavaScript: rendered on the server, the raw view a link.
+    const noJS = await newContext({ javaScriptEnabled: false });
+    const q = await noJS.newPage();
+    await signIn(q, "admin-key");
+    await q.goto(u);
+    assert.equal(await q.innerText(".note h1"), "Links and images", "rendered without JavaScript");
+    await q.click("nav.views a:text-is('Raw')");
+    assert.match(await q.innerText("pre.content"), /\[click me\]/, "the raw view without JavaScript");
+    await noJS.close();
   });
 
   await flow("cross-origin POST refused", async () => {
@@ -349,7 +389,7 @@ await finish(browser, async () => {
         assert.ok(Math.abs(b.y - name.y) <= 2, `an action link sits ${b.y - name.y} px off its row's line`);
       }
     }
-    const pages = [["notebook", "/ns/alice/"], ["file", "/ns/alice/files/main/MEMORY.md"], ["edit", "/ns/alice/edit/main/MEMORY.md"],
+    const pages = [["notebook", "/ns/alice/"], ["file", "/ns/alice/files/main/MEMORY.md"], ["file-rendered", "/ns/mallory/files/main/links.md"], ["edit", "/ns/alice/edit/main/MEMORY.md"],
       ["history", "/ns/alice/history/"], ["file-history", "/ns/alice/history/main/MEMORY.md"], ["search", "/ns/alice/search?q=tea"],
       ["delete", "/ns/alice/delete/main/MEMORY.md"], ["new", "/ns/alice/new"]];
     for (const [name, u] of pages) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +24,22 @@ import (
 const SidecarDir = ".agentmem"
 
 const tmpPrefix = ".agentmem-tmp-"
+
+// IsTemporaryName reports whether name, one file or directory name (a
+// path segment), is one of the driver's temporary files (".agentmem-tmp-…",
+// written beside a file and renamed over it): never a memory file, never
+// listed, never read.
+func IsTemporaryName(name string) bool { return strings.HasPrefix(name, tmpPrefix) }
+
+// Listed reports whether ListFiles lists a regular file at rel, a
+// "/"-separated path under the store's root: its name is no temporary
+// file's, and rel is a valid memory path (store.ValidatePath) or a row of
+// the store's search index. A regular file outside the sidecar that is
+// neither listed nor temporary ("café.md", "my notes.md") is in the
+// directory but reached by no store operation.
+func Listed(rel string) bool {
+	return !IsTemporaryName(path.Base(rel)) && (store.ValidatePath(rel) == nil || store.IsIndexPath(rel))
+}
 
 // Driver stores memory files in a directory.
 type Driver struct {
@@ -173,7 +190,7 @@ func (d *Driver) lock(ctx context.Context, exclusive bool) (func(), error) {
 // against a caller that uses the driver directly.
 func reserved(path string) error {
 	for seg := range strings.SplitSeq(path, "/") {
-		if seg == SidecarDir || strings.HasPrefix(seg, tmpPrefix) {
+		if seg == SidecarDir || IsTemporaryName(seg) {
 			return fmt.Errorf("filestore: %q: %w", path, driver.ErrReservedPath)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -376,5 +377,47 @@ func TestBelowAFile(t *testing.T) {
 	}
 	if f, err := d.GetFile(ctx, "p/x.md"); err != nil || f == nil || f.Content != "a file" {
 		t.Fatalf("the file = %+v, %v", f, err)
+	}
+}
+
+// TestListedIsListFiles: the exported name rules (IsTemporaryName,
+// Listed) are the ones ListFiles applies to files placed by hand, so a
+// caller that warns about unlisted files (agentmem ls) agrees with it.
+func TestListedIsListFiles(t *testing.T) {
+	root := t.TempDir()
+	d, err := New(t.Context(), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	names := []string{"u/main/a.md", "u/main/café.md", "u/main/my notes.md", "u/main/" + tmpPrefix + "1-a.md",
+		"u/main/.hidden.md", "u/main/" + store.ReservedSegmentPrefix + "x.md", "u/main/z.md"}
+	var want []string
+	for _, rel := range names {
+		name := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if Listed(rel) {
+			want = append(want, rel)
+		}
+	}
+	entries, err := d.ListFiles(t.Context(), driver.ListParams{Prefix: "u/", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Path)
+	}
+	slices.Sort(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) != 3 {
+		t.Errorf("ListFiles lists %q; Listed says %q (want a.md, .hidden.md, z.md)", got, want)
+	}
+	if !IsTemporaryName(tmpPrefix+"1-a.md") || IsTemporaryName("a.md") || IsTemporaryName(SidecarDir) {
+		t.Error("IsTemporaryName misjudges a name")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"syscall"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/store"
 )
 
 // GetFile implements driver.Driver.
@@ -231,11 +230,8 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 				return nil
 			}
 		}
-		if strings.HasPrefix(e.Name(), tmpPrefix) || !strings.HasPrefix(rel, p.Prefix) || rel <= p.After {
-			return nil
-		}
-		if store.ValidatePath(rel) != nil && !store.IsIndexPath(rel) {
-			return nil // not addressable as a memory path (nor the store's search index)
+		if !strings.HasPrefix(rel, p.Prefix) || rel <= p.After || !Listed(rel) {
+			return nil // a temporary file, or not addressable as a memory path (nor the store's search index)
 		}
 		paths = append(paths, rel)
 		return nil

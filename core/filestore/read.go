@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/store"
 )
 
 // ReadSnapshot implements driver.SnapshotReader: GetFile and ListFiles
@@ -102,7 +101,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		}
 		name := e.Name()
 		rel := p.Prefix + name
-		if e.IsDir() || strings.HasPrefix(name, tmpPrefix) || name == SidecarDir || store.ValidatePath(rel) != nil && !store.IsIndexPath(rel) {
+		if e.IsDir() || name == SidecarDir || !Listed(rel) {
 			continue
 		}
 		real := filepath.Join(dir, name)

@@ -43,6 +43,7 @@ const (
 	OpGetOperation Op = "GetOperation"
 	OpPruneExpired Op = "PruneExpired"
 	OpReadAndList  Op = "ReadAndList"
+	OpNamespaces   Op = "Namespaces"
 	// History operations: Store.History, Store.ReadVersion and
 	// Store.ForgetHistory (a Restore is seen as the Read of its version
 	// and the Write it makes).

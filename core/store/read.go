@@ -50,9 +50,11 @@ func fileOf(path string, f *driver.File, maxChars int) *File {
 
 // ListPaths returns the limit smallest paths (code-point order) that start
 // with prefix, a plain string prefix: "tenant" also matches "tenant-b/x".
-// Nested paths are included. It fails with ErrInvalidPath or
-// ErrInvalidBound.
-func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) (paths []string, err error) {
+// Nested paths are included. With [ListOptions].After it returns the
+// limit smallest after that path instead: the next page of a listing
+// whose last path was After. It fails with ErrInvalidPath (for the prefix
+// or After) or ErrInvalidBound.
+func (s *Store) ListPaths(ctx context.Context, prefix string, limit int, opts ...ListOptions) (paths []string, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpListPaths})
 	defer func() { o.done(err, false, len(paths)) }()
 	if err := s.usable(ctx); err != nil {
@@ -64,7 +66,11 @@ func (s *Store) ListPaths(ctx context.Context, prefix string, limit int) (paths 
 	if limit <= 0 {
 		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
 	}
-	return s.list(ctx, prefix, limit, false)
+	after, err := listAfter(prefix, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.listAfter(ctx, prefix, after, limit, false, nil)
 }
 
 // list pages through the driver, skipping tombstones (and nested paths when
@@ -79,8 +85,12 @@ func (s *Store) list(ctx context.Context, prefix string, limit int, direct bool)
 // listFrom is list with its first page (asked with After "" and Limit
 // limit) already read when first is non-nil.
 func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
+	return s.listAfter(ctx, prefix, "", limit, direct, first)
+}
+
+// listAfter is listFrom from the string after on ("" = from the start).
+func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
 	var out []string
-	after := ""
 	for len(out) < limit {
 		page := limit - len(out)
 		var entries []driver.Entry

@@ -25,7 +25,9 @@ const (
 // [DefaultWalkPageSize]; more than [MaxWalkPageSize] is cut to it), each
 // starting after the last path of the one before, so memory stays bounded
 // however many files there are. Receipts, tombstones and the
-// search index ([IndexSegment]) are never yielded.
+// search index ([IndexSegment]) are never yielded. With
+// [ListOptions].After the walk starts after that path: it resumes a walk
+// whose last path was After.
 //
 // The walk is not a snapshot: a file written or deleted during the walk
 // is yielded or not depending on whether its path is still ahead, but no
@@ -33,7 +35,7 @@ const (
 // exists, unchanged, for the whole walk is always yielded.
 //
 // An error ends the walk: it is yielded once, with an empty path. That is
-// ErrInvalidPath for a bad prefix, ErrInvalidBound for a negative
+// ErrInvalidPath for a bad prefix or After, ErrInvalidBound for a negative
 // pageSize, ErrNoDriver, ctx's error when ctx is done (checked before
 // every page), or the backend's error.
 //
@@ -43,7 +45,7 @@ const (
 //		}
 //		fmt.Println(path)
 //	}
-func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error] {
+func (s *Store) Walk(ctx context.Context, prefix string, pageSize int, opts ...ListOptions) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		ctx, yield, done := s.observeWalk(ctx, yield)
 		defer done()
@@ -52,6 +54,11 @@ func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2
 			return
 		}
 		if err := ValidatePrefix(prefix); err != nil {
+			yield("", err)
+			return
+		}
+		after, err := listAfter(prefix, opts)
+		if err != nil {
 			yield("", err)
 			return
 		}
@@ -64,7 +71,7 @@ func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2
 		case pageSize > MaxWalkPageSize:
 			pageSize = MaxWalkPageSize
 		}
-		if err := s.walk(ctx, prefix, pageSize, func(p string) bool { return yield(p, nil) }); err != nil {
+		if err := s.walkAfter(ctx, prefix, after, pageSize, func(p string) bool { return yield(p, nil) }); err != nil {
 			yield("", err)
 		}
 	}
@@ -75,7 +82,11 @@ func (s *Store) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2
 // rows and tombstones are skipped. It is Walk without validation or
 // observation, for the store's own listings.
 func (s *Store) walk(ctx context.Context, prefix string, pageSize int, fn func(string) bool) error {
-	after := ""
+	return s.walkAfter(ctx, prefix, "", pageSize, fn)
+}
+
+// walkAfter is walk from the path after on ("" = from the start).
+func (s *Store) walkAfter(ctx context.Context, prefix, after string, pageSize int, fn func(string) bool) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
