@@ -73,14 +73,16 @@ type indexer struct {
 	wake    chan struct{}
 	timers  map[*time.Timer]struct{}
 	// overflow holds the folders a path was not queued for (the queue was
-	// full), each with the path its listing resumes after.
-	overflow map[string]string
+	// full), each with the path its listing resumes after and a mark
+	// bumped each time the folder overflows again (its listing restarts).
+	overflow map[string]overflowMark
+	marks    uint64
 	retry    time.Duration // first retry delay (doubles per attempt)
 }
 
 func newIndexer() *indexer {
 	return &indexer{bg: background.New(), jobs: map[string]*indexJob{}, wake: make(chan struct{}, 1),
-		timers: map[*time.Timer]struct{}{}, overflow: map[string]string{}, retry: time.Second}
+		timers: map[*time.Timer]struct{}{}, overflow: map[string]overflowMark{}, retry: time.Second}
 }
 
 // indexAfter queues p for indexing after a change that landed (m, err are
@@ -105,7 +107,13 @@ func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]f
 	j := ix.jobs[p]
 	if j == nil {
 		if len(ix.jobs) >= maxIndexQueue {
-			ix.overflow[path.Dir(p)+"/"] = "" // listed again from its start once the queue drains
+			// Listed again from its start once the queue drains.
+			folder := path.Dir(p) + "/"
+			if folder == "./" {
+				folder = "" // the root
+			}
+			ix.marks++
+			ix.overflow[folder] = overflowMark{gen: ix.marks}
 			return
 		}
 		j = &indexJob{attempts: attempts, first: now}
@@ -133,16 +141,25 @@ func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]f
 	}
 }
 
+// overflowMark is where an overflowed folder's listing resumes, and the
+// mark that set it.
+type overflowMark struct {
+	after string
+	gen   uint64
+}
+
 // requeueOverflow lists a page of one overflowed folder and queues its
 // files (a listing error leaves the folder marked, for the next pass
 // after a pause).
 func (s *Store) requeueOverflow(ctx context.Context) {
 	ix := s.ix
 	ix.mu.Lock()
-	var folder, after string
-	for folder, after = range ix.overflow {
+	var folder string
+	var mark overflowMark
+	for folder, mark = range ix.overflow {
 		break
 	}
+	after := mark.after
 	ix.mu.Unlock()
 	entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: folder, After: after, Limit: overflowPage})
 	if err != nil {
@@ -164,11 +181,11 @@ func (s *Store) requeueOverflow(ctx context.Context) {
 		}
 	}
 	ix.mu.Lock()
-	if ix.overflow[folder] == after { // not marked again from its start meanwhile
+	if ix.overflow[folder].gen == mark.gen { // not marked again meanwhile (then it restarts)
 		if len(entries) < overflowPage {
 			delete(ix.overflow, folder)
 		} else {
-			ix.overflow[folder] = last
+			ix.overflow[folder] = overflowMark{after: last, gen: mark.gen}
 		}
 	}
 	ix.mu.Unlock()
@@ -627,7 +644,11 @@ func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err erro
 	// erasure (the term index holds the files' words too).
 	s.vecs.forget(prefix)
 	if s.terms != nil {
-		s.terms.forget(prefix)
+		unlock, err := s.terms.forget(ctx, prefix)
+		if err != nil {
+			return 0, err
+		}
+		defer unlock()
 	}
 	return s.eraseRows(ctx, prefix, func(p string) bool { return isIndexRow(p) || isTermRow(p) })
 }

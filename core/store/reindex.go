@@ -51,10 +51,16 @@ func (s *Store) Reindex(ctx context.Context, prefix string) (ReindexStats, error
 		return st, err
 	}
 	if s.terms != nil && ValidatePrefix(prefix) == nil {
-		s.terms.forget(prefix) // built again, from the store, by the next search
+		// Built again, from the store, by the next search; the persisted
+		// term index too (with or without an embedder).
 		s.vecs.forget(prefix)
-		// The persisted term index too (with or without an embedder).
-		if _, err := s.eraseRows(ctx, prefix, isTermRow); err != nil {
+		unlock, err := s.terms.forget(ctx, prefix)
+		if err != nil {
+			return st, err
+		}
+		_, err = s.eraseRows(ctx, prefix, isTermRow)
+		unlock()
+		if err != nil {
 			return st, err
 		}
 	}

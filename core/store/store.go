@@ -243,7 +243,11 @@ func (s *Store) shutdown(ctx context.Context) error {
 		if fctx == nil {
 			fctx, cancel = context.WithDeadline(context.Background(), deadline)
 		}
+		// At the deadline the background flushes are cut too, so none
+		// holds the index's lock past it.
+		stop := context.AfterFunc(fctx, s.terms.bg.Close)
 		s.terms.flushAll(fctx) // what the next process loads (it finds the rest by checking)
+		stop()
 		cancel()
 		s.terms.close()
 		err := s.stopIndexer(ctx, deadline)

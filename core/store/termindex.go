@@ -138,10 +138,11 @@ type termIndex struct {
 	// when one starts: scheduled flushes then run at once.
 	waiting int
 	hurry   chan struct{}
-	// flushMu serializes the flushes and manifest reads of every folder,
-	// and forget with them (so that no flush writes rows after forget
-	// erased them).
-	flushMu sync.Mutex
+	// flushLock (a lock that waits under a context: lockFlush)
+	// serializes the flushes and manifest reads of every folder, and
+	// forget with them (so that no flush writes rows after forget erased
+	// them).
+	flushLock chan struct{}
 	// recheck is manifestRecheck (tests shorten it).
 	recheck time.Duration
 }
@@ -149,7 +150,7 @@ type termIndex struct {
 func newTermIndex(s *Store) *termIndex {
 	bg := background.New()
 	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, bg: bg, ctx: bg.Context(),
-		hurry: make(chan struct{}), recheck: manifestRecheck}
+		hurry: make(chan struct{}), recheck: manifestRecheck, flushLock: make(chan struct{}, 1)}
 }
 
 // changed is the change feed's entry: the file at p changed (written,
@@ -374,9 +375,11 @@ func (ti *termIndex) drop(fi *folderIndex) {
 	}
 }
 
-// forget drops the indexes of every folder under prefix, and returns once
-// no flush of theirs is writing rows.
-func (ti *termIndex) forget(prefix string) {
+// forget drops the indexes of every folder under prefix and takes the
+// flush lock (once no flush or load is in flight, or ctx ends): the
+// caller erases the persisted rows, then calls unlock, so that no flush
+// or load interleaves with the erasure.
+func (ti *termIndex) forget(ctx context.Context, prefix string) (unlock func(), err error) {
 	ti.mu.Lock()
 	for f, fi := range ti.folders {
 		if strings.HasPrefix(f, prefix) {
@@ -386,8 +389,10 @@ func (ti *termIndex) forget(prefix string) {
 		}
 	}
 	ti.mu.Unlock()
-	ti.flushMu.Lock()
-	defer ti.flushMu.Unlock()
+	if err := ti.lockFlush(ctx); err != nil {
+		return nil, err
+	}
+	return ti.unlockFlush, nil
 }
 
 // resized records fi's new size and drops the least recently searched
@@ -478,6 +483,7 @@ func (ti *termIndex) folder(ctx context.Context, folder string, maxFiles int) (_
 		}
 		if fi.isReady() {
 			ti.recheckLocked(fi)
+			ti.scheduleFlushLocked(fi) // changes a failed flush left
 		}
 		ti.mu.Unlock()
 		select {

@@ -14,10 +14,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -54,12 +57,19 @@ const (
 	flushDelay = time.Second
 	// maxDeltas is how many segments of changes a manifest names before
 	// they are merged into one; wholeBelow is the folder size up to which
-	// every flush writes the index whole (one or two rows). A larger
+	// every flush writes the index whole (its estimated size in memory, 1 MB:
+	// about 1,400 short notes, two or three rows). A larger
 	// index is written whole again once the files changed since its base
 	// segment are a quarter of the base's: each write is rewritten a
 	// bounded number of times.
 	maxDeltas  = 8
-	wholeBelow = 1000
+	wholeBelow = 1 << 20
+	// maxBaseAge is how long a base segment may keep the words of files
+	// deleted or rewritten since: a folder with changes whose base is
+	// older is written whole again.
+	maxBaseAge = 24 * time.Hour
+	// maxSegRows bounds the rows a manifest may name for one segment.
+	maxSegRows = 4096
 	// manifestRecheck is how often, at most, a search looks for segments
 	// another process wrote.
 	manifestRecheck = time.Second
@@ -85,7 +95,23 @@ type termManifest struct {
 	// Checked is when the folder's files were last all read again
 	// (reconcile): a process that loads the index keeps that schedule.
 	Checked time.Time `json:"checked,omitzero"`
+	// Analyzer is analyzerID() of the analyzer that made the segments: a
+	// manifest of another one is unreadable (the index is built again).
+	Analyzer string `json:"analyzer"`
 }
+
+// analyzerID fingerprints the analyzer (and the index's bounds): the
+// terms it makes of a probe text that exercises folding, stemming, stop
+// words and CJK, hashed. An analyzer that changes its terms changes it.
+var analyzerID = sync.OnceValue(func() string {
+	const probe = "Ünïcödé Running runners ran; the QUICK brown fox's jumps — naïve café 東京タワー 서울 Zürich 2026-12-01 e-mail."
+	h := fnv.New64a()
+	lexis.NewScanner().Each(probe, func(t string, _, _ int) {
+		_, _ = io.WriteString(h, t)
+		_, _ = io.WriteString(h, "\x00")
+	})
+	return fmt.Sprintf("lexis-%016x-%d", h.Sum64(), maxIndexedChars)
+})
 
 // segRef names one segment of a manifest.
 type segRef struct {
@@ -209,7 +235,7 @@ func decodeSegment(b []byte) (*segment, error) {
 	seg.docs = make([]fwdDoc, 0, nd)
 	for range nd {
 		d := fwdDoc{name: str()}
-		if bad || len(rest) < 8 {
+		if bad || len(rest) < 8 || !validSegment(d.name) {
 			return nil, errSegment
 		}
 		d.sum = binary.LittleEndian.Uint64(rest)
@@ -228,7 +254,7 @@ func decodeSegment(b []byte) (*segment, error) {
 	}
 	ndel := num(uint64(len(rest)))
 	for range ndel {
-		if seg.deleted = append(seg.deleted, str()); bad {
+		if seg.deleted = append(seg.deleted, str()); bad || !validSegment(seg.deleted[len(seg.deleted)-1]) {
 			return nil, errSegment
 		}
 	}
@@ -347,8 +373,13 @@ func (ti *termIndex) readManifest(ctx context.Context, folder string) (*termMani
 		return nil, "", err
 	}
 	var m termManifest
-	if err := json.Unmarshal([]byte(row.Content), &m); err != nil || m.Format != 1 {
-		return nil, row.Version, fmt.Errorf("%w: the manifest of %q", errSegment, folder)
+	if err := json.Unmarshal([]byte(row.Content), &m); err != nil || m.Format != 1 || m.Analyzer != analyzerID() {
+		return nil, row.Version, fmt.Errorf("%w: the manifest of %q (or another analyzer's)", errSegment, folder)
+	}
+	for _, r := range m.Segments {
+		if r.Rows < 1 || r.Rows > maxSegRows || r.Docs < 0 || !validSegment(r.ID) || strings.Contains(r.ID, "-") {
+			return nil, row.Version, fmt.Errorf("%w: the manifest of %q names a bad segment", errSegment, folder)
+		}
 	}
 	return &m, row.Version, nil
 }
@@ -393,6 +424,10 @@ func (ti *termIndex) readSegments(ctx context.Context, folder string, refs []seg
 // index. It reports false when there is none (or it cannot be read: the
 // folder is then built from its files, and its first flush replaces it).
 func (ti *termIndex) loadPersisted(ctx context.Context, fi *folderIndex) (bool, error) {
+	if err := ti.lockFlush(ctx); err != nil { // never beside an erasure or a flush
+		return false, err
+	}
+	defer ti.unlockFlush()
 	var m *termManifest
 	var version string
 	var segs []*segment
@@ -437,15 +472,25 @@ func (ti *termIndex) loadPersisted(ctx context.Context, fi *folderIndex) (bool, 
 	return false, err
 }
 
+// errErased reports that a folder's persisted index was erased (by
+// Forget, ForgetIndex or Reindex, perhaps in another process) since fi
+// read it: fi is dropped, never written back.
+var errErased = errors.New("agentmem: the folder's persisted search index was erased")
+
 // sync brings fi up to date with manifest m (at version): the segments m
 // names that fi lacks are applied, and when m no longer extends what fi
 // holds (another process wrote the index whole) fi is loaded from m
-// afresh. Then ours, fi's own changes not yet written, are applied again
-// on top. ti.flushMu is held.
-func (ti *termIndex) sync(ctx context.Context, fi *folderIndex, m *termManifest, version string, ours *segment) error {
+// afresh. Then fi's own changes not yet written (captured now, under the
+// lock, so none applied meanwhile is undone) are applied again on top.
+// When fi had read a manifest and m is gone, the index was erased:
+// errErased. ti.flush is held.
+func (ti *termIndex) sync(ctx context.Context, fi *folderIndex, m *termManifest, version string) error {
 	fi.mu.RLock()
-	have, same := fi.segs, fi.manifest == version
+	have, same, had := fi.segs, fi.manifest == version, fi.manifest != ""
 	fi.mu.RUnlock()
+	if m == nil && had {
+		return errErased
+	}
 	if same || m == nil {
 		return nil
 	}
@@ -462,6 +507,7 @@ func (ti *termIndex) sync(ctx context.Context, fi *folderIndex, m *termManifest,
 		return err
 	}
 	fi.mu.Lock()
+	ours, _ := fi.captureDirty()
 	first := len(have) // m's index of segs[0]
 	if !extends {
 		fi.reset()
@@ -486,12 +532,25 @@ func (ti *termIndex) sync(ctx context.Context, fi *folderIndex, m *termManifest,
 	return nil
 }
 
+// lockFlush takes ti.flush (the one lock of every folder's flushes,
+// manifest reads and erasures) unless ctx ends first.
+func (ti *termIndex) lockFlush(ctx context.Context) error {
+	select {
+	case ti.flushLock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (ti *termIndex) unlockFlush() { <-ti.flushLock }
+
 // scheduleFlushLocked writes fi's changes as a segment flushDelay from
 // now (at once while someone waits for the index), unless a flush is
 // already scheduled or fi is not built yet (ready schedules one). ti.mu
 // is held.
 func (ti *termIndex) scheduleFlushLocked(fi *folderIndex) {
-	if fi.flushQueued || ti.closed || ti.folders[fi.folder] != fi || !fi.isReady() {
+	if fi.flushQueued || ti.closed || ti.folders[fi.folder] != fi || !fi.isReady() || !fi.unwritten() {
 		return
 	}
 	fi.flushQueued = true
@@ -552,17 +611,18 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 	ctx, o := ti.s.observe(ctx, OperationInfo{Op: OpIndex})
 	written := 0
 	defer func() { o.done(err, false, written) }()
-	ti.flushMu.Lock()
-	defer ti.flushMu.Unlock()
+	if err := ti.lockFlush(ctx); err != nil {
+		return err
+	}
+	defer ti.unlockFlush()
 	for range maxFlushAttempts {
 		if !ti.current(fi) {
 			return nil
 		}
 		fi.mu.RLock()
-		need, ready := fi.needBase, fi.ready
-		ours, seq := fi.captureDirty()
+		need, ready, dirty := fi.needBase, fi.ready, len(fi.dirty)
 		fi.mu.RUnlock()
-		if !ready || ours == nil && !need {
+		if !ready || dirty == 0 && !need {
 			return nil
 		}
 		m, version, err := ti.readManifest(ctx, fi.folder)
@@ -572,18 +632,24 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := ti.sync(ctx, fi, m, version, ours); err != nil {
-			if !errors.Is(err, errSegment) {
-				return err
-			}
+		switch err := ti.sync(ctx, fi, m, version); {
+		case errors.Is(err, errErased):
+			ti.drop(fi) // built again from the files by the next search
+			return nil
+		case errors.Is(err, errSegment):
 			m, need = nil, true
+		case err != nil:
+			return err
 		}
+		fi.mu.RLock()
+		ours, seq := fi.captureDirty()
+		fi.mu.RUnlock()
 		// Whole (a small folder, or a quarter of it changed since the
 		// base segment), the segments of changes merged into one (past
 		// maxDeltas), or only these changes.
 		fi.mu.RLock()
-		whole := need || m == nil || len(m.Segments) == 0 || fi.live <= wholeBelow ||
-			len(fi.sinceBase)+ours.size() > m.Segments[0].Docs/4
+		whole := need || m == nil || len(m.Segments) == 0 || fi.bytes <= wholeBelow ||
+			len(fi.sinceBase)+ours.size() > m.Segments[0].Docs/4 || baseStale(m.Segments[0], ti.s.now())
 		merge := !whole && len(m.Segments) > maxDeltas
 		seg := ours
 		switch {
@@ -612,7 +678,7 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 		ref := segRef{ID: id, Rows: rows, Docs: len(seg.docs)}
 		var next termManifest
 		ti.mu.Lock()
-		next.Format, next.Checked = 1, fi.checked.UTC()
+		next.Format, next.Checked, next.Analyzer = 1, fi.checked.UTC(), analyzerID()
 		ti.mu.Unlock()
 		switch {
 		case whole:
@@ -664,6 +730,13 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 		return nil
 	}
 	return fmt.Errorf("agentmem: the manifest of the search index of %q kept changing; the next flush tries again", fi.folder)
+}
+
+// baseStale reports whether base, a manifest's first segment, is older
+// than maxBaseAge.
+func baseStale(base segRef, now time.Time) bool {
+	t, ok := versionTime(base.ID)
+	return ok && now.Sub(t) > maxBaseAge
 }
 
 // size is the number of files seg puts or deletes (0 for nil).
@@ -796,15 +869,18 @@ func (ti *termIndex) recheckLocked(fi *folderIndex) {
 			fi.rechecking = false
 			ti.mu.Unlock()
 		}()
-		ti.flushMu.Lock()
-		defer ti.flushMu.Unlock()
 		ctx := ti.ctx
+		if ti.lockFlush(ctx) != nil {
+			return
+		}
+		defer ti.unlockFlush()
 		m, version, err := ti.readManifest(ctx, fi.folder)
-		if err == nil && m != nil && ti.current(fi) {
-			fi.mu.RLock()
-			ours, _ := fi.captureDirty()
-			fi.mu.RUnlock()
-			err = ti.sync(ctx, fi, m, version, ours)
+		if err == nil && ti.current(fi) {
+			err = ti.sync(ctx, fi, m, version)
+		}
+		if errors.Is(err, errErased) {
+			ti.drop(fi)
+			return
 		}
 		fi.mu.Lock()
 		fi.seen = time.Now()
@@ -813,6 +889,13 @@ func (ti *termIndex) recheckLocked(fi *folderIndex) {
 			ti.s.warn(ctx, "reading the search index another process wrote failed; a later search tries again", "", fi.folder, err)
 		}
 	})
+}
+
+// unwritten reports whether fi has changes (or a whole index) to write.
+func (fi *folderIndex) unwritten() bool {
+	fi.mu.RLock()
+	defer fi.mu.RUnlock()
+	return len(fi.dirty) > 0 || fi.needBase
 }
 
 func (fi *folderIndex) lastSeen() time.Time {

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -323,11 +325,21 @@ func TestIndexQueueOverflow(t *testing.T) {
 	}
 }
 
-// stallDriver is nnDriver whose creates wait for their context's end.
-type stallDriver struct{ *nnDriver }
+// stallDriver is nnDriver whose creates of index rows wait for their
+// context's end; stalled is closed when the first one starts.
+type stallDriver struct {
+	*nnDriver
+	once    *sync.Once
+	stalled chan struct{}
+}
+
+func newStallDriver() stallDriver {
+	return stallDriver{&nnDriver{rows: map[string]driver.File{}}, &sync.Once{}, make(chan struct{})}
+}
 
 func (d stallDriver) CreateFile(ctx context.Context, f driver.File) error {
 	if isTermRow(f.Path) {
+		d.once.Do(func() { close(d.stalled) })
 		<-ctx.Done()
 		return ctx.Err()
 	}
@@ -335,19 +347,185 @@ func (d stallDriver) CreateFile(ctx context.Context, f driver.File) error {
 }
 
 // TestCloseBoundsIndexWrites: Close returns, by its deadline, while the
-// backend never answers the term index's writes.
+// backend never answers the term index's writes: Close's own, and a
+// background flush's already stalled when Close begins.
 func TestCloseBoundsIndexWrites(t *testing.T) {
-	s := New(stallDriver{&nnDriver{rows: map[string]driver.File{}}}, nil)
-	s.closeTimeout = 50 * time.Millisecond
-	mustWrite(t, s, "u/main/a.md", "a heron by the weir")
-	mustSearch(t, s, persistReq("heron"))
-	mustWrite(t, s, "u/main/b.md", "an otter")
-	done := make(chan error, 1)
-	go func() { done <- s.Close() }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("Close did not return while the backend stalled the index's writes")
+	for _, background := range []bool{false, true} {
+		d := newStallDriver()
+		s := New(d, nil)
+		s.closeTimeout = 50 * time.Millisecond
+		mustWrite(t, s, "u/main/a.md", "a heron by the weir")
+		mustSearch(t, s, persistReq("heron"))
+		mustWrite(t, s, "u/main/b.md", "an otter")
+		if background {
+			go func() { _ = s.WaitIndexed(context.Background()) }() // the flush starts at once
+			<-d.stalled
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Close() }()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("background %v: Close did not return while the backend stalled the index's writes", background)
+		}
+	}
+}
+
+// persistedTerms returns the terms of the docs in u/main/'s persisted
+// segments.
+func persistedTerms(t *testing.T, d *nnDriver) []string {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	mr, ok := d.rows[manifestPath("u/main/")]
+	if !ok || mr.Tombstone {
+		return nil
+	}
+	var m termManifest
+	if err := json.Unmarshal([]byte(mr.Content), &m); err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for _, r := range m.Segments {
+		var text strings.Builder
+		for k := 1; k <= r.Rows; k++ {
+			text.WriteString(d.rows[segRowPath("u/main/", r.ID, k)].Content)
+		}
+		raw, err := base64.StdEncoding.DecodeString(text.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg, err := decodeSegment(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range seg.docs {
+			for _, ft := range doc.terms {
+				terms = append(terms, seg.terms[ft.term])
+			}
+		}
+	}
+	return terms
+}
+
+// TestTermIndexForgetAcrossStores: a store that holds a folder's index
+// never writes it back after another store forgot the folder (its words
+// would outlive the erasure); it builds the folder again from its files.
+func TestTermIndexForgetAcrossStores(t *testing.T) {
+	ctx := t.Context()
+	d := persistedFolder(t, 80)
+	b := New(d, nil) // another process, which has loaded the folder
+	defer b.Close()
+	mustSearch(t, b, persistReq("spare key"))
+	a := New(d, nil)
+	if _, err := a.Forget(ctx, "u/main/", nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Close()
+	if slices.Contains(persistedTerms(t, d), "flowerpot") {
+		t.Fatal("not erased by Forget")
+	}
+	mustWrite(t, b, "u/main/new.md", "a brand new note")
+	if err := b.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(persistedTerms(t, d), "flowerpot") {
+		t.Fatal("the forgotten folder's words were written again by the other store")
+	}
+	if got := matched(mustSearch(t, b, persistReq("brand new note"))); !reflect.DeepEqual(got, []string{"u/main/new.md"}) {
+		t.Fatalf("the other store after the erasure: %v", got)
+	}
+	if got := matched(mustSearch(t, b, persistReq("spare key"))); len(got) != 0 {
+		t.Fatalf("the other store still finds a forgotten file: %v", got)
+	}
+}
+
+// TestTermIndexBadManifest: a manifest naming impossible rows is refused
+// (the index built from the files), never a panic.
+func TestTermIndexBadManifest(t *testing.T) {
+	for _, rows := range []int{-1, 0, maxSegRows + 1} {
+		d := persistedFolder(t, 80)
+		mp := manifestPath("u/main/")
+		row := d.rows[mp]
+		var m termManifest
+		if err := json.Unmarshal([]byte(row.Content), &m); err != nil {
+			t.Fatal(err)
+		}
+		m.Segments[0].Rows = rows
+		b, _ := json.Marshal(m)
+		row.Content = string(b)
+		d.rows[mp] = row
+		s := New(d, nil)
+		if res := mustSearch(t, s, persistReq("spare key")); res.Fallback != FallbackBuilding {
+			t.Fatalf("rows %d: fallback %q, want the build's", rows, res.Fallback)
+		}
+		_ = s.Close()
+	}
+}
+
+// syncHook is nnDriver that, once armed, holds the first read of a
+// segment row until release is closed (blocked is closed when it starts).
+type syncHook struct {
+	*nnDriver
+	mu               sync.Mutex
+	armed            bool
+	blocked, release chan struct{}
+}
+
+func (h *syncHook) GetFile(ctx context.Context, p string) (*driver.File, error) {
+	if isTermRow(p) && !strings.HasSuffix(p, "/manifest") {
+		h.mu.Lock()
+		armed := h.armed
+		h.armed = false
+		h.mu.Unlock()
+		if armed {
+			close(h.blocked)
+			<-h.release
+		}
+	}
+	return h.nnDriver.GetFile(ctx, p)
+}
+
+// TestTermIndexSyncKeepsNewerChange: a change the feed applies while a
+// flush reads another store's segments is not undone by the flush.
+func TestTermIndexSyncKeepsNewerChange(t *testing.T) {
+	ctx := t.Context()
+	d := persistedFolder(t, 80)
+	h := &syncHook{nnDriver: d, blocked: make(chan struct{}), release: make(chan struct{})}
+	a := New(h, nil)
+	defer a.Close()
+	b := New(d, nil)
+	defer b.Close()
+	mustSearch(t, a, persistReq("spare key"))
+	mustSearch(t, b, persistReq("spare key"))
+	mustWrite(t, b, "u/main/b.md", "written by the other store")
+	if err := b.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.armed = true
+	h.mu.Unlock()
+	mustWrite(t, a, "u/main/q.md", "alpha version one")
+	<-h.blocked // a's flush reads b's segment
+	mustWrite(t, a, "u/main/q.md", "omega zebra version two")
+	fi := a.terms.folders["u/main/"]
+	for !fi.indexedAs("u/main/q.md", "omega zebra version two") {
+		time.Sleep(5 * time.Millisecond) // the feed applies v2
+	}
+	close(h.release)
+	if err := a.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := matched(mustSearch(t, a, persistReq("zebra"))); !reflect.DeepEqual(got, []string{"u/main/q.md"}) {
+		t.Fatalf("a word of q's current content: %v", got)
+	}
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := New(d, nil)
+	defer c.Close()
+	if got := matched(mustSearch(t, c, persistReq("zebra"))); !reflect.DeepEqual(got, []string{"u/main/q.md"}) {
+		t.Fatalf("a new store: %v", got)
 	}
 }
 
@@ -357,7 +535,7 @@ func TestCloseBoundsIndexWrites(t *testing.T) {
 // and a new store loads every change.
 func TestTermIndexSegmentsMerge(t *testing.T) {
 	ctx := t.Context()
-	const n = 1600
+	const n = 4000 // over wholeBelow's size
 	d := persistedFolder(t, n)
 	manifest := func() termManifest {
 		t.Helper()
@@ -391,16 +569,16 @@ func TestTermIndexSegmentsMerge(t *testing.T) {
 	if m := manifest(); m.Segments[0].ID == base || m.Segments[0].Docs != n+1 {
 		t.Fatalf("after a quarter changed: segments %+v, want a new base of every file", m.Segments)
 	}
-	mustWrite(t, s, "u/main/n1500.md", "the keeper's cat sleeps on the lamp")
+	mustWrite(t, s, "u/main/n3500.md", "the keeper's cat sleeps on the lamp")
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r := New(d, nil)
 	defer r.Close()
-	if got := matched(mustSearch(t, r, persistReq("cat lamp"))); !reflect.DeepEqual(got, []string{"u/main/n1500.md"}) {
+	if got := matched(mustSearch(t, r, persistReq("cat lamp"))); !reflect.DeepEqual(got, []string{"u/main/n3500.md"}) {
 		t.Fatalf("a new store: %v", got)
 	}
-	res := mustSearch(t, r, SearchRequest{Prefix: "u/main/", Query: "lighthouse keeper", Mode: SearchBM25, Limit: 1000, MaxFiles: 1000, MaxChars: 1 << 20, MaxFileChars: 2000})
+	res := mustSearch(t, r, SearchRequest{Prefix: "u/main/", Query: "lighthouse keeper", Mode: SearchBM25, Limit: 2000, MaxFiles: 2000, MaxChars: 1 << 22, MaxFileChars: 2000})
 	if res.Fallback != "" || len(res.Matches) != quarter+1 {
 		t.Fatalf("a new store finds %d files of the keeper (fallback %q), want %d", len(res.Matches), res.Fallback, quarter+1)
 	}
