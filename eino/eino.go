@@ -24,14 +24,10 @@ import (
 // the user id when the context carries none from [WithUserID].
 const DefaultUserIDKey = "user_id"
 
-// ErrNoUser is returned, wrapped with how to give the id, by a tool call
-// and by the model request, when neither the context ([WithUserID]) nor
-// the session values name the user whose notebook to use.
-//
-// Deprecated: use memory.ErrNoUser.
-var ErrNoUser = memory.ErrNoUser
-
-// errNoUser is [memory.ErrNoUser] with how to give the id in Eino.
+// errNoUser is [memory.ErrNoUser] with how to give the id in Eino: a tool
+// call and the model request return it when neither the context
+// ([WithUserID]) nor the session values name the user whose notebook to
+// use.
 var errNoUser = fmt.Errorf("%w: call agentmemeino.WithUserID or set the user_id session value", memory.ErrNoUser)
 
 // ErrNilMemory is returned by [NewMiddleware] for a nil notebook. It wraps

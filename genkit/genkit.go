@@ -20,14 +20,9 @@ import (
 // MiddlewareName is the name a [Notebook] has as a Genkit middleware.
 const MiddlewareName = "agentmem/memory"
 
-// ErrNoUser is returned, wrapped with how to give the id, by a tool call
-// and by the model request, when the context names no user whose notebook
-// to use.
-//
-// Deprecated: use memory.ErrNoUser.
-var ErrNoUser = memory.ErrNoUser
-
-// errNoUser is [memory.ErrNoUser] with how to give the id in Genkit.
+// errNoUser is [memory.ErrNoUser] with how to give the id in Genkit: a
+// tool call and the model request return it when the context names no
+// user whose notebook to use.
 var errNoUser = fmt.Errorf("%w: call agentmemgenkit.WithUserID or set Options.UserID", memory.ErrNoUser)
 
 // ErrNilArgument is returned by [Define] for a nil Genkit or notebook.

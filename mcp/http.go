@@ -59,8 +59,7 @@ type HTTPOptions struct {
 	// [Server.Mount] routes it elsewhere). It starts with "/" and is not
 	// under "/.well-known/". By default MCP is served at [DefaultPath],
 	// the root, and with OAuth also at the path of the audience (the
-	// resource URL that clients following the metadata connect to): where
-	// clients of earlier releases, which served every path, connect.
+	// resource URL that clients following the metadata connect to).
 	Path string
 	// Realm is the realm of the Bearer challenge (WWW-Authenticate, RFC
 	// 6750) of a 401 or 403. Default [DefaultRealm].

@@ -132,7 +132,7 @@ func (s *Server) subscribedURIs(scope string) (uris []string, stopped bool) {
 // of c: a file's version (one read), or a hash of the injected block
 // (what the snapshot's reader would see). An absent file is "".
 func (s *Server) fingerprint(ctx context.Context, c caller, uri string) (string, error) {
-	if isSnapshot(uri) {
+	if uri == SnapshotURI {
 		block, err := s.mem.Snapshot(ctx, c.ns)
 		if err != nil {
 			return "", err

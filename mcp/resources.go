@@ -20,10 +20,6 @@ import (
 const (
 	SnapshotURI   = "memory:///snapshot"
 	FileURIPrefix = "memory:///"
-	// DeprecatedSnapshotURI is the snapshot's URI before this form: it
-	// still answers resources/read and resources/subscribe, and is not
-	// listed. It goes in the next release; use SnapshotURI.
-	DeprecatedSnapshotURI = "memory://snapshot"
 	// FileURITemplate is the RFC 6570 template of the file resources.
 	FileURITemplate = FileURIPrefix + "{file}"
 )
@@ -117,9 +113,6 @@ func (s *Server) readSnapshot(ctx context.Context, req *mcpsdk.ReadResourceReque
 	}
 	return textResource(req.Params.URI, block), nil
 }
-
-// isSnapshot reports whether uri names the snapshot (under either URI).
-func isSnapshot(uri string) bool { return uri == SnapshotURI || uri == DeprecatedSnapshotURI }
 
 func textResource(uri, text string) *mcpsdk.ReadResourceResult {
 	res := &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}

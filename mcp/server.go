@@ -72,12 +72,6 @@ func FixedUser(id string) func(context.Context, mcpsdk.Request) (string, error) 
 	return func(context.Context, mcpsdk.Request) (string, error) { return id, nil }
 }
 
-// ErrNoUser reports a request whose user could not be resolved (no
-// authenticated user, or an empty id), wrapped with how to give one.
-//
-// Deprecated: use memory.ErrNoUser.
-var ErrNoUser = memory.ErrNoUser
-
 // errNoUser is [memory.ErrNoUser] with how to give the user over MCP.
 var errNoUser = fmt.Errorf("%w: authenticate, or set Options.Namespace", memory.ErrNoUser)
 
@@ -163,11 +157,6 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 	s.sdk.AddResource(&mcpsdk.Resource{
 		URI: SnapshotURI, Name: "memory-snapshot", Title: "Memory block",
 		Description: "The <memory> block injected beside the user's prompts: the end of MEMORY.md and the list of other memory files.",
-		MIMEType:    "text/markdown",
-	}, s.readSnapshot)
-	s.sdk.AddResource(&mcpsdk.Resource{
-		URI: DeprecatedSnapshotURI, Name: "memory-snapshot-deprecated", Title: "Memory block (deprecated URI)",
-		Description: "The memory block under its former URI; read " + SnapshotURI + " instead.",
 		MIMEType:    "text/markdown",
 	}, s.readSnapshot)
 	s.sdk.AddResourceTemplate(&mcpsdk.ResourceTemplate{

@@ -69,15 +69,6 @@ func tableOf(opts *Options) (string, error) {
 	return t, nil
 }
 
-// Open connects a new pool to url and returns a driver that owns it.
-//
-// Deprecated: use New (ctx, pool, opts) with a pool of your own, or
-// store.Open(ctx, "postgres://...", opts), whose Close closes the pool it
-// opened.
-func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
-	return openPool(ctx, url, opts)
-}
-
 // openPool connects a new pool to url (a libpq URL or key=value string, as
 // pgxpool.ParseConfig accepts), creates the schema if needed and returns a
 // driver that owns the pool: Close closes it. It fails with
@@ -153,7 +144,7 @@ func (d *Driver) Table() string { return d.sql.table }
 func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
 // Close implements driver.Driver: it closes the pool if the driver opened
-// it (a store URL, or the deprecated Open).
+// it (a store URL).
 func (d *Driver) Close() error {
 	if d.owned {
 		d.pool.Close()

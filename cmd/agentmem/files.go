@@ -562,7 +562,7 @@ newline between entries), with compare-and-swap retries, and prints the version.
 nothing was written, so a retried append without one could add TEXT twice. With
 the same id, a rerun writes nothing and prints the original version; the same id
 with another PATH or TEXT fails with 3. Use an id stable across retries, such as
-"import/2025-06-01/line-42". (--op-id, its earlier name, still works.)
+"import/2025-06-01/line-42".
 
 A file holds at most --max-size characters (default ` + strconv.Itoa(memory.DefaultMaxMemorySize) + `, the notebook's
 bound): an append that would pass it fails (exit 2) and writes nothing. With
@@ -586,9 +586,6 @@ OS user name, else "agentmem".`,
   agentmem append --rotate --max-files 10 --operation-id prune/$RUN kamal/main/pruned.md -- "$TEXT"`,
 		Args: args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if cmd.Flags().Changed("op-id") {
-				fmt.Fprintln(a.stderr, "agentmem: --op-id is deprecated: write --operation-id")
-			}
 			if opID == "" {
 				return usagef("append needs --operation-id ID: without one, a retried append can add the text twice (an error does not prove nothing was written); use an id stable across retries, such as job/run-42/step-1")
 			}
@@ -644,10 +641,6 @@ OS user name, else "agentmem".`,
 		},
 	}
 	c.Flags().StringVar(&opID, "operation-id", "", "operation `ID` that makes the append exactly-once (required)")
-	c.Flags().StringVar(&opID, "op-id", "", "the earlier name of --operation-id")
-	// Hidden rather than MarkDeprecated, whose notice goes to stdout,
-	// which must hold the version alone.
-	_ = c.Flags().MarkHidden("op-id")
 	c.Flags().StringArrayVar(&meta, "meta", nil, "metadata `key=value` to store with the content (repeatable)")
 	c.Flags().IntVar(&maxSize, "max-size", memory.DefaultMaxMemorySize, "the most `characters` a file holds")
 	c.Flags().BoolVar(&rotate, "rotate", false, "when the file is full, go on in the next file of its series (PATH_0002…) instead of failing")

@@ -413,8 +413,8 @@ func validMarkedPath(p string) bool {
 	return true
 }
 
-// buildExpiryIndex writes the index of a directory that has none (made by
-// an earlier release): one marker per receipt and tombstone record with
+// buildExpiryIndex writes the index of a directory that has none (written
+// before the index existed, or with its index removed): one marker per receipt and tombstone record with
 // an expiry, built aside and renamed into place under the exclusive lock,
 // so it is complete or absent. It runs once per directory.
 func (d *Driver) buildExpiryIndex(ctx context.Context) error {
