@@ -133,7 +133,7 @@ func (s *Server) subscribedURIs(scope string) (uris []string, stopped bool) {
 // (what the snapshot's reader would see). An absent file is "".
 func (s *Server) fingerprint(ctx context.Context, c caller, uri string) (string, error) {
 	if uri == SnapshotURI {
-		block, err := s.mem.Snapshot(ctx, c.ns)
+		block, err := s.mem.SnapshotOf(ctx, c.inv())
 		if err != nil {
 			return "", err
 		}
@@ -144,7 +144,7 @@ func (s *Server) fingerprint(ctx context.Context, c caller, uri string) (string,
 	if !ok {
 		return "", nil
 	}
-	f, err := s.mem.Store().Read(ctx, c.path+"/"+name, 1)
+	f, err := s.mem.Store().Read(ctx, c.sc.Path()+"/"+name, 1)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}

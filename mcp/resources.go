@@ -59,7 +59,7 @@ func (s *Server) listResources(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
-		prefix := c.path + "/"
+		prefix := c.sc.Path() + "/"
 		paths, err := s.mem.Store().ListPaths(ctx, prefix, s.opts.MaxResources+1)
 		if err != nil {
 			return nil, s.fail(ctx, err)
@@ -95,7 +95,7 @@ func (s *Server) readFile(ctx context.Context, req *mcpsdk.ReadResourceRequest) 
 		return nil, mcpsdk.ResourceNotFoundError(req.Params.URI)
 	}
 	args, _ := json.Marshal(map[string]string{"file": name})
-	res, err := s.mem.Call(ctx, memory.Invocation{Namespace: c.ns}, s.readTool, args)
+	res, err := s.mem.Call(ctx, c.inv(), s.readTool, args)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -127,7 +127,7 @@ func (s *Server) block(ctx context.Context, req mcpsdk.Request) (string, error) 
 	if err != nil {
 		return "", s.fail(ctx, err)
 	}
-	block, err := s.mem.Snapshot(ctx, c.ns)
+	block, err := s.mem.SnapshotOf(ctx, c.inv())
 	if err != nil {
 		return "", s.fail(ctx, err)
 	}

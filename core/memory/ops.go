@@ -198,7 +198,7 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 	if te != nil {
 		return te, nil
 	}
-	sc, err := m.resolve(ctx, inv.Namespace)
+	sc, err := m.scopeOf(ctx, inv)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +379,7 @@ func (m *Memory) read(ctx context.Context, inv Invocation, file string) (any, er
 	if te != nil {
 		return te, nil
 	}
-	sc, err := m.resolve(ctx, inv.Namespace)
+	sc, err := m.scopeOf(ctx, inv)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +422,7 @@ func (m *Memory) delete(ctx context.Context, inv Invocation, file string) (any, 
 		return toolErr(fmt.Sprintf("%s is the main notebook and cannot be deleted; correct or remove its text "+
 			"with %s instead.", MainFile, m.names.write)), nil
 	}
-	sc, err := m.resolve(ctx, inv.Namespace)
+	sc, err := m.scopeOf(ctx, inv)
 	if err != nil {
 		return nil, err
 	}
@@ -535,7 +535,7 @@ func (m *Memory) search(ctx context.Context, inv Invocation, query string) (any,
 	if te != nil {
 		return te, nil
 	}
-	sc, err := m.resolve(ctx, inv.Namespace)
+	sc, err := m.scopeOf(ctx, inv)
 	if err != nil {
 		return nil, err
 	}
