@@ -282,3 +282,19 @@ func TestResolveOnce(t *testing.T) {
 		t.Fatal("the zero Scope has a path")
 	}
 }
+
+// TestContextIDs: WithUserID and WithRunID carry their ids apart, a
+// context without them (or nil) has none, and neither panics on nil.
+func TestContextIDs(t *testing.T) {
+	ctx := WithRunID(WithUserID(t.Context(), "kamal"), "run-1")
+	if UserID(ctx) != "kamal" || RunID(ctx) != "run-1" {
+		t.Fatalf("UserID, RunID = %q, %q; want kamal, run-1", UserID(ctx), RunID(ctx))
+	}
+	if UserID(t.Context()) != "" || RunID(WithUserID(t.Context(), "kamal")) != "" {
+		t.Fatal("an id where none was given")
+	}
+	var none context.Context
+	if UserID(none) != "" || RunID(none) != "" || UserID(WithUserID(none, "ana")) != "ana" || RunID(WithRunID(none, "r")) != "r" {
+		t.Fatal("nil ctx")
+	}
+}
