@@ -152,6 +152,56 @@ func (d *Driver) Close() error {
 	return nil
 }
 
+// callArgs returns the arguments of a call of the mutation function
+// (full) or of the append function: file's, given the content columns of
+// content and the metadata as JSON, then the receipt's and the history
+// entry's (historyArgs).
+func callArgs(metadata map[string]string, content string, file func(text string, raw []byte, meta any) []any,
+	r *driver.Receipt, h *driver.HistoryEntry, full bool) ([]any, error) {
+	meta, err := driver.MetadataJSON(metadata)
+	if err != nil {
+		return nil, err
+	}
+	text, raw := contentArgs(content)
+	args := file(text, raw, meta)
+	switch {
+	case r == nil && full:
+		args = append(args, make([]any, 10)...)
+	case r == nil:
+		args = append(args, make([]any, 4)...)
+	case full:
+		args = append(args, r.ID, r.Fingerprint, string(r.Kind), r.Path, r.Expected, r.Version, r.Existed, r.Completed, r.CreatedAt, r.ExpiresAt)
+	default: // the append function fills in the rest
+		args = append(args, r.ID, r.Fingerprint, r.CreatedAt, r.ExpiresAt)
+	}
+	hist, err := historyArgs(h, content, full)
+	if err != nil {
+		return nil, err
+	}
+	return append(args, hist...), nil
+}
+
+// call runs the mutation or append function q with args and returns the
+// receipt of an operation already known. When the schema is gone (dropped
+// while this process ran, or made before the function existed), nothing
+// was executed: it creates the schema again and retries once.
+func (d *Driver) call(ctx context.Context, q string, args []any) ([]*driver.Receipt, error) {
+	run := func() ([]*driver.Receipt, error) {
+		rows, err := d.pool.Query(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.Receipt, error) { return scanReceipt(row) })
+	}
+	existing, err := run()
+	if schemaMissing(err) {
+		if err = recreateSchema(ctx, d.pool, d.sql.table); err == nil {
+			existing, err = run()
+		}
+	}
+	return existing, err
+}
+
 // contentArgs returns the values of the content and content_bytes
 // columns for s: text cannot hold NUL, so content with a NUL is kept whole
 // as bytes, and its text shows each NUL as U+FFFD.

@@ -583,6 +583,14 @@ func TestSchemaDroppedWhileRunning(t *testing.T) {
 	if m, err = s.Write(t.Context(), store.WriteRequest{Path: "a/b.md", Content: "z", Operation: &store.Operation{ID: "op3", Fingerprint: "fp"}}); err != nil || m.Existed {
 		t.Fatalf("write after the files table was dropped: %+v, %v", m, err)
 	}
+	// An append (the other function) retries the same way.
+	uniqueTableDrop(t, url, name)
+	if _, err := s.Append(t.Context(), store.AppendRequest{Path: "a/c.md", Text: "- w", MaxChars: 100, Operation: &store.Operation{ID: "op4", Fingerprint: "fp"}}); err != nil {
+		t.Fatalf("append after the schema was dropped: %v", err)
+	}
+	if f, err := s.Read(t.Context(), "a/c.md", 100); err != nil || f.Content != "- w\n" {
+		t.Fatalf("after the append: %+v, %v", f, err)
+	}
 }
 
 // TestArgumentErrors checks that a nil pool and a bad URL are errors that
