@@ -18,7 +18,7 @@ import (
 	"github.com/agentmem/agentmem/core/memory"
 )
 
-// DefaultPrunedFile is the default [HistoryWindow.File].
+// DefaultPrunedFile is the default [HistoryWindow].File.
 const DefaultPrunedFile = memory.DefaultPrunedFile
 
 // ErrNoSession reports a model request that the history window had to cut
@@ -180,7 +180,7 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 // Flush waits until every pruned content queued so far is appended (or has
 // failed), and returns the first failure not yet reported when the
 // notebook's InjectionErrors mode is memory.RaiseErrors; with
-// [HistoryWindow.Consolidate], it then waits for the consolidations due
+// [HistoryWindow].Consolidate, it then waits for the consolidations due
 // (their failures go to OnError, not here). It returns nil at once when
 // the toolset has no history window.
 func (t *Toolset) Flush(ctx context.Context) error {

@@ -16,7 +16,7 @@ import (
 	"github.com/agentmem/agentmem/core/memory"
 )
 
-// DefaultPrunedFile is the default [HistoryWindow.File].
+// DefaultPrunedFile is the default [HistoryWindow].File.
 const DefaultPrunedFile = memory.DefaultPrunedFile
 
 // HistoryWindow is the opt-in pruned-history window of a [Middleware]
@@ -67,7 +67,7 @@ type HistoryWindow struct {
 // Flush waits until every pruned message queued so far is appended (or has
 // failed), and returns the first failure not yet reported when the
 // notebook's InjectionErrors mode is memory.RaiseErrors; with
-// [HistoryWindow.Consolidate], it then waits for the consolidations due
+// [HistoryWindow].Consolidate, it then waits for the consolidations due
 // (their failures go to OnError, not here). It returns nil at once without
 // a history window.
 func (m *Middleware) Flush(ctx context.Context) error {

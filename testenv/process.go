@@ -44,7 +44,7 @@ func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[stri
 		// one. The SDK's check took the missing header for 0 and logged
 		// "failed to close HTTP response body ... did not match expected
 		// checksum, 0, N" for each; the dynamodb package's store.Open client
-		// checks only headers that are present (dynamodb/checksum.go,
+		// checks only headers that are present (dynamodb/url.go,
 		// TestResponseChecksums). Test clients of its own leave the SDK's
 		// check on: its log is silent without a configured logger.
 		cache, err := cacheDir()

@@ -81,8 +81,8 @@ type Options struct {
 	Namespace string
 	// NamespaceFunc resolves the namespace from the call's context (for
 	// example the framework's user id). It runs on every tool call and
-	// snapshot, so keep it cheap and deterministic. Its errors are always
-	// returned.
+	// snapshot (once for a call given the Scope [Memory.Resolve] returned),
+	// so keep it cheap and deterministic. Its errors are always returned.
 	NamespaceFunc func(ctx context.Context) (string, error)
 	// Limits bound reads, injection and search.
 	Limits Limits
