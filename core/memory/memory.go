@@ -380,8 +380,12 @@ func (s Scope) Path() string { return s.sc.path }
 // Resolve resolves the scope of a call once (Options.Namespace or
 // NamespaceFunc, else inv.Namespace), for the calls that follow it
 // ([Invocation.Scope], [Memory.SnapshotOf]). Its errors are those of
-// the namespace resolver and store.ErrInvalidPath.
+// the namespace resolver and store.ErrInvalidPath; a nil m is
+// store.ErrNilArgument.
 func (m *Memory) Resolve(ctx context.Context, inv Invocation) (Scope, error) {
+	if m == nil {
+		return Scope{}, fmt.Errorf("memory: call Resolve on a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
 	if inv.Scope.m == m {
 		return inv.Scope, nil
 	}

@@ -281,6 +281,10 @@ func TestResolveOnce(t *testing.T) {
 	if (Scope{}).Path() != "" {
 		t.Fatal("the zero Scope has a path")
 	}
+	var none *Memory
+	if _, err := none.Resolve(t.Context(), Invocation{}); !errors.Is(err, store.ErrNilArgument) {
+		t.Fatalf("Resolve on a nil Memory: %v, want store.ErrNilArgument", err)
+	}
 }
 
 // TestContextIDs: WithUserID and WithRunID carry their ids apart, a
