@@ -184,6 +184,48 @@ func (f failing) CreateFile(ctx context.Context, file driver.File) error {
 	return f.Driver.CreateFile(ctx, file)
 }
 
+// TestHistoryWindowOwnOnError: the window's own OnError (a field of
+// memory.WindowOptions) receives its failed appends instead of
+// Options.OnError, which keeps the tool calls' errors.
+func TestHistoryWindowOwnOnError(t *testing.T) {
+	prompts, scripts := adktest.Conversation(4)
+	s := store.New(failing{Driver: newMemDriver(t), suffix: "pruned.md"}, nil)
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window, toolset := make(chan error, 100), make(chan error, 100)
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
+		HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2,
+			OnError: func(_ context.Context, err error) { window <- err }}},
+		OnError: func(_ context.Context, err error) { toolset <- err },
+	})
+	r := newRig(t, scripts, ts)
+	for _, p := range prompts[:2] { // the second request prunes prompt 1 and answer 1
+		ctx := adktest.Deterministic(t.Context(), "ev-"+p, epoch)
+		for _, err := range r.runner.Run(ctx, "kamal", "s1", genai.NewContentFromText(p, genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := ts.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // prompt 1 and answer 1
+		select {
+		case err := <-window:
+			if !errors.Is(err, errBackend) {
+				t.Fatalf("the window's OnError got %v", err)
+			}
+		case err := <-toolset:
+			t.Fatalf("Options.OnError got the window's failure: %v", err)
+		case <-time.After(30 * time.Second): // a hang guard, not a timing check
+			t.Fatal("no failure reported")
+		}
+	}
+}
+
 func TestHistoryWindowErrors(t *testing.T) {
 	prompts, scripts := adktest.Conversation(4)
 	for _, mode := range []memory.ErrorMode{memory.IgnoreErrors, memory.RaiseErrors} {
