@@ -129,7 +129,7 @@ var ErrNilMemory = fmt.Errorf("adk: pass a notebook (memory.New) to NewToolset, 
 // NewToolset returns the toolset for mem. Add it to
 // llmagent.Config.Toolsets. With a nil mem the toolset has no tools and
 // fails every request with [ErrNilMemory]; with a
-// [HistoryWindow.Consolidate] that has no Model, likewise with
+// [HistoryWindow].Consolidate that has no Model, likewise with
 // memory.ErrNilModel.
 func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 	t := &Toolset{mem: mem}

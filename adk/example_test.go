@@ -83,7 +83,7 @@ func ExampleHistoryWindow() {
 	}
 	prompts, scripts := adktest.Conversation(3) // "prompt 1" → "answer 1", …
 	llm := adktest.NewModel(scripts)
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 4}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 4}}})
 	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm, Toolsets: []tool.Toolset{ts}})
 	if err != nil {
 		log.Fatal(err)

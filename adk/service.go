@@ -29,12 +29,8 @@ const (
 
 // Errors of the [MemoryService].
 var (
-	// ErrNoUser reports a session or search request without a user id,
-	// wrapped with how to give it (runner.Run's userID).
-	//
-	// Deprecated: use memory.ErrNoUser.
-	ErrNoUser = memory.ErrNoUser
-	// errNoUser is [memory.ErrNoUser] with how to give the id in ADK.
+	// errNoUser is [memory.ErrNoUser] with how to give the id in ADK: a
+	// session or search request without a user id returns it.
 	errNoUser = fmt.Errorf("%w: give the session one (runner.Run's userID)", memory.ErrNoUser)
 	// ErrNilStore reports a nil store given to [NewMemoryService]. It
 	// wraps store.ErrNilArgument.

@@ -180,7 +180,7 @@ func TestMemoryServiceErrors(t *testing.T) {
 	if _, err := svc.SearchMemory(t.Context(), nil); err == nil {
 		t.Fatal("nil request accepted")
 	}
-	if _, err := svc.SearchMemory(t.Context(), &adkmemory.SearchRequest{AppName: "a", Query: "x"}); !errors.Is(err, agentmemadk.ErrNoUser) || !errors.Is(err, memory.ErrNoUser) {
+	if _, err := svc.SearchMemory(t.Context(), &adkmemory.SearchRequest{AppName: "a", Query: "x"}); !errors.Is(err, memory.ErrNoUser) {
 		t.Fatalf("no user: %v", err)
 	}
 	if _, err := svc.SearchMemory(t.Context(), &adkmemory.SearchRequest{UserID: "u", Query: "x"}); !errors.Is(err, agentmemadk.ErrNoApp) {

@@ -18,7 +18,7 @@ import (
 	"github.com/agentmem/agentmem/core/memory"
 )
 
-// DefaultPrunedFile is the default [HistoryWindow.File].
+// DefaultPrunedFile is the default [HistoryWindow].File.
 const DefaultPrunedFile = memory.DefaultPrunedFile
 
 // ErrNoSession reports a model request that the history window had to cut
@@ -38,7 +38,7 @@ var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.Plugin
 // Failed appends follow the notebook's memory.Options.InjectionErrors:
 // logged at Warn in IgnoreErrors mode; in RaiseErrors mode also returned by
 // the next model request, [Toolset.Flush] or [Toolset.Close]. Both modes
-// hand them to [Options.OnError], and a content whose append failed is
+// hand them to OnError (default [Options.OnError]), and a content whose append failed is
 // tried again by the next request that prunes it.
 //
 // The cut never separates a function response from its call: the kept
@@ -63,41 +63,14 @@ var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.Plugin
 // retention). Contents that ADK made up rather than took from an event
 // (another agent's reply rewritten as context) take the id of the previous
 // event plus their offset.
+//
+// The fields are those of [memory.WindowOptions], in contents: Max turns
+// the window on; Op defaults to "adk-prune:", and OnError to
+// [Options.OnError].
 type HistoryWindow struct {
-	// Max is the most contents a model request carries. 0 (the default)
-	// turns the window off; negative values are treated as 0.
-	Max int
-	// File is the notebook file, in the user's scope, that receives the
-	// pruned contents. Default "pruned.md". A name that is not a valid
-	// memory file name fails every append (store.ErrInvalidPath).
-	File string
-	// QueueSize bounds the contents waiting to be appended. A model
-	// request that finds the queue full waits for room (or its context).
-	// Default 256 (memory.DefaultQueueSize).
-	QueueSize int
-	// MaxFiles, when > 0, keeps at most this many files of the pruned
-	// series (the current one included); older ones are deleted when the
-	// series moves to a new file. 0 keeps them all.
-	MaxFiles int
-	// MaxAge, when > 0, deletes the files of the pruned series (never the
-	// current one) last appended to longer ago than MaxAge, when the series
-	// moves to a new file. 0 keeps them all.
-	MaxAge time.Duration
-	// Consolidate, when set (with its Model), turns what the window prunes
-	// into notes in the background (memory.Memory.Consolidate, through a
-	// memory.Trigger): once Consolidate.Every contents of a user were
-	// newly pruned (default 20; contents pruned again by later requests
-	// count once), and every Consolidate.Interval when set. Runs happen on
-	// the trigger's goroutine, one at a time, at most Consolidate.MaxRuns
-	// in a row per user, each after the queued appends landed: a model
-	// request never waits for one, and their failures go to
-	// Consolidate.OnError (else [Options.OnError]) and the notebook's
-	// logger, never to a request. Consolidate.Options.PrunedFile defaults
-	// to File. [Toolset.Flush] waits for the runs due, [Toolset.Close]
-	// stops the trigger; contents pruned since the last run stay for the
-	// next one (or `agentmem consolidate`). A Consolidate without a Model
-	// fails every request with memory.ErrNilModel.
-	Consolidate *memory.TriggerOptions
+	// WindowOptions holds the window's bound, file, queue, retention and
+	// consolidation; an item is one content of a model request.
+	memory.WindowOptions
 }
 
 // pruner is the history window of one Toolset: a memory.Window and the
@@ -111,8 +84,13 @@ type pruner struct {
 }
 
 func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, error)) (*pruner, error) {
-	win, err := mem.NewWindow(&memory.WindowOptions{Max: w.Max, File: w.File, Op: "adk-prune:",
-		QueueSize: w.QueueSize, MaxFiles: w.MaxFiles, MaxAge: w.MaxAge, OnError: onErr, Consolidate: w.Consolidate})
+	o := w.WindowOptions
+	o.Op = cmp.Or(o.Op, "adk-prune:")
+	if o.OnError == nil {
+		o.OnError = onErr
+	}
+	onErr = o.OnError
+	win, err := mem.NewWindow(&o)
 	if err != nil {
 		return nil, fmt.Errorf("adk: HistoryWindow.Consolidate: %w", err)
 	}
@@ -202,7 +180,7 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 // Flush waits until every pruned content queued so far is appended (or has
 // failed), and returns the first failure not yet reported when the
 // notebook's InjectionErrors mode is memory.RaiseErrors; with
-// [HistoryWindow.Consolidate], it then waits for the consolidations due
+// [HistoryWindow].Consolidate, it then waits for the consolidations due
 // (their failures go to OnError, not here). It returns nil at once when
 // the toolset has no history window.
 func (t *Toolset) Flush(ctx context.Context) error {

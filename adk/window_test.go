@@ -51,7 +51,7 @@ func prunedLines(t *testing.T, s *store.Store, path string) []string {
 func TestHistoryWindow(t *testing.T) {
 	mem, s := newMemory(t, nil)
 	prompts, scripts := adktest.Conversation(20) // 40 contents
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 20}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}}})
 	r := newRig(t, scripts, ts)
 	runConversation(t, r, "kamal", "s1", "ev", prompts)
 	if err := ts.Close(t.Context()); err != nil {
@@ -106,7 +106,7 @@ func TestHistoryWindow(t *testing.T) {
 
 	// A replay (same event ids, a new process: new toolset, new sessions)
 	// appends nothing.
-	ts2 := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 20}})
+	ts2 := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}}})
 	runConversation(t, newRig(t, scripts, ts2), "kamal", "s1", "ev", prompts)
 	if err := ts2.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestHistoryWindowKeepsToolPairs(t *testing.T) {
 			adktest.Text("ok " + p),
 		}
 	}
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 4}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 4}}})
 	r := newRig(t, scripts, ts)
 	runConversation(t, r, "kamal", "s1", "ev", prompts)
 	if err := ts.Flush(t.Context()); err != nil {
@@ -184,6 +184,48 @@ func (f failing) CreateFile(ctx context.Context, file driver.File) error {
 	return f.Driver.CreateFile(ctx, file)
 }
 
+// TestHistoryWindowOwnOnError: the window's own OnError (a field of
+// memory.WindowOptions) receives its failed appends instead of
+// Options.OnError, which keeps the tool calls' errors.
+func TestHistoryWindowOwnOnError(t *testing.T) {
+	prompts, scripts := adktest.Conversation(4)
+	s := store.New(failing{Driver: newMemDriver(t), suffix: "pruned.md"}, nil)
+	mem, err := memory.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window, toolset := make(chan error, 100), make(chan error, 100)
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
+		HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2,
+			OnError: func(_ context.Context, err error) { window <- err }}},
+		OnError: func(_ context.Context, err error) { toolset <- err },
+	})
+	r := newRig(t, scripts, ts)
+	for _, p := range prompts[:2] { // the second request prunes prompt 1 and answer 1
+		ctx := adktest.Deterministic(t.Context(), "ev-"+p, epoch)
+		for _, err := range r.runner.Run(ctx, "kamal", "s1", genai.NewContentFromText(p, genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := ts.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // prompt 1 and answer 1
+		select {
+		case err := <-window:
+			if !errors.Is(err, errBackend) {
+				t.Fatalf("the window's OnError got %v", err)
+			}
+		case err := <-toolset:
+			t.Fatalf("Options.OnError got the window's failure: %v", err)
+		case <-time.After(30 * time.Second): // a hang guard, not a timing check
+			t.Fatal("no failure reported")
+		}
+	}
+}
+
 func TestHistoryWindowErrors(t *testing.T) {
 	prompts, scripts := adktest.Conversation(4)
 	for _, mode := range []memory.ErrorMode{memory.IgnoreErrors, memory.RaiseErrors} {
@@ -196,7 +238,7 @@ func TestHistoryWindowErrors(t *testing.T) {
 			}
 			reported := make(chan error, 100)
 			ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
-				HistoryWindow: agentmemadk.HistoryWindow{Max: 2},
+				HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}},
 				OnError:       func(_ context.Context, err error) { reported <- err },
 			})
 			r := newRig(t, scripts, ts)
@@ -274,7 +316,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 func TestCloseStopsPruning(t *testing.T) {
 	mem, _ := newMemory(t, nil)
 	prompts, scripts := adktest.Conversation(3)
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 2}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}}})
 	r := newRig(t, scripts, ts)
 	runConversation(t, r, "kamal", "s1", "ev", prompts[:1])
 	if err := ts.Close(t.Context()); err != nil {
@@ -304,7 +346,7 @@ func TestHistoryWindowRotates(t *testing.T) {
 		t.Run(fmt.Sprint("max_files_", maxFiles), func(t *testing.T) {
 			mem, s := newMemory(t, &memory.Options{Limits: memory.Limits{MaxMemorySize: 400}})
 			prompts, scripts := adktest.Conversation(20)
-			w := agentmemadk.HistoryWindow{Max: 2, MaxFiles: maxFiles}
+			w := agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, MaxFiles: maxFiles}}
 			series := func() map[string]string {
 				t.Helper()
 				files, err := memory.SeriesPaths(t.Context(), s, "kamal/main/pruned.md")
@@ -404,8 +446,8 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 	mem, s := newMemory(t, nil)
 	prompts, scripts := adktest.Conversation(6)
 	model := &blockingModel{entered: make(chan int, 16), release: make(chan struct{})}
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{
-		Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 2}}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{
+		Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 2}}}})
 	r := newRig(t, scripts, ts)
 	r.run(t, "kamal", "s1", prompts[0])
 	r.run(t, "kamal", "s1", prompts[1]) // prunes prompt 1 and answer 1: due
@@ -452,7 +494,7 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	reported := make(chan error, 16)
 	prompts, scripts := adktest.Conversation(4)
 	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
-		HistoryWindow: agentmemadk.HistoryWindow{Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 1}},
+		HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 1}}},
 		OnError:       func(_ context.Context, err error) { reported <- err },
 	})
 	r := newRig(t, scripts, ts)
@@ -474,7 +516,7 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 		t.Fatalf("logs: %q", logs.String())
 	}
 
-	bad := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 2, Consolidate: &memory.TriggerOptions{}}})
+	bad := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, Consolidate: &memory.TriggerOptions{}}}})
 	var runErr error
 	for _, err := range newRig(t, scripts, bad).runner.Run(t.Context(), "kamal", "s2", genai.NewContentFromText(prompts[0], genai.RoleUser), agent.RunConfig{}) {
 		if err != nil && runErr == nil {

@@ -30,11 +30,6 @@ type Options struct {
 	// fail with an error wrapping driver.ErrStoreNotFound. false (the
 	// default): New creates them when they are absent.
 	NoCreate bool
-	// SkipCreate means the same as NoCreate; either one set turns
-	// creation off.
-	//
-	// Deprecated: use NoCreate.
-	SkipCreate bool
 	// Throughput, when set, is the provisioned throughput of a container
 	// that New creates (nil: the account's default, e.g. serverless).
 	Throughput *azcosmos.ThroughputProperties
@@ -98,7 +93,7 @@ func New(ctx context.Context, client *azcosmos.Client, database, container strin
 	}
 	props, err := c.Read(ctx, nil)
 	if statusOf(err) == 404 {
-		if opts.NoCreate || opts.SkipCreate {
+		if opts.NoCreate {
 			return nil, fmt.Errorf("cosmosdb: create container %q in database %q first, or open it without create=false, which creates it: %w: %w", container, database, driver.ErrStoreNotFound, err)
 		}
 		if err = create(ctx, client, database, container, opts.Throughput); err == nil {

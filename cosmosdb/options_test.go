@@ -9,13 +9,12 @@ import (
 	"github.com/agentmem/agentmem/cosmosdb"
 )
 
-// TestNoCreate checks that Options.NoCreate (and the deprecated
-// SkipCreate) makes New fail with store.ErrStoreNotFound when the
+// TestNoCreate checks that Options.NoCreate makes New fail with store.ErrStoreNotFound when the
 // database or the container is absent, creating neither.
 func TestNoCreate(t *testing.T) {
 	db := newDatabase(t)
 	ctx := t.Context()
-	for _, o := range []*cosmosdb.Options{{NoCreate: true}, {SkipCreate: true}} {
+	for _, o := range []*cosmosdb.Options{{NoCreate: true}} {
 		if _, err := cosmosdb.New(ctx, db.client, db.name, "absent", o); !errors.Is(err, store.ErrStoreNotFound) {
 			t.Errorf("New(%+v) without the database = %v, want store.ErrStoreNotFound", o, err)
 		}
@@ -28,7 +27,7 @@ func TestNoCreate(t *testing.T) {
 		t.Fatal("NoCreate created the database")
 	}
 	d := db.newDriver(t) // creates the database
-	for _, o := range []*cosmosdb.Options{{NoCreate: true}, {SkipCreate: true}} {
+	for _, o := range []*cosmosdb.Options{{NoCreate: true}} {
 		if _, err := cosmosdb.New(ctx, db.client, db.name, "absent", o); !errors.Is(err, store.ErrStoreNotFound) {
 			t.Errorf("New(%+v) without the container = %v, want store.ErrStoreNotFound", o, err)
 		}

@@ -30,10 +30,6 @@ type Options struct {
 	// (HASH, String) + sk (RANGE, String); enable TTL on TTLAttribute
 	// yourself if receipts, tombstones and history entries should expire.
 	NoCreate bool
-	// DisableCreateTable means NoCreate; either one set is enough.
-	//
-	// Deprecated: use NoCreate.
-	DisableCreateTable bool
 	// PartitionDepth is how many leading directory segments of a path form
 	// its partition key (0 means the default, 1: "kamal/main/MEMORY.md"
 	// lives in partition "kamal/"). Listing a prefix that names at least
@@ -90,12 +86,11 @@ func New(ctx context.Context, client *awsdynamodb.Client, table string, opts *Op
 	if o.CreateTimeout <= 0 {
 		o.CreateTimeout = DefaultCreateTimeout
 	}
-	noCreate := o.NoCreate || o.DisableCreateTable
 	d := &Driver{c: client, table: table, l: layout{depth: o.PartitionDepth}}
 	desc, err := d.describe(ctx)
 	var missing *types.ResourceNotFoundException
 	switch {
-	case errors.As(err, &missing) && noCreate:
+	case errors.As(err, &missing) && o.NoCreate:
 		return nil, errorf("create table %q first, or open it without create=false, which creates it: %w: %w", table, driver.ErrStoreNotFound, err)
 	case errors.As(err, &missing):
 		if desc, err = d.create(ctx, o.CreateTimeout); err != nil {
@@ -112,7 +107,7 @@ func New(ctx context.Context, client *awsdynamodb.Client, table string, opts *Op
 			return nil, err
 		}
 	}
-	if !noCreate {
+	if !o.NoCreate {
 		if err := d.enableTTL(ctx); err != nil {
 			return nil, err
 		}

@@ -81,8 +81,8 @@ func TestTooLarge(t *testing.T) {
 }
 
 // TestTableSetup: New creates a missing table on demand with TTL, reuses an
-// existing one, refuses to create with NoCreate (or the deprecated
-// DisableCreateTable, which must keep working) and refuses a table with another key schema.
+// existing one, refuses to create with NoCreate and refuses a table with another key
+// schema.
 func TestTableSetup(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -101,7 +101,7 @@ func TestTableSetup(t *testing.T) {
 		ttl.TimeToLiveDescription.TimeToLiveStatus != types.TimeToLiveStatusEnabled {
 		t.Fatalf("time to live: %+v, %v", ttl.TimeToLiveDescription, err)
 	}
-	noCreate := []*dynamodb.Options{{NoCreate: true}, {DisableCreateTable: true}}
+	noCreate := []*dynamodb.Options{{NoCreate: true}}
 	// A second driver over the existing table (creation enabled or not)
 	// reads and writes it.
 	for _, opts := range append([]*dynamodb.Options{nil}, noCreate...) {

@@ -164,7 +164,7 @@ func adkHistoryWindow(t *testing.T, e *contract.Env) {
 	prompts, scripts := adktest.Conversation(20)
 	replay := func() *adktest.Model {
 		llm := adktest.NewModel(scripts)
-		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 20}})
+		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}}})
 		a, err := llmagent.New(llmagent.Config{Name: "travel_agent", Model: llm, Toolsets: []tool.Toolset{ts}})
 		if err != nil {
 			t.Fatal(err)

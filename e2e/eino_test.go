@@ -59,9 +59,9 @@ func einoEndToEnd(t *testing.T, e *contract.Env) {
 	r := adk.NewRunner(ctx(t), adk.RunnerConfig{Agent: a})
 	run := func(user, runID, prompt string) {
 		t.Helper()
-		c := agentmemeino.WithUserID(ctx(t), user)
+		c := memory.WithUserID(ctx(t), user)
 		if runID != "" {
-			c = agentmemeino.WithRunID(c, runID)
+			c = memory.WithRunID(c, runID)
 		}
 		iter := r.Run(c, []*schema.Message{schema.UserMessage(prompt)})
 		for ev, ok := iter.Next(); ok; ev, ok = iter.Next() {

@@ -52,9 +52,9 @@ func genkitEndToEnd(t *testing.T, e *contract.Env) {
 	})
 	run := func(user, runID, prompt string) {
 		t.Helper()
-		c := agentmemgenkit.WithUserID(ctx(t), user)
+		c := memory.WithUserID(ctx(t), user)
 		if runID != "" {
-			c = agentmemgenkit.WithRunID(c, runID)
+			c = memory.WithRunID(c, runID)
 		}
 		resp, err := genkit.Generate(c, g, ai.WithModel(llm), ai.WithSystem("You book travel."), ai.WithPrompt(prompt),
 			ai.WithTools(nb.Tools()...), ai.WithUse(nb))

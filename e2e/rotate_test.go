@@ -60,7 +60,7 @@ func historyRotation(t *testing.T, e *contract.Env) {
 		scripts[fmt.Sprintf("prompt %d", i)] = []adktest.Step{adktest.Text(answer(i))}
 	}
 	run := func() error {
-		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{Max: 2}})
+		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}}})
 		a, err := llmagent.New(llmagent.Config{Name: "travel_agent", Model: adktest.NewModel(scripts), Toolsets: []tool.Toolset{ts}})
 		if err != nil {
 			return err

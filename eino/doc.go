@@ -11,10 +11,10 @@
 //		Handlers: []adk.ChatModelAgentMiddleware{mw},
 //	})
 //	runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: agent})
-//	iter := runner.Query(agentmemeino.WithUserID(ctx, "kamal"), "I moved to Hanoi.")
+//	iter := runner.Query(memory.WithUserID(ctx, "kamal"), "I moved to Hanoi.")
 //
 // Eino has no user id of its own. The namespace is the id given by
-// [WithUserID] to the context of Runner.Run, or else the session value
+// [memory.WithUserID] to the context of Runner.Run, or else the session value
 // [Options.UserIDKey] (default "user_id", set with adk.WithSessionValues),
 // escaped by [memory.EscapeNamespace] so that any id is one valid path
 // segment and no id can reach another's files. A run with neither fails
@@ -22,7 +22,7 @@
 // another namespace (a user id is still required).
 //
 // The tool-call id of a call is Eino's (compose.GetToolCallID: the model's
-// tool-call id) and its run id the one given by [WithRunID], or else a
+// tool-call id) and its run id the one given by [memory.WithRunID], or else a
 // random id drawn when the agent run starts, so a call replayed within the
 // run is never applied twice. To make a run resumed from a checkpoint
 // exactly-once too, give Runner.Resume the run id of the original run.

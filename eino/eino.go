@@ -1,6 +1,7 @@
 package eino
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,18 +22,14 @@ import (
 )
 
 // DefaultUserIDKey is the session value (adk.WithSessionValues) read for
-// the user id when the context carries none from [WithUserID].
+// the user id when the context carries none from [memory.WithUserID].
 const DefaultUserIDKey = "user_id"
 
-// ErrNoUser is returned, wrapped with how to give the id, by a tool call
-// and by the model request, when neither the context ([WithUserID]) nor
-// the session values name the user whose notebook to use.
-//
-// Deprecated: use memory.ErrNoUser.
-var ErrNoUser = memory.ErrNoUser
-
-// errNoUser is [memory.ErrNoUser] with how to give the id in Eino.
-var errNoUser = fmt.Errorf("%w: call agentmemeino.WithUserID or set the user_id session value", memory.ErrNoUser)
+// errNoUser is [memory.ErrNoUser] with how to give the id in Eino: a tool
+// call and the model request return it when neither the context
+// ([memory.WithUserID]) nor the session values name the user whose notebook to
+// use.
+var errNoUser = fmt.Errorf("%w: call memory.WithUserID or set the user_id session value", memory.ErrNoUser)
 
 // ErrNilMemory is returned by [NewMiddleware] for a nil notebook. It wraps
 // store.ErrNilArgument.
@@ -41,34 +38,13 @@ var ErrNilMemory = fmt.Errorf("eino: pass a notebook (memory.New) to NewMiddlewa
 // Options configures a [Middleware]. Nil means defaults.
 type Options struct {
 	// UserIDKey is the session value holding the user id when the context
-	// has none from [WithUserID]. Default [DefaultUserIDKey].
+	// has none from [memory.WithUserID]. Default [DefaultUserIDKey].
 	UserIDKey string
 	// HistoryWindow, when its Max is set, bounds the messages of every
 	// model call and appends the oldest, left out, to the user's notebook
 	// in the background (see [HistoryWindow]). Call [Middleware.Close] on
 	// shutdown so that nothing queued is lost.
 	HistoryWindow HistoryWindow
-}
-
-type ctxKey int
-
-const (
-	userKey ctxKey = iota
-	runKey
-)
-
-// WithUserID returns a context for Runner.Run (or Query) whose runs use
-// the notebook of user id.
-func WithUserID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, userKey, id)
-}
-
-// WithRunID returns a context for Runner.Run, Query or Resume whose tool
-// calls carry run id id. Give a run resumed from a checkpoint the id it
-// had (the checkpoint id is a good choice) so that its replayed tool calls
-// are applied once; without one, each agent run gets a random id.
-func WithRunID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, runKey, id)
 }
 
 // Middleware is a notebook as an Eino ChatModelAgent middleware. It is safe
@@ -102,10 +78,10 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 	if m.opts.UserIDKey == "" {
 		m.opts.UserIDKey = DefaultUserIDKey
 	}
-	if w := &m.opts.HistoryWindow; w.Max > 0 {
+	if o := m.opts.HistoryWindow.WindowOptions; o.Max > 0 {
+		o.Op = cmp.Or(o.Op, "eino-prune:")
 		var err error
-		if m.win, err = mem.NewWindow(&memory.WindowOptions{Max: w.Max, File: w.File, Op: "eino-prune:",
-			QueueSize: w.QueueSize, MaxFiles: w.MaxFiles, MaxAge: w.MaxAge, OnError: w.OnError, Consolidate: w.Consolidate}); err != nil {
+		if m.win, err = mem.NewWindow(&o); err != nil {
 			return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
 		}
 	}
@@ -143,10 +119,10 @@ func (m *Middleware) BeforeAgent(ctx context.Context, rc *adk.ChatModelAgentCont
 			rc.Tools = append(rc.Tools, t)
 		}
 	}
-	if id, _ := ctx.Value(runKey).(string); id == "" {
+	if memory.RunID(ctx) == "" {
 		var b [16]byte
 		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-		ctx = WithRunID(ctx, "eino-"+hex.EncodeToString(b[:]))
+		ctx = memory.WithRunID(ctx, "eino-"+hex.EncodeToString(b[:]))
 	}
 	return ctx, rc, nil
 }
@@ -161,7 +137,7 @@ func (m *Middleware) WrapModel(_ context.Context, inner model.BaseChatModel, _ *
 
 // userID resolves the namespace of the run in ctx.
 func (m *Middleware) userID(ctx context.Context) (string, error) {
-	if id, _ := ctx.Value(userKey).(string); id != "" {
+	if id := memory.UserID(ctx); id != "" {
 		return memory.EscapeNamespace(id), nil
 	}
 	if v, ok := adk.GetSessionValue(ctx, m.opts.UserIDKey); ok {
@@ -292,8 +268,7 @@ func (t *memTool) InvokableRun(ctx context.Context, args string, _ ...tool.Optio
 	if err != nil {
 		return "", err
 	}
-	run, _ := ctx.Value(runKey).(string)
-	inv := memory.Invocation{Namespace: ns, RunID: run, ToolCallID: compose.GetToolCallID(ctx)}
+	inv := memory.Invocation{Namespace: ns, RunID: memory.RunID(ctx), ToolCallID: compose.GetToolCallID(ctx)}
 	res, err := t.mw.mem.Call(ctx, inv, t.info.Name, json.RawMessage(args))
 	if err != nil {
 		return "", fmt.Errorf("eino: %s: %w", t.info.Name, err)

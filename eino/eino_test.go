@@ -80,8 +80,8 @@ func TestMiddlewareEndToEnd(t *testing.T) {
 		"Book a flight.": {einotest.Text("Booked.")},
 	})
 	r := newRunner(t, llm, mem, nil)
-	kamal := agentmemeino.WithUserID(t.Context(), "kamal")
-	mustRun(t, agentmemeino.WithRunID(kamal, "run-1"), r, schema.UserMessage("Remember."))
+	kamal := memory.WithUserID(t.Context(), "kamal")
+	mustRun(t, memory.WithRunID(kamal, "run-1"), r, schema.UserMessage("Remember."))
 
 	reqs := llm.Requests()
 	if len(reqs) != 4 {
@@ -137,7 +137,7 @@ func TestMiddlewareEndToEnd(t *testing.T) {
 	}
 
 	// Another user sees nothing.
-	mustRun(t, agentmemeino.WithUserID(t.Context(), "ana"), r, schema.UserMessage("Book a flight."))
+	mustRun(t, memory.WithUserID(t.Context(), "ana"), r, schema.UserMessage("Book a flight."))
 	for _, m := range llm.Requests()[5].Messages {
 		if strings.Contains(m.Content, "early flights") || strings.Contains(m.Content, memory.BlockOpen) {
 			t.Fatalf("ana's request carries %q", m.Content)
@@ -169,14 +169,14 @@ func TestInjectionErrors(t *testing.T) {
 	mem, _ := newMemory(t, nil)
 	llm := einotest.NewModel(map[string][]einotest.Step{"Hi.": {einotest.Text("ok")}})
 	r := newRunner(t, llm, mem, nil)
-	if err := run(t.Context(), r, []*schema.Message{schema.UserMessage("Hi.")}); !errors.Is(err, agentmemeino.ErrNoUser) || !errors.Is(err, memory.ErrNoUser) || len(llm.Requests()) != 0 {
+	if err := run(t.Context(), r, []*schema.Message{schema.UserMessage("Hi.")}); !errors.Is(err, memory.ErrNoUser) || len(llm.Requests()) != 0 {
 		t.Fatalf("no user: %v, %d requests", err, len(llm.Requests()))
 	}
 
 	boom := errors.New("no tenant")
 	mem, _ = newMemory(t, &memory.Options{InjectionErrors: memory.RaiseErrors, NamespaceFunc: func(context.Context) (string, error) { return "", boom }})
 	r = newRunner(t, llm, mem, nil)
-	if err := run(agentmemeino.WithUserID(t.Context(), "kamal"), r, []*schema.Message{schema.UserMessage("Hi.")}); !errors.Is(err, boom) || len(llm.Requests()) != 0 {
+	if err := run(memory.WithUserID(t.Context(), "kamal"), r, []*schema.Message{schema.UserMessage("Hi.")}); !errors.Is(err, boom) || len(llm.Requests()) != 0 {
 		t.Fatalf("snapshot failure: %v, %d requests", err, len(llm.Requests()))
 	}
 }
@@ -190,7 +190,7 @@ func TestRunIDPerRun(t *testing.T) {
 	}
 	llm := einotest.NewModel(map[string][]einotest.Step{"One.": step("- one"), "Two.": step("- two")})
 	r := newRunner(t, llm, mem, nil)
-	kamal := agentmemeino.WithUserID(t.Context(), "kamal")
+	kamal := memory.WithUserID(t.Context(), "kamal")
 	mustRun(t, kamal, r, schema.UserMessage("One."))
 	mustRun(t, kamal, r, schema.UserMessage("Two."))
 	if f, err := s.Read(t.Context(), "kamal/main/MEMORY.md", 100); err != nil || f.Content != "- one\n- two\n" {

@@ -44,7 +44,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: agent})
-	iter := runner.Query(agentmemeino.WithUserID(ctx, "kamal"), "I moved to Hanoi.")
+	iter := runner.Query(memory.WithUserID(ctx, "kamal"), "I moved to Hanoi.")
 	for ev, ok := iter.Next(); ok; ev, ok = iter.Next() {
 		if ev.Err != nil {
 			log.Fatal(ev.Err)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/schema"
@@ -17,7 +16,7 @@ import (
 	"github.com/agentmem/agentmem/core/memory"
 )
 
-// DefaultPrunedFile is the default [HistoryWindow.File].
+// DefaultPrunedFile is the default [HistoryWindow].File.
 const DefaultPrunedFile = memory.DefaultPrunedFile
 
 // HistoryWindow is the opt-in pruned-history window of a [Middleware]
@@ -52,52 +51,23 @@ const DefaultPrunedFile = memory.DefaultPrunedFile
 // it takes its position and a digest of its content: equal messages at
 // the same position of two conversations of one user are then appended
 // once only.
+//
+// The fields are those of [memory.WindowOptions], in messages: Max turns
+// the window on (the leading system message aside), and Op defaults to
+// "eino-prune:". [NewMiddleware] fails with memory.ErrNilModel for a
+// Consolidate without a Model; [Middleware.Flush] waits for the
+// consolidations due and [Middleware.Close] stops them.
 type HistoryWindow struct {
-	// Max is the most messages, the leading system message aside, a model
-	// call receives. 0 (the default) turns the window off; negative values
-	// are treated as 0.
-	Max int
-	// File is the notebook file, in the user's scope, that receives the
-	// pruned messages. Default "pruned.md".
-	File string
-	// QueueSize bounds the messages waiting to be appended; a model call
-	// that finds the queue full waits for room. Default 256.
-	QueueSize int
-	// MaxFiles, when > 0, keeps at most this many files of the pruned
-	// series (the current one included); older ones are deleted when the
-	// series moves to a new file. 0 keeps them all.
-	MaxFiles int
-	// MaxAge, when > 0, deletes the files of the pruned series (never the
-	// current one) last appended to longer ago than MaxAge, when the series
-	// moves to a new file. 0 keeps them all.
-	MaxAge time.Duration
-	// OnError, when set, receives every failed append, from the window's
-	// goroutine (it must not call Flush or Close). Failures follow
-	// memory.Options.InjectionErrors: logged at Warn in IgnoreErrors mode;
-	// in RaiseErrors mode also returned by the next model call, Flush or
-	// Close.
-	OnError func(ctx context.Context, err error)
-	// Consolidate, when set (with its Model), turns what the window prunes
-	// into notes in the background (memory.Memory.Consolidate, through a
-	// memory.Trigger): once Consolidate.Every messages of a user were
-	// newly pruned (default 20; messages pruned again by later calls count
-	// once), and every Consolidate.Interval when set. Runs happen on the
-	// trigger's goroutine, one at a time, at most Consolidate.MaxRuns in a
-	// row per user, each after the queued appends landed: a model call
-	// never waits for one, and their failures go to Consolidate.OnError
-	// (else OnError) and the notebook's logger, never to a model call.
-	// Consolidate.Options.PrunedFile defaults to File. [Middleware.Flush]
-	// waits for the runs due, [Middleware.Close] stops the trigger;
-	// messages pruned since the last run stay for the next one (or
-	// `agentmem consolidate`). [NewMiddleware] fails with
-	// memory.ErrNilModel for a Consolidate without a Model.
-	Consolidate *memory.TriggerOptions
+	// WindowOptions holds the window's bound, file, queue, retention,
+	// error hook and consolidation; an item is one message of a model
+	// call.
+	memory.WindowOptions
 }
 
 // Flush waits until every pruned message queued so far is appended (or has
 // failed), and returns the first failure not yet reported when the
 // notebook's InjectionErrors mode is memory.RaiseErrors; with
-// [HistoryWindow.Consolidate], it then waits for the consolidations due
+// [HistoryWindow].Consolidate, it then waits for the consolidations due
 // (their failures go to OnError, not here). It returns nil at once without
 // a history window.
 func (m *Middleware) Flush(ctx context.Context) error {

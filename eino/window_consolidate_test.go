@@ -52,8 +52,8 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 	prompts, scripts := conversation(6)
 	llm := einotest.NewModel(scripts)
 	model := &blockingModel{entered: make(chan int, 16), release: make(chan struct{})}
-	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 2}})
-	ctx := agentmemeino.WithUserID(t.Context(), "kamal")
+	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 2}}})
+	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
 	history = converse(t, ctx, r, history, prompts[0])
 	history = converse(t, ctx, r, history, prompts[1]) // prunes prompt 1 and answer 1: due
@@ -103,9 +103,9 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	close(model.release)
 	reported := make(chan error, 16)
 	prompts, scripts := conversation(4)
-	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{Max: 2,
-		OnError: func(_ context.Context, err error) { reported <- err }, Consolidate: &memory.TriggerOptions{Model: model, Every: 1}})
-	ctx := agentmemeino.WithUserID(t.Context(), "kamal")
+	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2,
+		OnError: func(_ context.Context, err error) { reported <- err }, Consolidate: &memory.TriggerOptions{Model: model, Every: 1}}})
+	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
 	for _, p := range prompts {
 		history = converse(t, ctx, r, history, p) // fails the test on any error
@@ -126,8 +126,8 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	if !strings.Contains(logs.String(), "model down") {
 		t.Fatalf("logs: %q", logs.String())
 	}
-	if _, err := agentmemeino.NewMiddleware(mem, &agentmemeino.Options{HistoryWindow: agentmemeino.HistoryWindow{
-		Max: 2, Consolidate: &memory.TriggerOptions{}}}); !errors.Is(err, memory.ErrNilModel) {
+	if _, err := agentmemeino.NewMiddleware(mem, &agentmemeino.Options{HistoryWindow: agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{
+		Max: 2, Consolidate: &memory.TriggerOptions{}}}}); !errors.Is(err, memory.ErrNilModel) {
 		t.Fatalf("a Consolidate without a model: %v", err)
 	}
 }

@@ -71,8 +71,8 @@ func TestHistoryWindow(t *testing.T) {
 	mem, s := newMemory(t, nil)
 	prompts, scripts := conversation(20) // 40 messages
 	llm := einotest.NewModel(scripts)
-	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{Max: 20})
-	ctx := agentmemeino.WithUserID(t.Context(), "kamal")
+	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}})
+	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
 	for _, p := range prompts {
 		history = converse(t, ctx, r, history, p)
@@ -104,7 +104,7 @@ func TestHistoryWindow(t *testing.T) {
 
 	// A replay of the last turn by a new process (a new middleware) on the
 	// same history appends nothing.
-	r2, mw2 := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{Max: 20})
+	r2, mw2 := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}})
 	converse(t, ctx, r2, history[:38], prompts[19])
 	if err := mw2.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -125,8 +125,8 @@ func TestHistoryWindowKeepsToolPairs(t *testing.T) {
 		einotest.Text("Saved."),
 	}}
 	llm := einotest.NewModel(scripts)
-	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{Max: 5})
-	converse(t, agentmemeino.WithUserID(t.Context(), "kamal"), r, nil, "Save three facts.")
+	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 5}})
+	converse(t, memory.WithUserID(t.Context(), "kamal"), r, nil, "Save three facts.")
 	if err := mw.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +157,8 @@ func TestHistoryWindowKeepsToolPairs(t *testing.T) {
 func TestHistoryWindowClosed(t *testing.T) {
 	mem, _ := newMemory(t, nil)
 	prompts, scripts := conversation(2)
-	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{Max: 1})
-	ctx := agentmemeino.WithUserID(t.Context(), "kamal")
+	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 1}})
+	ctx := memory.WithUserID(t.Context(), "kamal")
 	history := converse(t, ctx, r, nil, prompts[0])
 	if err := mw.Close(t.Context()); err != nil {
 		t.Fatal(err)
@@ -178,9 +178,9 @@ func TestHistoryWindowClosed(t *testing.T) {
 func TestHistoryWindowRotates(t *testing.T) {
 	mem, s := newMemory(t, &memory.Options{Limits: memory.Limits{MaxMemorySize: 200}})
 	prompts, scripts := conversation(20)
-	w := agentmemeino.HistoryWindow{Max: 2}
+	w := agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}}
 	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, w)
-	ctx := agentmemeino.WithUserID(t.Context(), "kamal")
+	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
 	for _, p := range prompts {
 		history = converse(t, ctx, r, history, p)

@@ -104,25 +104,57 @@ func endpoint(base *url.URL, path string) string {
 // (count checked by the caller).
 type batchFunc func(ctx context.Context, texts []string, query bool) ([][]float32, error)
 
-// engine is what every provider shares: batching, retries, validation.
+// engine is what every provider shares: batching, retries, validation,
+// and the methods of the embedders ([OpenAI], [Gemini] and [Ollama] are
+// engines, each with its own constructor and batch request).
 type engine struct {
 	provider string
 	id       string
 	common
-	keyHint string // where the key comes from, for ErrUnauthorized
-	header  func(http.Header)
-	batch   batchFunc
-	learned atomic.Int64 // dimensions fixed by the first answer when dims == 0
+	keyHint   string // where the key comes from, for ErrUnauthorized
+	url       string // where each batch is posted
+	keyHeader string // the header that carries the API key, when there is one
+	keyPrefix string // before the key in it ("Bearer ")
+	batch     batchFunc
+	learned   atomic.Int64 // dimensions fixed by the first answer when dims == 0
 	// sleep waits d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-func newEngine(provider, model string, c common, keyHint string) *engine {
+func newEngine(provider, model string, c common, keyHint, url string) *engine {
 	id := provider + ":" + model
 	if c.dims > 0 {
 		id += "@" + strconv.Itoa(c.dims)
 	}
-	return &engine{provider: provider, id: id, common: c, keyHint: keyHint, sleep: driver.Sleep}
+	return &engine{provider: provider, id: id, common: c, keyHint: keyHint, url: url, sleep: driver.Sleep}
+}
+
+// Model is the embedders' Model: the engine's id, "" for a nil one.
+func (e *engine) Model() string {
+	if e == nil {
+		return ""
+	}
+	return e.id
+}
+
+// Embed is the embedders' Embed: texts embedded as documents.
+func (e *engine) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if e == nil {
+		return nil, ErrNilEmbedder
+	}
+	return e.embed(ctx, texts, false)
+}
+
+// EmbedQuery is the embedders' EmbedQuery: one search query embedded.
+func (e *engine) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	if e == nil {
+		return nil, ErrNilEmbedder
+	}
+	v, err := e.embed(ctx, []string{text}, true)
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
 }
 
 // embed checks texts, splits them into batches and joins the answers.
@@ -170,15 +202,6 @@ func (e *engine) embed(ctx context.Context, texts []string, query bool) ([][]flo
 	return out, nil
 }
 
-// embedQuery embeds one search query.
-func (e *engine) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	v, err := e.embed(ctx, []string{text}, true)
-	if err != nil {
-		return nil, err
-	}
-	return v[0], nil
-}
-
 func (e *engine) checkDims(n int) error {
 	if n == 0 {
 		return e.badResponse("an empty vector")
@@ -200,15 +223,15 @@ func (e *engine) badResponse(msg string) error {
 	return &APIError{Provider: e.provider, Message: msg, kind: ErrBadResponse}
 }
 
-// post sends body as JSON to url and decodes a 2xx answer into out,
-// retrying what may succeed later.
-func (e *engine) post(ctx context.Context, url string, body, out any) error {
+// post sends body as JSON to the engine's URL and decodes a 2xx answer
+// into out, retrying what may succeed later.
+func (e *engine) post(ctx context.Context, body, out any) error {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("embedapi: encoding the request: %w", err)
 	}
 	for attempt := 1; ; attempt++ {
-		apiErr := e.attempt(ctx, url, payload, out)
+		apiErr := e.attempt(ctx, payload, out)
 		if apiErr == nil {
 			return nil
 		}
@@ -250,17 +273,19 @@ func backoff(attempt int) time.Duration {
 }
 
 // attempt sends one request under its own timeout.
-func (e *engine) attempt(ctx context.Context, url string, payload []byte, out any) *APIError {
+func (e *engine) attempt(ctx context.Context, payload []byte, out any) *APIError {
 	actx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(payload))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.url, bytes.NewReader(payload))
 	if err != nil {
 		return &APIError{Provider: e.provider, Message: e.redact(err.Error()), kind: ErrInvalidOption}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "agentmem-embedapi")
-	e.header(req.Header)
+	if e.keyHeader != "" && e.apiKey != "" {
+		req.Header.Set(e.keyHeader, e.keyPrefix+e.apiKey)
+	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
 		return e.transportError(actx, err)

@@ -1,6 +1,7 @@
 package embedapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -56,14 +57,7 @@ type GeminiOptions struct {
 
 // Gemini embeds texts through the Gemini API's
 // POST {BaseURL}/models/{model}:batchEmbedContents.
-type Gemini struct {
-	e         *engine
-	model     string
-	url       string
-	docTask   string
-	queryTask string
-	dims      int
-}
+type Gemini engine
 
 var _ QueryEmbedder = (*Gemini)(nil)
 
@@ -106,26 +100,25 @@ func NewGemini(ctx context.Context, model string, opts *GeminiOptions) (*Gemini,
 	if c.apiKey == "" && strings.EqualFold(base.Hostname(), "generativelanguage.googleapis.com") {
 		return nil, fmt.Errorf("%w: set GOOGLE_API_KEY or GEMINI_API_KEY, or GeminiOptions.APIKey", ErrNoAPIKey)
 	}
-	p := &Gemini{model: model, url: endpoint(base, "/models/"+model+":batchEmbedContents"),
-		docTask: o.DocumentTaskType, queryTask: o.QueryTaskType, dims: o.Dimensions}
-	if p.docTask == "" {
-		p.docTask = taskDocument
-	}
-	if p.queryTask == "" {
-		p.queryTask = taskQuery
-	}
+	g := geminiBatch{model: "models/" + model, docTask: cmp.Or(o.DocumentTaskType, taskDocument),
+		queryTask: cmp.Or(o.QueryTaskType, taskQuery), dims: o.Dimensions}
 	if c.dims == 0 {
 		c.dims = knownDims["gemini:"+model]
 	}
-	p.e = newEngine("gemini", model, c, "GOOGLE_API_KEY, GEMINI_API_KEY or GeminiOptions.APIKey")
-	key := c.apiKey
-	p.e.header = func(h http.Header) {
-		if key != "" {
-			h.Set("x-goog-api-key", key)
-		}
+	e := newEngine("gemini", model, c, "GOOGLE_API_KEY, GEMINI_API_KEY or GeminiOptions.APIKey",
+		endpoint(base, "/models/"+model+":batchEmbedContents"))
+	e.keyHeader = "x-goog-api-key"
+	e.batch = func(ctx context.Context, texts []string, query bool) ([][]float32, error) {
+		return g.send(ctx, e, texts, query)
 	}
-	p.e.batch = p.send
-	return p, nil
+	return (*Gemini)(e), nil
+}
+
+// geminiBatch is what a Gemini batch request says besides its texts.
+type geminiBatch struct {
+	model              string // "models/<model>"
+	docTask, queryTask string
+	dims               int // outputDimensionality; 0 omits it
 }
 
 type geminiPart struct {
@@ -153,18 +146,18 @@ type geminiBatchResponse struct {
 	} `json:"embeddings"`
 }
 
-func (p *Gemini) send(ctx context.Context, texts []string, query bool) ([][]float32, error) {
-	task := p.docTask
+func (g geminiBatch) send(ctx context.Context, e *engine, texts []string, query bool) ([][]float32, error) {
+	task := g.docTask
 	if query {
-		task = p.queryTask
+		task = g.queryTask
 	}
 	req := geminiBatchRequest{Requests: make([]geminiEmbedRequest, len(texts))}
 	for i, t := range texts {
-		req.Requests[i] = geminiEmbedRequest{Model: "models/" + p.model, Content: geminiContent{Parts: []geminiPart{{Text: t}}},
-			TaskType: task, OutputDimensionality: p.dims}
+		req.Requests[i] = geminiEmbedRequest{Model: g.model, Content: geminiContent{Parts: []geminiPart{{Text: t}}},
+			TaskType: task, OutputDimensionality: g.dims}
 	}
 	var resp geminiBatchResponse
-	if err := p.e.post(ctx, p.url, req, &resp); err != nil {
+	if err := e.post(ctx, req, &resp); err != nil {
 		return nil, err
 	}
 	out := make([][]float32, len(resp.Embeddings))
@@ -176,27 +169,16 @@ func (p *Gemini) send(ctx context.Context, texts []string, query bool) ([][]floa
 
 // Model returns "gemini:MODEL@DIMENSIONS", without "@DIMENSIONS" when they
 // are unknown.
-func (p *Gemini) Model() string {
-	if p == nil || p.e == nil {
-		return ""
-	}
-	return p.e.id
-}
+func (p *Gemini) Model() string { return (*engine)(p).Model() }
 
 // Embed returns one vector per text, in order, embedded with the
 // document task type. Errors: see the package documentation.
 func (p *Gemini) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if p == nil || p.e == nil {
-		return nil, ErrNilEmbedder
-	}
-	return p.e.embed(ctx, texts, false)
+	return (*engine)(p).Embed(ctx, texts)
 }
 
 // EmbedQuery returns the vector of a search query, embedded with the query
 // task type.
 func (p *Gemini) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	if p == nil || p.e == nil {
-		return nil, ErrNilEmbedder
-	}
-	return p.e.embedQuery(ctx, text)
+	return (*engine)(p).EmbedQuery(ctx, text)
 }

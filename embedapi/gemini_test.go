@@ -114,7 +114,7 @@ func TestGeminiErrors(t *testing.T) {
 		}
 	})
 	p, _ := NewGemini(t.Context(), "gemini-embedding-001", &GeminiOptions{BaseURL: f.srv.URL, APIKey: "bad-key", Dimensions: 4})
-	waits := noWait(p.e)
+	waits := noWait((*engine)(p))
 	_, err := p.Embed(t.Context(), []string{"x"})
 	ae := wantErr(t, err, ErrUnauthorized)
 	if len(f.requests()) != 1 || ae.Code != "INVALID_ARGUMENT" || !strings.Contains(err.Error(), "GEMINI_API_KEY") || strings.Contains(err.Error(), "bad-key") {
@@ -141,11 +141,11 @@ func TestGeminiOptions(t *testing.T) {
 	}
 	t.Setenv("GEMINI_API_KEY", "gemini-key")
 	p, err := NewGemini(t.Context(), "gemini-embedding-001", nil)
-	if err != nil || p.e.apiKey != "gemini-key" || p.url != "https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents" {
+	if err != nil || p.apiKey != "gemini-key" || p.url != "https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents" {
 		t.Errorf("defaults: %v, %q", err, p.url)
 	}
 	t.Setenv("GOOGLE_API_KEY", "google-key")
-	if p, _ := NewGemini(t.Context(), "gemini-embedding-001", nil); p.e.apiKey != "google-key" {
+	if p, _ := NewGemini(t.Context(), "gemini-embedding-001", nil); p.apiKey != "google-key" {
 		t.Errorf("GOOGLE_API_KEY does not take precedence over GEMINI_API_KEY")
 	}
 	for _, m := range []string{"gemini/embedding", "a:b", "x?y"} {

@@ -46,12 +46,7 @@ type OllamaOptions struct {
 }
 
 // Ollama embeds texts through Ollama's POST {BaseURL}/api/embed.
-type Ollama struct {
-	e     *engine
-	model string
-	url   string
-	dims  int
-}
+type Ollama engine
 
 var _ QueryEmbedder = (*Ollama)(nil)
 
@@ -82,16 +77,17 @@ func NewOllama(ctx context.Context, model string, opts *OllamaOptions) (*Ollama,
 	if c.apiKey == "" {
 		c.apiKey = os.Getenv("OLLAMA_API_KEY")
 	}
-	p := &Ollama{model: model, url: endpoint(base, "/api/embed"), dims: o.Dimensions}
-	p.e = newEngine("ollama", model, c, "OLLAMA_API_KEY or OllamaOptions.APIKey")
-	key := c.apiKey
-	p.e.header = func(h http.Header) {
-		if key != "" {
-			h.Set("Authorization", "Bearer "+key)
+	e := newEngine("ollama", model, c, "OLLAMA_API_KEY or OllamaOptions.APIKey", endpoint(base, "/api/embed"))
+	e.keyHeader, e.keyPrefix = "Authorization", "Bearer "
+	dims := o.Dimensions
+	e.batch = func(ctx context.Context, texts []string, _ bool) ([][]float32, error) {
+		var resp ollamaResponse
+		if err := e.post(ctx, ollamaRequest{Model: model, Input: texts, Dimensions: dims}, &resp); err != nil {
+			return nil, err
 		}
+		return resp.Embeddings, nil
 	}
-	p.e.batch = p.send
-	return p, nil
+	return (*Ollama)(e), nil
 }
 
 // ollamaHost turns OLLAMA_HOST into a base URL.
@@ -124,37 +120,18 @@ type ollamaResponse struct {
 	Embeddings [][]float32 `json:"embeddings"`
 }
 
-func (p *Ollama) send(ctx context.Context, texts []string, _ bool) ([][]float32, error) {
-	var resp ollamaResponse
-	if err := p.e.post(ctx, p.url, ollamaRequest{Model: p.model, Input: texts, Dimensions: p.dims}, &resp); err != nil {
-		return nil, err
-	}
-	return resp.Embeddings, nil
-}
-
 // Model returns "ollama:MODEL", or "ollama:MODEL@DIMENSIONS" with the
 // Dimensions option.
-func (p *Ollama) Model() string {
-	if p == nil || p.e == nil {
-		return ""
-	}
-	return p.e.id
-}
+func (p *Ollama) Model() string { return (*engine)(p).Model() }
 
 // Embed returns one vector per text, in order. Errors: see the package
 // documentation.
 func (p *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if p == nil || p.e == nil {
-		return nil, ErrNilEmbedder
-	}
-	return p.e.embed(ctx, texts, false)
+	return (*engine)(p).Embed(ctx, texts)
 }
 
 // EmbedQuery returns the vector of a search query; Ollama's API makes no
 // difference between queries and documents.
 func (p *Ollama) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	if p == nil || p.e == nil {
-		return nil, ErrNilEmbedder
-	}
-	return p.e.embedQuery(ctx, text)
+	return (*engine)(p).EmbedQuery(ctx, text)
 }

@@ -66,7 +66,7 @@ func TestOllamaModelNotFound(t *testing.T) {
 		writeJSON(w, 404, map[string]any{"error": `model "nomic-embed-text" not found, try pulling it first`})
 	})
 	p, _ := NewOllama(t.Context(), "nomic-embed-text", &OllamaOptions{BaseURL: f.srv.URL})
-	noWait(p.e)
+	noWait((*engine)(p))
 	_, err := p.Embed(t.Context(), []string{"x"})
 	wantErr(t, err, ErrNotFound)
 	if !strings.Contains(err.Error(), "try pulling it first") || len(f.requests()) != 1 {

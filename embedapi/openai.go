@@ -90,12 +90,7 @@ type OpenAIOptions struct {
 
 // OpenAI embeds texts through POST {BaseURL}/embeddings, the API of OpenAI
 // and of servers compatible with it (Azure OpenAI, Voyage AI, local ones).
-type OpenAI struct {
-	e       *engine
-	model   string
-	dialect string
-	url     string
-}
+type OpenAI engine
 
 var _ QueryEmbedder = (*OpenAI)(nil)
 
@@ -180,23 +175,16 @@ func newOpenAI(ctx context.Context, model string, opts *OpenAIOptions, dialect s
 	if c.dims == 0 {
 		c.dims = knownDims[provider+":"+model] // the id and the check; never sent
 	}
-	p := &OpenAI{model: model, dialect: dialect, url: endpoint(base, "/embeddings")}
-	p.e = newEngine(provider, model, c, keyVar+" or OpenAIOptions.APIKey")
-	key := c.apiKey
-	p.e.header = func(h http.Header) {
-		switch {
-		case key == "":
-		case dialect == azureDialect:
-			h.Set("api-key", key)
-		default:
-			h.Set("Authorization", "Bearer "+key)
-		}
+	e := newEngine(provider, model, c, keyVar+" or OpenAIOptions.APIKey", endpoint(base, "/embeddings"))
+	e.keyHeader, e.keyPrefix = "Authorization", "Bearer "
+	if dialect == azureDialect {
+		e.keyHeader, e.keyPrefix = "api-key", ""
 	}
-	sendDims := o.Dimensions
-	p.e.batch = func(ctx context.Context, texts []string, query bool) ([][]float32, error) {
-		return p.send(ctx, texts, query, sendDims)
+	dims := o.Dimensions
+	e.batch = func(ctx context.Context, texts []string, query bool) ([][]float32, error) {
+		return openAISend(ctx, e, model, dialect, texts, query, dims)
 	}
-	return p, nil
+	return (*OpenAI)(e), nil
 }
 
 type openAIRequest struct {
@@ -215,9 +203,10 @@ type openAIResponse struct {
 	} `json:"data"`
 }
 
-func (p *OpenAI) send(ctx context.Context, texts []string, query bool, dims int) ([][]float32, error) {
-	req := openAIRequest{Model: p.model, Input: texts}
-	if p.dialect == voyageDialect {
+// openAISend sends one batch of texts to e in dialect.
+func openAISend(ctx context.Context, e *engine, model, dialect string, texts []string, query bool, dims int) ([][]float32, error) {
+	req := openAIRequest{Model: model, Input: texts}
+	if dialect == voyageDialect {
 		req.InputType = "document"
 		if query {
 			req.InputType = "query"
@@ -228,11 +217,11 @@ func (p *OpenAI) send(ctx context.Context, texts []string, query bool, dims int)
 		req.Dimensions = dims
 	}
 	var resp openAIResponse
-	if err := p.e.post(ctx, p.url, req, &resp); err != nil {
+	if err := e.post(ctx, req, &resp); err != nil {
 		return nil, err
 	}
 	if len(resp.Data) != len(texts) {
-		return nil, p.e.badResponse(fmt.Sprintf("%d vectors for %d texts", len(resp.Data), len(texts)))
+		return nil, e.badResponse(fmt.Sprintf("%d vectors for %d texts", len(resp.Data), len(texts)))
 	}
 	out := make([][]float32, len(texts))
 	for i, d := range resp.Data {
@@ -241,10 +230,10 @@ func (p *OpenAI) send(ctx context.Context, texts []string, query bool, dims int)
 			at = *d.Index
 		}
 		if at < 0 || at >= len(out) || out[at] != nil {
-			return nil, p.e.badResponse(fmt.Sprintf("index %d out of range or repeated in %d vectors", at, len(texts)))
+			return nil, e.badResponse(fmt.Sprintf("index %d out of range or repeated in %d vectors", at, len(texts)))
 		}
 		if d.Embedding == nil {
-			return nil, p.e.badResponse(fmt.Sprintf("no embedding at index %d", at))
+			return nil, e.badResponse(fmt.Sprintf("no embedding at index %d", at))
 		}
 		out[at] = d.Embedding
 	}
@@ -254,27 +243,16 @@ func (p *OpenAI) send(ctx context.Context, texts []string, query bool, dims int)
 // Model returns "openai:MODEL@DIMENSIONS" ("azure:…", "voyage:…"), without
 // "@DIMENSIONS" when they are unknown (an unlisted model and no
 // Dimensions option).
-func (p *OpenAI) Model() string {
-	if p == nil || p.e == nil {
-		return ""
-	}
-	return p.e.id
-}
+func (p *OpenAI) Model() string { return (*engine)(p).Model() }
 
 // Embed returns one vector per text, in order, embedded as documents.
 // Errors: see the package documentation.
 func (p *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if p == nil || p.e == nil {
-		return nil, ErrNilEmbedder
-	}
-	return p.e.embed(ctx, texts, false)
+	return (*engine)(p).Embed(ctx, texts)
 }
 
 // EmbedQuery returns the vector of a search query (Voyage: input_type
 // "query"; other servers make no difference).
 func (p *OpenAI) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	if p == nil || p.e == nil {
-		return nil, ErrNilEmbedder
-	}
-	return p.e.embedQuery(ctx, text)
+	return (*engine)(p).EmbedQuery(ctx, text)
 }

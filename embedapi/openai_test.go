@@ -228,7 +228,7 @@ func TestRetryAfter429(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waits := noWait(p.e)
+			waits := noWait((*engine)(p))
 			got, err := p.Embed(t.Context(), []string{"x", "y"})
 			if err != nil {
 				t.Fatal(err)
@@ -260,7 +260,7 @@ func TestRetry5xxThenSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waits := noWait(p.e)
+	waits := noWait((*engine)(p))
 	if _, err := p.Embed(t.Context(), []string{"x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestRetriesExhausted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noWait(p.e)
+	noWait((*engine)(p))
 	_, err = p.Embed(t.Context(), []string{"x"})
 	ae := wantErr(t, err, ErrRateLimited)
 	if ae == nil || ae.Attempts != 3 || ae.StatusCode != 429 || ae.Code != "rate_limit_exceeded" || len(f.requests()) != 3 {
@@ -304,7 +304,7 @@ func TestLongRetryAfterIsNotWaited(t *testing.T) {
 		writeJSON(w, 429, map[string]any{"error": map[string]any{"message": "daily limit"}})
 	})
 	p, _ := NewOpenAI(t.Context(), "m", &OpenAIOptions{BaseURL: f.srv.URL})
-	waits := noWait(p.e)
+	waits := noWait((*engine)(p))
 	_, err := p.Embed(t.Context(), []string{"x"})
 	ae := wantErr(t, err, ErrRateLimited)
 	if len(f.requests()) != 1 || len(*waits) != 0 || ae.RetryAfter != time.Hour {
@@ -318,7 +318,7 @@ func TestLongRetryAfterIsNotWaited(t *testing.T) {
 		writeJSON(w, 429, map[string]any{})
 	})
 	p, _ = NewOpenAI(ctx, "m", &OpenAIOptions{BaseURL: f2.srv.URL})
-	waits = noWait(p.e)
+	waits = noWait((*engine)(p))
 	ctx2, cancel2 := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel2()
 	if _, err := p.Embed(ctx2, []string{"x"}); !errors.Is(err, ErrRateLimited) || len(*waits) != 0 {
@@ -347,7 +347,7 @@ func TestNotRetried(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			noWait(p.e)
+			noWait((*engine)(p))
 			_, err = p.Embed(t.Context(), []string{"x"})
 			ae := wantErr(t, err, c.kind)
 			if len(f.requests()) != 1 {
@@ -374,7 +374,7 @@ func TestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noWait(p.e)
+	noWait((*engine)(p))
 	_, err = p.Embed(t.Context(), []string{"x"})
 	wantErr(t, err, ErrTimeout)
 	if len(f.requests()) != 2 {
@@ -442,7 +442,7 @@ func TestMalformedResponses(t *testing.T) {
 				fmt.Fprint(w, c.reply)
 			})
 			p, _ := NewOpenAI(t.Context(), "m", &OpenAIOptions{BaseURL: f.srv.URL, Dimensions: c.dims})
-			noWait(p.e)
+			noWait((*engine)(p))
 			got, err := p.Embed(t.Context(), []string{"x", "y"})
 			wantErr(t, err, ErrBadResponse)
 			if got != nil || len(f.requests()) != 1 {
@@ -505,7 +505,7 @@ func TestOpenAIOptions(t *testing.T) {
 	}
 	t.Setenv("OPENAI_API_KEY", "sk-env")
 	p, err := NewOpenAI(t.Context(), "text-embedding-3-small", nil)
-	if err != nil || p.url != "https://api.openai.com/v1/embeddings" || p.e.apiKey != "sk-env" {
+	if err != nil || p.url != "https://api.openai.com/v1/embeddings" || p.apiKey != "sk-env" {
 		t.Errorf("defaults: %v, url %q", err, p.url)
 	}
 	t.Setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
@@ -541,7 +541,7 @@ func TestNetworkError(t *testing.T) {
 	url := f.srv.URL
 	f.srv.Close()
 	p, _ := NewOpenAI(t.Context(), "m", &OpenAIOptions{BaseURL: url, MaxRetries: 2})
-	waits := noWait(p.e)
+	waits := noWait((*engine)(p))
 	_, err := p.Embed(t.Context(), []string{"x"})
 	ae := wantErr(t, err, ErrUnavailable)
 	if ae.Attempts != 3 || len(*waits) != 2 {

@@ -152,8 +152,8 @@ func TestSingleCommitResent(t *testing.T) {
 }
 
 // TestReceiptForms reads both forms of a completed receipt: the packed one
-// Mutate writes now, and the one field per value that v0.1.0's Mutate
-// wrote (still stored until it expires).
+// Mutate writes now, and the one field per value that Mutate wrote
+// before it (still stored until it expires).
 func TestReceiptForms(t *testing.T) {
 	ctx := t.Context()
 	d, _ := emulatorDriver(t)

@@ -297,7 +297,7 @@ func receiptData(r driver.Receipt) map[string]any {
 // packedReceipt is the JSON form of the receipt fields that Mutate writes
 // in one field (fReceipt): a receipt it writes is complete and never
 // updated, and one indexed string costs the Commit less than ten indexed
-// fields (about 0.15 × a raw update on the emulator).
+// fields (docs/benchmarks.md).
 type packedReceipt struct {
 	Fingerprint string    `json:"fp"`
 	Kind        string    `json:"kind"`

@@ -7,12 +7,12 @@
 //	g := genkit.Init(ctx, genkit.WithPlugins(&googlegenai.GoogleAI{}))
 //	mem, err := memory.New(store, nil) // any agentmem store
 //	nb, err := agentmemgenkit.Define(g, mem, nil)
-//	resp, err := genkit.Generate(agentmemgenkit.WithUserID(ctx, "kamal"), g,
+//	resp, err := genkit.Generate(memory.WithUserID(ctx, "kamal"), g,
 //		ai.WithModelName("googleai/gemini-2.5-flash"), ai.WithPrompt("I moved to Hanoi."),
 //		ai.WithTools(nb.Tools()...), ai.WithUse(nb))
 //
 // Genkit has no user id of its own. The namespace is the id given by
-// [WithUserID] to the context of genkit.Generate, or the one
+// [memory.WithUserID] to the context of genkit.Generate, or the one
 // [Options.UserID] reads from the context (the auth of core.FromContext,
 // say), escaped by [memory.EscapeNamespace] so that any id is one valid
 // path segment and no id can reach another's files. A generation without
@@ -21,7 +21,7 @@
 //
 // The tool-call id of a call is Genkit's tool request ref (the model's
 // tool-call id, or one Genkit assigns) and its run id the one given by
-// [WithRunID], or else a random id drawn for each Generate call, so a call
+// [memory.WithRunID], or else a random id drawn for each Generate call, so a call
 // replayed within the generation is never applied twice. To make a
 // repeated generation exactly-once too, give it the run id it had.
 //

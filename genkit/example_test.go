@@ -38,7 +38,7 @@ func Example() {
 		genkittest.Call("call-1", memory.WriteTool, map[string]any{"content": "- lives in Hanoi", "file": nil, "old_text": nil}),
 		genkittest.Answer("Noted."),
 	}})
-	resp, err := genkit.Generate(agentmemgenkit.WithUserID(ctx, "kamal"), g,
+	resp, err := genkit.Generate(memory.WithUserID(ctx, "kamal"), g,
 		ai.WithModel(model), ai.WithSystem("You are a travel assistant."), ai.WithPrompt("I moved to Hanoi."),
 		ai.WithTools(nb.Tools()...), ai.WithUse(nb))
 	if err != nil {

@@ -20,15 +20,10 @@ import (
 // MiddlewareName is the name a [Notebook] has as a Genkit middleware.
 const MiddlewareName = "agentmem/memory"
 
-// ErrNoUser is returned, wrapped with how to give the id, by a tool call
-// and by the model request, when the context names no user whose notebook
-// to use.
-//
-// Deprecated: use memory.ErrNoUser.
-var ErrNoUser = memory.ErrNoUser
-
-// errNoUser is [memory.ErrNoUser] with how to give the id in Genkit.
-var errNoUser = fmt.Errorf("%w: call agentmemgenkit.WithUserID or set Options.UserID", memory.ErrNoUser)
+// errNoUser is [memory.ErrNoUser] with how to give the id in Genkit: a
+// tool call and the model request return it when the context names no
+// user whose notebook to use.
+var errNoUser = fmt.Errorf("%w: call memory.WithUserID or set Options.UserID", memory.ErrNoUser)
 
 // ErrNilArgument is returned by [Define] for a nil Genkit or notebook.
 var ErrNilArgument = errors.New("genkit: pass Define a Genkit (genkit.Init) and a notebook (memory.New): one was nil")
@@ -37,32 +32,12 @@ var ErrNilArgument = errors.New("genkit: pass Define a Genkit (genkit.Init) and 
 type Options struct {
 	// UserID returns the user of a generation from its context, for
 	// example from the auth in core.FromContext(ctx). Default: the id given
-	// by [WithUserID]. An empty id is [memory.ErrNoUser].
+	// by [memory.WithUserID]. An empty id is [memory.ErrNoUser].
 	UserID func(ctx context.Context) (string, error)
 }
 
-type ctxKey int
-
-const (
-	userKey ctxKey = iota
-	runKey
-	callKey
-)
-
-// WithUserID returns a context for genkit.Generate whose generations use
-// the notebook of user id.
-func WithUserID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, userKey, id)
-}
-
-// WithRunID returns a context for genkit.Generate whose tool calls carry
-// run id id. Give a generation that is repeated (resumed after an
-// interrupt, retried by a durable workflow) the id it had the first time
-// so that its replayed tool calls are applied once; without one, each
-// Generate call gets a random id.
-func WithRunID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, runKey, id)
-}
+// callKey is the context key of the tool-call ref a tool call runs with.
+type callKey struct{}
 
 // Notebook is a notebook as Genkit tools and middleware. It is safe for
 // concurrent use.
@@ -115,7 +90,7 @@ func (n *Notebook) Name() string { return MiddlewareName }
 // turns arguments that fail schema validation into a result the model can
 // act on.
 func (n *Notebook) New(ctx context.Context) (*ai.Hooks, error) {
-	run, _ := ctx.Value(runKey).(string)
+	run := memory.RunID(ctx)
 	if run == "" {
 		var b [16]byte
 		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
@@ -127,7 +102,7 @@ func (n *Notebook) New(ctx context.Context) (*ai.Hooks, error) {
 			if p.Tool == nil || p.Request == nil || !n.names[p.Tool.Name()] {
 				return next(ctx, p)
 			}
-			ctx = context.WithValue(context.WithValue(ctx, runKey, run), callKey, p.Request.Ref)
+			ctx = context.WithValue(memory.WithRunID(ctx, run), callKey{}, p.Request.Ref)
 			resp, err := next(ctx, p)
 			if errors.Is(err, status.ErrInvalidInput) {
 				// Genkit validated the arguments first: let the notebook
@@ -152,7 +127,7 @@ func (n *Notebook) userID(ctx context.Context) (string, error) {
 			return "", err
 		}
 	} else {
-		id, _ = ctx.Value(userKey).(string)
+		id = memory.UserID(ctx)
 	}
 	if id == "" {
 		return "", errNoUser
@@ -172,9 +147,8 @@ func (n *Notebook) call(ctx context.Context, name string, in any) (any, error) {
 	if err != nil {
 		return map[string]any{"error": "Invalid arguments: pass a JSON object."}, nil
 	}
-	run, _ := ctx.Value(runKey).(string)
-	ref, _ := ctx.Value(callKey).(string)
-	res, err := n.mem.Call(ctx, memory.Invocation{Namespace: ns, RunID: run, ToolCallID: ref}, name, args)
+	ref, _ := ctx.Value(callKey{}).(string)
+	res, err := n.mem.Call(ctx, memory.Invocation{Namespace: ns, RunID: memory.RunID(ctx), ToolCallID: ref}, name, args)
 	if err != nil {
 		return nil, fmt.Errorf("genkit: %s: %w", name, err)
 	}

@@ -58,8 +58,8 @@ func TestNotebookEndToEnd(t *testing.T) {
 		},
 		"Book a flight.": {genkittest.Answer("Booked.")},
 	})
-	kamal := agentmemgenkit.WithUserID(t.Context(), "kamal")
-	resp, err := r.generate(agentmemgenkit.WithRunID(kamal, "run-1"), ai.NewUserTextMessage("Remember."))
+	kamal := memory.WithUserID(t.Context(), "kamal")
+	resp, err := r.generate(memory.WithRunID(kamal, "run-1"), ai.NewUserTextMessage("Remember."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestNotebookEndToEnd(t *testing.T) {
 	}
 
 	// Another user sees nothing.
-	if _, err := r.generate(agentmemgenkit.WithUserID(t.Context(), "ana"), ai.NewUserTextMessage("Book a flight.")); err != nil {
+	if _, err := r.generate(memory.WithUserID(t.Context(), "ana"), ai.NewUserTextMessage("Book a flight.")); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range r.model.Requests()[5].Messages {
@@ -159,12 +159,12 @@ func TestUserIDFunc(t *testing.T) {
 func TestInjectionErrors(t *testing.T) {
 	scripts := map[string][]genkittest.Step{"Hi.": {genkittest.Answer("ok")}}
 	r := newRig(t, nil, nil, scripts)
-	if _, err := r.generate(t.Context(), ai.NewUserTextMessage("Hi.")); !errors.Is(err, agentmemgenkit.ErrNoUser) || !errors.Is(err, memory.ErrNoUser) || len(r.model.Requests()) != 0 {
+	if _, err := r.generate(t.Context(), ai.NewUserTextMessage("Hi.")); !errors.Is(err, memory.ErrNoUser) || len(r.model.Requests()) != 0 {
 		t.Fatalf("no user: %v, %d requests", err, len(r.model.Requests()))
 	}
 	boom := errors.New("no tenant")
 	r = newRig(t, &memory.Options{InjectionErrors: memory.RaiseErrors, NamespaceFunc: func(context.Context) (string, error) { return "", boom }}, nil, scripts)
-	if _, err := r.generate(agentmemgenkit.WithUserID(t.Context(), "kamal"), ai.NewUserTextMessage("Hi.")); !errors.Is(err, boom) || len(r.model.Requests()) != 0 {
+	if _, err := r.generate(memory.WithUserID(t.Context(), "kamal"), ai.NewUserTextMessage("Hi.")); !errors.Is(err, boom) || len(r.model.Requests()) != 0 {
 		t.Fatalf("snapshot failure: %v, %d requests", err, len(r.model.Requests()))
 	}
 }
@@ -176,7 +176,7 @@ func TestRunIDPerGenerate(t *testing.T) {
 		return []genkittest.Step{genkittest.Call("c1", memory.WriteTool, map[string]any{"content": fact, "file": nil, "old_text": nil}), genkittest.Answer("ok")}
 	}
 	r := newRig(t, nil, nil, map[string][]genkittest.Step{"One.": step("- one"), "Two.": step("- two")})
-	kamal := agentmemgenkit.WithUserID(t.Context(), "kamal")
+	kamal := memory.WithUserID(t.Context(), "kamal")
 	for _, p := range []string{"One.", "Two."} {
 		if _, err := r.generate(kamal, ai.NewUserTextMessage(p)); err != nil {
 			t.Fatal(err)

@@ -70,9 +70,7 @@
 // the caller's own files ("memory:///MEMORY.md", "memory:///travel.md", at
 // most [Options.MaxResources]) and [SnapshotURI] ("memory:///snapshot"),
 // the injected block; resources/read reads them (bounded as read_memory
-// is). [DeprecatedSnapshotURI] ("memory://snapshot", the former form)
-// still answers reads and subscriptions for one release, unlisted.
-// resources/subscribe is supported: a write or delete made through this
+// is). resources/subscribe is supported: a write or delete made through this
 // server notifies the subscribers of that user's file and snapshot
 // (notifications/resources/updated), and nobody else's. Changes made by
 // other processes (another server, a background job, a person editing a

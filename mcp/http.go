@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/store"
@@ -59,8 +56,7 @@ type HTTPOptions struct {
 	// [Server.Mount] routes it elsewhere). It starts with "/" and is not
 	// under "/.well-known/". By default MCP is served at [DefaultPath],
 	// the root, and with OAuth also at the path of the audience (the
-	// resource URL that clients following the metadata connect to): where
-	// clients of earlier releases, which served every path, connect.
+	// resource URL that clients following the metadata connect to).
 	Path string
 	// Realm is the realm of the Bearer challenge (WWW-Authenticate, RFC
 	// 6750) of a 401 or 403. Default [DefaultRealm].
@@ -289,10 +285,10 @@ func quoted(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
-// stampHTTP bounds the body of a POST and stamps each tools/call in it with
-// its session id and JSON-RPC id (see withRequestIDs). The session id is
-// the Mcp-Session-Id header: the SDK answers an unknown one with 404 and
-// another user's with 403, so it names this user's live session.
+// stampHTTP bounds the body of a POST and stamps the requests in it (see
+// stamper). The session is the Mcp-Session-Id header: the SDK answers an
+// unknown one with 404 and another user's with 403, so it names this
+// user's live session.
 func (s *Server) stampHTTP(next http.Handler, limit int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -308,50 +304,9 @@ func (s *Server) stampHTTP(next http.Handler, limit int64) http.Handler {
 			http.Error(w, "cannot read the request body", http.StatusBadRequest)
 			return
 		}
-		session := r.Header.Get("Mcp-Session-Id")
-		if session == "" {
-			session = rand.Text()
-		}
-		body = stampBody(body, "http:"+session, s.opts.Observe != nil)
+		body = s.stamper("http", r.Header.Get("Mcp-Session-Id")).body(body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
-}
-
-// stampBody stamps the tools/call requests of a JSON-RPC message or batch
-// (and, with ids, every request; see stamp);
-// a body it cannot decode is passed on unchanged for the SDK to refuse.
-func stampBody(body []byte, session string, ids bool) []byte {
-	var batch []json.RawMessage
-	if err := json.Unmarshal(body, &batch); err != nil {
-		batch = []json.RawMessage{body}
-	} else if len(batch) == 0 {
-		return body
-	}
-	out := make([]json.RawMessage, 0, len(batch))
-	for _, raw := range batch {
-		msg, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
-			return body
-		}
-		if req, ok := msg.(*jsonrpc.Request); !ok || !req.IsCall() || (req.Method != "tools/call" && !ids) {
-			out = append(out, raw)
-			continue
-		}
-		stamp(msg, session, ids)
-		b, err := jsonrpc.EncodeMessage(msg)
-		if err != nil {
-			return body
-		}
-		out = append(out, b)
-	}
-	if len(out) == 1 && bytes.TrimSpace(body)[0] != '[' {
-		return out[0]
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return body
-	}
-	return b
 }

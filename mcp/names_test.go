@@ -42,8 +42,8 @@ func TestFileNameCaseOverMCP(t *testing.T) {
 	}
 }
 
-// Every resource URI has one form, memory:///<name>; the snapshot's former
-// URI still answers reads and subscriptions, unlisted.
+// Every resource URI has one form, memory:///<name>, and the snapshot
+// answers reads and subscriptions under it.
 func TestResourceURIsOneForm(t *testing.T) {
 	if !strings.HasPrefix(agentmemmcp.SnapshotURI, agentmemmcp.FileURIPrefix) {
 		t.Fatalf("SnapshotURI %q is not of the form %s<name>", agentmemmcp.SnapshotURI, agentmemmcp.FileURIPrefix)
@@ -65,21 +65,20 @@ func TestResourceURIsOneForm(t *testing.T) {
 			t.Errorf("listed %q, not of the form %s<name>", r.URI, agentmemmcp.FileURIPrefix)
 		}
 	}
-	for _, uri := range []string{agentmemmcp.SnapshotURI, agentmemmcp.DeprecatedSnapshotURI} {
-		rr, err := cs.ReadResource(t.Context(), &mcpsdk.ReadResourceParams{URI: uri})
-		if err != nil {
-			t.Fatalf("read %s: %v", uri, err)
-		}
-		if len(rr.Contents) != 1 || rr.Contents[0].URI != uri || !strings.Contains(rr.Contents[0].Text, "- likes tea") {
-			t.Fatalf("read %s: %+v", uri, rr.Contents)
-		}
+	uri := agentmemmcp.SnapshotURI
+	rr, err := cs.ReadResource(t.Context(), &mcpsdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
 	}
-	if err := cs.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: agentmemmcp.DeprecatedSnapshotURI}); err != nil {
+	if len(rr.Contents) != 1 || rr.Contents[0].URI != uri || !strings.Contains(rr.Contents[0].Text, "- likes tea") {
+		t.Fatalf("read %s: %+v", uri, rr.Contents)
+	}
+	if err := cs.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
 	write(t, cs, "MEMORY.md", "- likes green tea")
-	if uri := <-notes; uri != agentmemmcp.DeprecatedSnapshotURI {
-		t.Fatalf("notified %q, want %q", uri, agentmemmcp.DeprecatedSnapshotURI)
+	if got := <-notes; got != uri {
+		t.Fatalf("notified %q, want %q", got, uri)
 	}
 }
 

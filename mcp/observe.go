@@ -125,20 +125,3 @@ func (s *Server) observe(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		return res, err
 	}
 }
-
-// stampID puts the JSON-RPC id of a request into its _meta under
-// metaJSONRPCID; params that are neither absent nor a JSON object are
-// left alone.
-func stampID(req *jsonrpc.Request) {
-	id := req.ID.Raw()
-	var text string
-	switch v := id.(type) {
-	case string:
-		text = v
-	case int64:
-		text = strconv.FormatInt(v, 10)
-	default:
-		return
-	}
-	setMeta(req, metaJSONRPCID, text)
-}

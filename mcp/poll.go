@@ -132,8 +132,8 @@ func (s *Server) subscribedURIs(scope string) (uris []string, stopped bool) {
 // of c: a file's version (one read), or a hash of the injected block
 // (what the snapshot's reader would see). An absent file is "".
 func (s *Server) fingerprint(ctx context.Context, c caller, uri string) (string, error) {
-	if isSnapshot(uri) {
-		block, err := s.mem.Snapshot(ctx, c.ns)
+	if uri == SnapshotURI {
+		block, err := s.mem.SnapshotOf(ctx, c.inv())
 		if err != nil {
 			return "", err
 		}
@@ -144,7 +144,7 @@ func (s *Server) fingerprint(ctx context.Context, c caller, uri string) (string,
 	if !ok {
 		return "", nil
 	}
-	f, err := s.mem.Store().Read(ctx, c.path+"/"+name, 1)
+	f, err := s.mem.Store().Read(ctx, c.sc.Path()+"/"+name, 1)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}

@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -49,21 +51,133 @@ func invocationIDs(req *mcpsdk.CallToolRequest) (run, call string, te *memory.To
 	return "mcp-unkeyed", rand.Text(), nil
 }
 
-// withRequestIDs wraps a transport so that each tools/call request read
-// from it carries its connection and JSON-RPC id in _meta. The connection
-// part is random per connection (stdio and in-memory connections have no
-// session id), so two connections, or two runs of a stdio server, never
-// share an id.
-// It also counts, in replies, the requests read whose response is not
-// written yet, for Shutdown.
-func withRequestIDs(t mcpsdk.Transport, ids bool, replies *inflight) mcpsdk.Transport {
-	return &idTransport{t, ids, replies}
+// stamper stamps the requests of one connection or HTTP session as they
+// arrive, the one place that does (the SDK keeps the JSON-RPC id to
+// itself): a tools/call gets "<session>|<JSON-RPC id>" under
+// metaRequestID, the key of its exactly-once application, and, while an
+// Observe hook is set, every request gets its JSON-RPC id under
+// metaJSONRPCID. A connection that Run or Connect serves stamps each
+// message it reads (idConn); over streamable HTTP, where the SDK makes the
+// transport itself, the handler stamps the POST body before the SDK reads
+// it (Server.stampHTTP).
+type stamper struct {
+	session string // "conn:<random>", or "http:<Mcp-Session-Id>"
+	ids     bool   // stamp every request's JSON-RPC id too
+}
+
+// stamper returns the stamper of one session; session is random where the
+// transport names none (stdio and in-memory connections), so two
+// connections, or two runs of a stdio server, never share an id.
+func (s *Server) stamper(kind, session string) stamper {
+	if session == "" {
+		session = rand.Text()
+	}
+	return stamper{session: kind + ":" + session, ids: s.opts.Observe != nil}
+}
+
+// stamp stamps msg (see stamper) and reports whether it changed it.
+// Params that are neither absent nor a JSON object are left for the SDK
+// to refuse.
+func (st stamper) stamp(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return false
+	}
+	set := map[string]string{}
+	if st.ids {
+		switch v := req.ID.Raw().(type) {
+		case string:
+			set[metaJSONRPCID] = v
+		case int64:
+			set[metaJSONRPCID] = strconv.FormatInt(v, 10)
+		}
+	}
+	if req.Method == "tools/call" {
+		set[metaRequestID] = fmt.Sprintf("%s|%T:%v", st.session, req.ID.Raw(), req.ID.Raw())
+	}
+	return len(set) > 0 && setMeta(req, set)
+}
+
+// body stamps the requests of a JSON-RPC message or batch; a body it
+// cannot decode is returned unchanged for the SDK to refuse.
+func (st stamper) body(body []byte) []byte {
+	var batch []json.RawMessage
+	if err := json.Unmarshal(body, &batch); err != nil {
+		batch = []json.RawMessage{body}
+	} else if len(batch) == 0 {
+		return body
+	}
+	out := make([]json.RawMessage, 0, len(batch))
+	for _, raw := range batch {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return body
+		}
+		if !st.stamp(msg) {
+			out = append(out, raw)
+			continue
+		}
+		b, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return body
+		}
+		out = append(out, b)
+	}
+	if len(out) == 1 && bytes.TrimSpace(body)[0] != '[' {
+		return out[0]
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+// setMeta sets _meta[key] = value for each of set in the params of req
+// and reports whether it did; absent params become an object, params of
+// another shape are left alone.
+func setMeta(req *jsonrpc.Request, set map[string]string) bool {
+	var params map[string]json.RawMessage
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		if err := json.Unmarshal(req.Params, &params); err != nil || params == nil {
+			return false
+		}
+	}
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	var meta map[string]json.RawMessage
+	if raw, ok := params["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return false
+		}
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	for k, v := range set {
+		meta[k], _ = json.Marshal(v)
+	}
+	params["_meta"], _ = json.Marshal(meta)
+	b, err := json.Marshal(params)
+	if err != nil {
+		return false
+	}
+	req.Params = b
+	return true
+}
+
+// withRequestIDs wraps a transport so that each connection made from it
+// stamps the requests it reads (see stamper). It also counts, in
+// s.replies, the requests read whose response is not written yet, for
+// Shutdown.
+func (s *Server) withRequestIDs(t mcpsdk.Transport) mcpsdk.Transport {
+	return &idTransport{t, s}
 }
 
 type idTransport struct {
 	mcpsdk.Transport
-	ids     bool // stamp every request's JSON-RPC id too
-	replies *inflight
+	s *Server
 }
 
 func (t *idTransport) Connect(ctx context.Context) (mcpsdk.Connection, error) {
@@ -71,13 +185,12 @@ func (t *idTransport) Connect(ctx context.Context) (mcpsdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &idConn{Connection: c, session: "conn:" + rand.Text(), ids: t.ids, replies: t.replies}, nil
+	return &idConn{Connection: c, stamper: t.s.stamper("conn", ""), replies: &t.s.replies}, nil
 }
 
 type idConn struct {
 	mcpsdk.Connection
-	session string
-	ids     bool
+	stamper
 	replies *inflight
 
 	mu      sync.Mutex
@@ -87,7 +200,7 @@ type idConn struct {
 func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err == nil {
-		stamp(msg, c.session, c.ids)
+		c.stamp(msg)
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			c.mu.Lock()
 			c.pending++
@@ -121,49 +234,4 @@ func (c *idConn) Close() error {
 	}
 	c.mu.Unlock()
 	return err
-}
-
-// stamp puts "<session>|<id>" under metaRequestID in the _meta of a
-// tools/call request and, when ids is set, the JSON-RPC id of any request
-// under metaJSONRPCID (for Options.Observe). Params that are not a JSON
-// object are left for the SDK to refuse.
-func stamp(msg jsonrpc.Message, session string, ids bool) {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() {
-		return
-	}
-	if ids {
-		stampID(req)
-	}
-	if req.Method == "tools/call" {
-		setMeta(req, metaRequestID, fmt.Sprintf("%s|%T:%v", session, req.ID.Raw(), req.ID.Raw()))
-	}
-}
-
-// setMeta sets _meta[key] in the params of req; absent params become an
-// object, params of another shape are left alone.
-func setMeta(req *jsonrpc.Request, key, value string) {
-	var params map[string]json.RawMessage
-	if len(req.Params) > 0 && string(req.Params) != "null" {
-		if err := json.Unmarshal(req.Params, &params); err != nil || params == nil {
-			return
-		}
-	}
-	if params == nil {
-		params = map[string]json.RawMessage{}
-	}
-	var meta map[string]json.RawMessage
-	if raw, ok := params["_meta"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return
-		}
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	meta[key], _ = json.Marshal(value)
-	params["_meta"], _ = json.Marshal(meta)
-	if b, err := json.Marshal(params); err == nil {
-		req.Params = b
-	}
 }

@@ -20,10 +20,6 @@ import (
 const (
 	SnapshotURI   = "memory:///snapshot"
 	FileURIPrefix = "memory:///"
-	// DeprecatedSnapshotURI is the snapshot's URI before this form: it
-	// still answers resources/read and resources/subscribe, and is not
-	// listed. It goes in the next release; use SnapshotURI.
-	DeprecatedSnapshotURI = "memory://snapshot"
 	// FileURITemplate is the RFC 6570 template of the file resources.
 	FileURITemplate = FileURIPrefix + "{file}"
 )
@@ -63,7 +59,7 @@ func (s *Server) listResources(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
-		prefix := c.path + "/"
+		prefix := c.sc.Path() + "/"
 		paths, err := s.mem.Store().ListPaths(ctx, prefix, s.opts.MaxResources+1)
 		if err != nil {
 			return nil, s.fail(ctx, err)
@@ -99,7 +95,7 @@ func (s *Server) readFile(ctx context.Context, req *mcpsdk.ReadResourceRequest) 
 		return nil, mcpsdk.ResourceNotFoundError(req.Params.URI)
 	}
 	args, _ := json.Marshal(map[string]string{"file": name})
-	res, err := s.mem.Call(ctx, memory.Invocation{Namespace: c.ns}, s.readTool, args)
+	res, err := s.mem.Call(ctx, c.inv(), s.readTool, args)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -118,9 +114,6 @@ func (s *Server) readSnapshot(ctx context.Context, req *mcpsdk.ReadResourceReque
 	return textResource(req.Params.URI, block), nil
 }
 
-// isSnapshot reports whether uri names the snapshot (under either URI).
-func isSnapshot(uri string) bool { return uri == SnapshotURI || uri == DeprecatedSnapshotURI }
-
 func textResource(uri, text string) *mcpsdk.ReadResourceResult {
 	res := &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}
 	res.CacheScope = "private"
@@ -134,7 +127,7 @@ func (s *Server) block(ctx context.Context, req mcpsdk.Request) (string, error) 
 	if err != nil {
 		return "", s.fail(ctx, err)
 	}
-	block, err := s.mem.Snapshot(ctx, c.ns)
+	block, err := s.mem.SnapshotOf(ctx, c.inv())
 	if err != nil {
 		return "", s.fail(ctx, err)
 	}

@@ -72,12 +72,6 @@ func FixedUser(id string) func(context.Context, mcpsdk.Request) (string, error) 
 	return func(context.Context, mcpsdk.Request) (string, error) { return id, nil }
 }
 
-// ErrNoUser reports a request whose user could not be resolved (no
-// authenticated user, or an empty id), wrapped with how to give one.
-//
-// Deprecated: use memory.ErrNoUser.
-var ErrNoUser = memory.ErrNoUser
-
 // errNoUser is [memory.ErrNoUser] with how to give the user over MCP.
 var errNoUser = fmt.Errorf("%w: authenticate, or set Options.Namespace", memory.ErrNoUser)
 
@@ -165,11 +159,6 @@ func NewServer(mem *memory.Memory, opts *Options) (*Server, error) {
 		Description: "The <memory> block injected beside the user's prompts: the end of MEMORY.md and the list of other memory files.",
 		MIMEType:    "text/markdown",
 	}, s.readSnapshot)
-	s.sdk.AddResource(&mcpsdk.Resource{
-		URI: DeprecatedSnapshotURI, Name: "memory-snapshot-deprecated", Title: "Memory block (deprecated URI)",
-		Description: "The memory block under its former URI; read " + SnapshotURI + " instead.",
-		MIMEType:    "text/markdown",
-	}, s.readSnapshot)
 	s.sdk.AddResourceTemplate(&mcpsdk.ResourceTemplate{
 		URITemplate: FileURITemplate, Name: "memory-file", Title: "Memory file",
 		Description: "One memory file of the current user, such as " + FileURIPrefix + memory.MainFile + ".",
@@ -196,24 +185,27 @@ func (s *Server) MCP() *mcpsdk.Server { return s.sdk }
 // Run serves one session over t (such as &mcpsdk.StdioTransport{}) until
 // the client disconnects or ctx is done.
 func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
-	return s.sdk.Run(ctx, withRequestIDs(t, s.opts.Observe != nil, &s.replies))
+	return s.sdk.Run(ctx, s.withRequestIDs(t))
 }
 
 // Connect starts a session over t and returns it without waiting (for
 // in-memory transports in tests and for custom transports).
 func (s *Server) Connect(ctx context.Context, t mcpsdk.Transport, opts *mcpsdk.ServerSessionOptions) (*mcpsdk.ServerSession, error) {
-	return s.sdk.Connect(ctx, withRequestIDs(t, s.opts.Observe != nil, &s.replies), opts)
+	return s.sdk.Connect(ctx, s.withRequestIDs(t), opts)
 }
 
 // caller is the resolved notebook of one request.
 type caller struct {
-	user  string // the user id, as Options.Namespace answered it
-	ns    string // escaped namespace, for memory.Invocation
-	path  string // scope path, <ns>/<agent name>
-	scope string // hash of path, tags notifications
+	user  string       // the user id, as Options.Namespace answered it
+	sc    memory.Scope // resolved once; Path is <ns>/<agent name>
+	scope string       // hash of the scope path, tags notifications
 }
 
-// resolve returns the caller of a request.
+// inv is the invocation of c's notebook, its scope resolved.
+func (c caller) inv() memory.Invocation { return memory.Invocation{Scope: c.sc} }
+
+// resolve returns the caller of a request: its namespace is resolved here
+// once, and the notebook's calls reuse it (caller.inv).
 func (s *Server) resolve(ctx context.Context, req mcpsdk.Request) (caller, error) {
 	id, err := s.opts.Namespace(ctx, req)
 	if err != nil && !errors.Is(err, memory.ErrNoUser) {
@@ -226,18 +218,19 @@ func (s *Server) resolve(ctx context.Context, req mcpsdk.Request) (caller, error
 		return caller{}, errNoUser
 	}
 	ns := memory.EscapeNamespace(id)
-	path, err := s.mem.Scope(ctx, memory.Invocation{Namespace: ns})
+	sc, err := s.mem.Resolve(ctx, memory.Invocation{Namespace: ns})
 	if err != nil {
 		return caller{}, err
 	}
 	// The memory must use the namespace given: one of its own would put
 	// every caller in one notebook.
+	path := sc.Path()
 	rest, ok := strings.CutPrefix(path, ns+"/")
 	if !ok || strings.Contains(rest, "/") {
 		return caller{}, ErrOwnNamespace
 	}
 	sum := sha256.Sum256([]byte(path))
-	return caller{user: id, ns: ns, path: path, scope: hex.EncodeToString(sum[:16])}, nil
+	return caller{user: id, sc: sc, scope: hex.EncodeToString(sum[:16])}, nil
 }
 
 // ErrNilMemory reports a nil notebook given to [NewServer]. It wraps

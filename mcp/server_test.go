@@ -412,7 +412,7 @@ func TestRequestsFailWithoutAUserOrOnAMemoryWithItsOwnNamespace(t *testing.T) {
 		want error
 	}{
 		"own namespace": {own, &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("u")}, agentmemmcp.ErrOwnNamespace},
-		"no user":       {newMemory(t), nil, agentmemmcp.ErrNoUser}, // stdio has no token
+		"no user":       {newMemory(t), nil, memory.ErrNoUser}, // stdio has no token
 		"empty user":    {newMemory(t), &agentmemmcp.Options{Namespace: agentmemmcp.FixedUser("")}, memory.ErrNoUser},
 	} {
 		cs := connect(t, newServer(t, c.mem, c.opts), nil)

@@ -39,7 +39,7 @@ func (s *Server) changed(ctx context.Context, scope string, res any) {
 	default:
 		return
 	}
-	for _, uri := range []string{FileURIPrefix + file, SnapshotURI, DeprecatedSnapshotURI} {
+	for _, uri := range []string{FileURIPrefix + file, SnapshotURI} {
 		if !s.subscribed(scope, uri) {
 			continue
 		}
@@ -138,7 +138,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcpsdk.SubscribeRequest) er
 	if err != nil {
 		return s.fail(ctx, err)
 	}
-	if !isSnapshot(req.Params.URI) {
+	if req.Params.URI != SnapshotURI {
 		if _, ok := fileName(req.Params.URI); !ok {
 			return mcpsdk.ResourceNotFoundError(req.Params.URI)
 		}

@@ -45,7 +45,8 @@ func (s *Server) callTool(name string, specs []memory.ToolSpec) mcpsdk.ToolHandl
 		if te != nil {
 			return toolResult(te, true)
 		}
-		inv := memory.Invocation{Namespace: c.ns, RunID: run, ToolCallID: call}
+		inv := c.inv()
+		inv.RunID, inv.ToolCallID = run, call
 		if mutates {
 			inv.Metadata = who(c, req)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -19,30 +18,13 @@ import (
 // written by an operation whose receipt is pending is refused
 // (CodeUnsettled), so that the store completes that receipt first.
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
-	meta, err := driver.MetadataJSON(p.Metadata)
+	args, err := callArgs(p.Metadata, p.Entry, func(text string, raw []byte, meta any) []any {
+		return []any{p.Path, text, raw, driver.AppendSpace, p.MaxChars, meta, p.Version}
+	}, p.Receipt, p.History, false)
 	if err != nil {
 		return driver.AppendResult{}, err
 	}
-	text, raw := contentArgs(p.Entry)
-	args := []any{p.Path, text, raw, driver.AppendSpace, p.MaxChars, meta, p.Version}
-	if r := p.Receipt; r != nil {
-		args = append(args, r.ID, r.Fingerprint, r.CreatedAt, r.ExpiresAt)
-	} else {
-		args = append(args, nil, nil, nil, nil)
-	}
-	hist, err := appendHistoryArgs(p.History)
-	if err != nil {
-		return driver.AppendResult{}, err
-	}
-	args = append(args, hist...)
-	existing, err := d.appendRows(ctx, args)
-	if schemaMissing(err) {
-		// The schema was dropped (or predates the append function): create
-		// it again and retry once; nothing was executed.
-		if err = recreateSchema(ctx, d.pool, d.sql.table); err == nil {
-			existing, err = d.appendRows(ctx, args)
-		}
-	}
+	existing, err := d.call(ctx, d.sql.append, args)
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == CodeMissing:
@@ -57,12 +39,4 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 		return driver.AppendResult{Existing: existing[0]}, nil
 	}
 	return driver.AppendResult{}, nil
-}
-
-func (d *Driver) appendRows(ctx context.Context, args []any) ([]*driver.Receipt, error) {
-	rows, err := d.pool.Query(ctx, d.sql.append, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.Receipt, error) { return scanReceipt(row) })
 }

@@ -68,6 +68,4 @@
 // functions insert the entry in their own call, so history on costs no
 // round trip) and [driver.Pruner] (expired receipts, tombstones and
 // history entries, [DefaultPruneBatch] rows per statement).
-// [Driver.PruneReceipts] (deprecated) removes completed receipts by age,
-// never a pending one.
 package postgres

@@ -12,27 +12,14 @@ import (
 )
 
 // historyArgs returns the history arguments of the mutation function
-// ($18–$28) for e, whose change writes content: all NULL without an
-// entry, and a NULL content when the entry's is the file's, which the
-// function then copies.
-func historyArgs(e *driver.HistoryEntry, content string) ([]any, error) {
-	if e == nil {
+// (full: $18–$28; the history content is NULL when it is the mutation's
+// content, which the function then uses) or of the append function
+// ($12–$19: the function fills in the previous version and the content);
+// NULLs without an entry.
+func historyArgs(e *driver.HistoryEntry, content string, full bool) ([]any, error) {
+	if e == nil && full {
 		return make([]any, 11), nil
 	}
-	meta, err := driver.MetadataJSON(e.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	var text, raw any
-	if e.Content != content {
-		text, raw = contentArgs(e.Content)
-	}
-	return []any{e.Key(), e.Path, e.Version, e.Previous, string(e.Kind), e.OperationID, meta, text, raw, e.Time, timeArg(e.ExpiresAt)}, nil
-}
-
-// appendHistoryArgs returns the history arguments of the append function
-// ($12–$19): the function fills in the previous version and the content.
-func appendHistoryArgs(e *driver.HistoryEntry) ([]any, error) {
 	if e == nil {
 		return make([]any, 8), nil
 	}
@@ -40,7 +27,14 @@ func appendHistoryArgs(e *driver.HistoryEntry) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{e.Key(), e.Path, e.Version, string(e.Kind), e.OperationID, meta, e.Time, timeArg(e.ExpiresAt)}, nil
+	if !full {
+		return []any{e.Key(), e.Path, e.Version, string(e.Kind), e.OperationID, meta, e.Time, timeArg(e.ExpiresAt)}, nil
+	}
+	var text, raw any
+	if e.Content != content {
+		text, raw = contentArgs(e.Content)
+	}
+	return []any{e.Key(), e.Path, e.Version, e.Previous, string(e.Kind), e.OperationID, meta, text, raw, e.Time, timeArg(e.ExpiresAt)}, nil
 }
 
 // scanHistory scans the history columns (historyCols).

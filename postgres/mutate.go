@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -17,30 +16,13 @@ import (
 // known, and driver.ErrPrecondition (SQLSTATE [CodePrecondition], nothing
 // written) when the version differs.
 func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.MutateResult, error) {
-	meta, err := driver.MetadataJSON(p.Metadata)
+	args, err := callArgs(p.Metadata, p.Content, func(text string, raw []byte, meta any) []any {
+		return []any{string(p.Kind), p.Path, text, raw, meta, p.Expected, p.Version}
+	}, p.Receipt, p.History, true)
 	if err != nil {
 		return driver.MutateResult{}, err
 	}
-	text, raw := contentArgs(p.Content)
-	args := []any{string(p.Kind), p.Path, text, raw, meta, p.Expected, p.Version}
-	if r := p.Receipt; r != nil {
-		args = append(args, r.ID, r.Fingerprint, string(r.Kind), r.Path, r.Expected, r.Version, r.Existed, r.Completed, r.CreatedAt, r.ExpiresAt)
-	} else {
-		args = append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
-	}
-	hist, err := historyArgs(p.History, p.Content)
-	if err != nil {
-		return driver.MutateResult{}, err
-	}
-	args = append(args, hist...)
-	existing, err := d.mutate(ctx, args)
-	if schemaMissing(err) {
-		// The schema was dropped while this process ran (the function is
-		// gone, so nothing was executed): create it again and retry once.
-		if err = recreateSchema(ctx, d.pool, d.sql.table); err == nil {
-			existing, err = d.mutate(ctx, args)
-		}
-	}
+	existing, err := d.call(ctx, d.sql.mutate, args)
 	if err != nil {
 		return driver.MutateResult{}, d.mutateError(ctx, err)
 	}
@@ -48,14 +30,6 @@ func (d *Driver) Mutate(ctx context.Context, p driver.MutateParams) (driver.Muta
 		return driver.MutateResult{Existing: existing[0]}, nil
 	}
 	return driver.MutateResult{}, nil
-}
-
-func (d *Driver) mutate(ctx context.Context, args []any) ([]*driver.Receipt, error) {
-	rows, err := d.pool.Query(ctx, d.sql.mutate, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.Receipt, error) { return scanReceipt(row) })
 }
 
 func (d *Driver) mutateError(ctx context.Context, err error) error {

@@ -61,11 +61,11 @@ func TestNoCreate(t *testing.T) {
 	}
 }
 
-// TestDeprecatedOpen checks that the deprecated Open still opens a store
-// on a pool of its own, which Close closes.
-func TestDeprecatedOpen(t *testing.T) {
+// TestOwnedPoolClosed checks that a driver on a pool of its own (what a
+// store URL opens) closes that pool on Close.
+func TestOwnedPoolClosed(t *testing.T) {
 	url := testURL(t)
-	d, err := Open(t.Context(), url, &Options{Table: uniqueTable(t, url)})
+	d, err := openPool(t.Context(), url, &Options{Table: uniqueTable(t, url)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +76,6 @@ func TestDeprecatedOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.Pool().Stat().TotalConns() != 0 {
-		t.Error("Close left the pool Open created open")
+		t.Error("Close left the pool openPool created open")
 	}
 }

@@ -69,15 +69,6 @@ func tableOf(opts *Options) (string, error) {
 	return t, nil
 }
 
-// Open connects a new pool to url and returns a driver that owns it.
-//
-// Deprecated: use New (ctx, pool, opts) with a pool of your own, or
-// store.Open(ctx, "postgres://...", opts), whose Close closes the pool it
-// opened.
-func Open(ctx context.Context, url string, opts *Options) (*Driver, error) {
-	return openPool(ctx, url, opts)
-}
-
 // openPool connects a new pool to url (a libpq URL or key=value string, as
 // pgxpool.ParseConfig accepts), creates the schema if needed and returns a
 // driver that owns the pool: Close closes it. It fails with
@@ -153,12 +144,62 @@ func (d *Driver) Table() string { return d.sql.table }
 func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
 // Close implements driver.Driver: it closes the pool if the driver opened
-// it (a store URL, or the deprecated Open).
+// it (a store URL).
 func (d *Driver) Close() error {
 	if d.owned {
 		d.pool.Close()
 	}
 	return nil
+}
+
+// callArgs returns the arguments of a call of the mutation function
+// (full) or of the append function: file's, given the content columns of
+// content and the metadata as JSON, then the receipt's and the history
+// entry's (historyArgs).
+func callArgs(metadata map[string]string, content string, file func(text string, raw []byte, meta any) []any,
+	r *driver.Receipt, h *driver.HistoryEntry, full bool) ([]any, error) {
+	meta, err := driver.MetadataJSON(metadata)
+	if err != nil {
+		return nil, err
+	}
+	text, raw := contentArgs(content)
+	args := file(text, raw, meta)
+	switch {
+	case r == nil && full:
+		args = append(args, make([]any, 10)...)
+	case r == nil:
+		args = append(args, make([]any, 4)...)
+	case full:
+		args = append(args, r.ID, r.Fingerprint, string(r.Kind), r.Path, r.Expected, r.Version, r.Existed, r.Completed, r.CreatedAt, r.ExpiresAt)
+	default: // the append function fills in the rest
+		args = append(args, r.ID, r.Fingerprint, r.CreatedAt, r.ExpiresAt)
+	}
+	hist, err := historyArgs(h, content, full)
+	if err != nil {
+		return nil, err
+	}
+	return append(args, hist...), nil
+}
+
+// call runs the mutation or append function q with args and returns the
+// receipt of an operation already known. When the schema is gone (dropped
+// while this process ran, or made before the function existed), nothing
+// was executed: it creates the schema again and retries once.
+func (d *Driver) call(ctx context.Context, q string, args []any) ([]*driver.Receipt, error) {
+	run := func() ([]*driver.Receipt, error) {
+		rows, err := d.pool.Query(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*driver.Receipt, error) { return scanReceipt(row) })
+	}
+	existing, err := run()
+	if schemaMissing(err) {
+		if err = recreateSchema(ctx, d.pool, d.sql.table); err == nil {
+			existing, err = run()
+		}
+	}
+	return existing, err
 }
 
 // contentArgs returns the values of the content and content_bytes

@@ -271,23 +271,23 @@ func quote(name string) string { return `"` + name + `"` }
 
 // statements holds every SQL text of one table, built once.
 type statements struct {
-	table                                            string
-	schemaCheck, schema, tableExists                 string
-	getFile, listFiles, listAll                      string
-	createFile, replaceFile, deleteFile              string
-	getReceipt, reserveReceipt                       string
-	completeReceipt, completedReceipt                string
-	dropReceipt, receiptExists                       string
-	mutate, getFiles, readScope, readAll             string
-	pruneReceiptBatch, pruneTombBatch, pruneReceipts string
-	snapshot, snapshotAll                            string
-	append                                           string
-	mutateSignature                                  string
-	putHistory, getHistory                           string
-	completeHistory, dropHistory, historyExists      string
-	listHistory, listHistoryAll                      string
-	deleteHistoryBatch, deleteHistoryAll             string
-	pruneHistoryBatch                                string
+	table                                       string
+	schemaCheck, schema, tableExists            string
+	getFile, listFiles, listAll                 string
+	createFile, replaceFile, deleteFile         string
+	getReceipt, reserveReceipt                  string
+	completeReceipt, completedReceipt           string
+	dropReceipt, receiptExists                  string
+	mutate, getFiles, readScope, readAll        string
+	pruneReceiptBatch, pruneTombBatch           string
+	snapshot, snapshotAll                       string
+	append                                      string
+	mutateSignature                             string
+	putHistory, getHistory                      string
+	completeHistory, dropHistory, historyExists string
+	listHistory, listHistoryAll                 string
+	deleteHistoryBatch, deleteHistoryAll        string
+	pruneHistoryBatch                           string
 }
 
 const fileCols = `path, content, content_bytes, version, COALESCE(operation_id, ''), metadata::text, tombstone, expires_at`
@@ -375,9 +375,8 @@ func newStatements(table string) statements {
 		pruneTombBatch: `WITH d AS (DELETE FROM ` + t + ` WHERE path IN (SELECT path FROM ` + t + `
 			WHERE tombstone AND expires_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED)
 			AND tombstone AND expires_at < $1::timestamptz RETURNING 1) SELECT count(*) FROM d`,
-		pruneReceipts: `DELETE FROM ` + r + ` WHERE completed AND created_at < $1::timestamptz`,
-		snapshot:      fmt.Sprintf(snapshot, `AND path < $5::text`),
-		snapshotAll:   fmt.Sprintf(snapshot, ``),
+		snapshot:    fmt.Sprintf(snapshot, `AND path < $5::text`),
+		snapshotAll: fmt.Sprintf(snapshot, ``),
 		append: `SELECT ` + receiptCols + ` FROM ` + a + `($1::text, $2::text, $3::bytea, $4::text, $5::int, $6::text::jsonb,
 			$7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz,
 			$12::text, $13::text, $14::text, $15::text, $16::text, $17::text::jsonb, $18::timestamptz, $19::timestamptz)`,

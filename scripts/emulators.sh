@@ -19,10 +19,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # AGENTMEM_EMULATORS_CACHE: a private install dir, where testenv looks too.
-# AGENTMEM_EMULATOR_CACHE (v0.1.0's name) is deprecated, still read when the
-# new one is unset, for one release.
-export AGENTMEM_EMULATORS_CACHE="${AGENTMEM_EMULATORS_CACHE:-${AGENTMEM_EMULATOR_CACHE:-$ROOT/.cache/emulators}}"
-[[ -n "${AGENTMEM_EMULATOR_CACHE:-}" ]] && printf '[emulators] AGENTMEM_EMULATOR_CACHE is deprecated: set AGENTMEM_EMULATORS_CACHE (the tests read that one)\n' >&2
+export AGENTMEM_EMULATORS_CACHE="${AGENTMEM_EMULATORS_CACHE:-$ROOT/.cache/emulators}"
 # testenv's installer runs apt-get through scripts/lib/apt.sh, which waits for another apt or
 # dpkg to let go of the lock.
 export AGENTMEM_APT_GET="${AGENTMEM_APT_GET:-$ROOT/scripts/lib/apt.sh}"

@@ -66,6 +66,4 @@
 // their own transaction, so history costs a write no extra transaction)
 // and [driver.Pruner] (expired receipts, tombstones and history entries,
 // in transactions of [DefaultPruneBatch] rows).
-// [Driver.PruneReceipts] (deprecated) removes completed receipts by age,
-// never a pending one.
 package sqlite

@@ -74,18 +74,6 @@ func TestNoCreate(t *testing.T) {
 	}
 }
 
-// TestDeprecatedOpen checks that the deprecated Open still opens a store.
-func TestDeprecatedOpen(t *testing.T) {
-	d, err := Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if err := d.CreateFile(t.Context(), driver.File{Path: "a.md", Content: "x", Version: "v1"}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestMutateErrorPrefix checks that the failed condition of a delete of a
 // path expected absent says which package made it.
 func TestMutateErrorPrefix(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	sqldrv "database/sql/driver"
-	"errors"
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -77,31 +76,4 @@ func (d *Driver) pruneBatchTx(ctx context.Context, conn *sql.Conn, q string, now
 		return 0, err
 	}
 	return n, fail(ctx, tx.Commit())
-}
-
-// PruneReceipts deletes the completed receipts created more than
-// olderThan ago (by the local clock) and returns how many it removed. A
-// pending receipt is never deleted: it is the only record of an attempt
-// that may still land, and a replay settles it (the store's PruneExpired
-// removes it once its retention has passed). A replay of a pruned
-// operation applies it anew, so keep olderThan well above the longest
-// retry window of your agents. It fails when olderThan is not positive.
-//
-// Deprecated: set store.Options.ReceiptRetention and call
-// store.Store.PruneExpired, which prunes through driver.Pruner on every
-// backend.
-func (d *Driver) PruneReceipts(ctx context.Context, olderThan time.Duration) (int, error) {
-	if olderThan <= 0 {
-		return 0, errors.New("sqlite: PruneReceipts needs a positive age")
-	}
-	var n int64
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, d.sql.receiptsBefore, time.Now().Add(-olderThan).UnixMilli())
-		if err != nil {
-			return fail(ctx, err)
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return int(n), err
 }

@@ -68,7 +68,6 @@ type statements struct {
 	dropReceipt, receiptExists, fileExists  string
 	getFiles, readScope, readAll            string
 	pruneReceipts, pruneTombstones          string
-	receiptsBefore                          string
 	collision, snapshot, snapshotAll        string
 	precheck                                string
 	putHistory, getHistory                  string
@@ -134,7 +133,6 @@ func newStatements(table string) statements {
 		readAll:          fmt.Sprintf(scope, ``),
 		pruneReceipts:    `DELETE FROM ` + r + ` WHERE id IN (SELECT id FROM ` + r + ` WHERE expires_at < ?1 LIMIT ?2)`,
 		pruneTombstones:  `DELETE FROM ` + t + ` WHERE path IN (SELECT path FROM ` + t + ` WHERE tombstone AND expires_at < ?1 LIMIT ?2)`,
-		receiptsBefore:   `DELETE FROM ` + r + ` WHERE completed AND created_at < ?`,
 		// A file among the ancestors ?1 (a JSON array), or one below the
 		// path: in the range [?2, ?3) = [path + "/", path + "0").
 		collision: `SELECT path FROM ` + t + ` WHERE path IN (SELECT value FROM json_each(?1)) AND NOT tombstone

@@ -85,13 +85,6 @@ func New(ctx context.Context, path string, opts *Options) (*Driver, error) {
 	return open(ctx, path, opts, nil)
 }
 
-// Open is [New], under the name earlier releases used.
-//
-// Deprecated: use New (ctx, path, opts) or store.Open(ctx, "sqlite:...", opts).
-func Open(ctx context.Context, path string, opts *Options) (*Driver, error) {
-	return New(ctx, path, opts)
-}
-
 // open is New with a hook run on every new connection (tests install
 // statement counters with it).
 func open(ctx context.Context, path string, opts *Options, init func(*sqlite3.Conn) error) (*Driver, error) {

@@ -532,30 +532,6 @@ func TestTombstonesAndPruning(t *testing.T) {
 	if f, _ := d.GetFile(ctx, tomb.Path); f != nil {
 		t.Fatal("expired tombstone kept")
 	}
-	// By age, only completed receipts go: a pending one may belong to an
-	// attempt that can still land, and only a settlement may remove it.
-	for _, id := range []string{"old-pending", "old-done"} {
-		r := driver.Receipt{ID: id, Fingerprint: "fp", Kind: driver.KindWrite, Path: "t/kept.md", Version: "v-" + id,
-			CreatedAt: now.Add(-48 * time.Hour), ExpiresAt: now.Add(time.Hour)}
-		if err := d.ReserveReceipt(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-		if id == "old-done" {
-			r.Completed = true
-			if err := d.CompleteReceipt(ctx, r); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if n, err := d.PruneReceipts(ctx, 24*time.Hour); err != nil || n != 1 {
-		t.Fatalf("PruneReceipts(24h) = %d, %v; want the completed receipt only", n, err)
-	}
-	if r, err := d.GetReceipt(ctx, "old-pending"); err != nil || r == nil {
-		t.Fatalf("the pending receipt = %+v, %v; want it kept", r, err)
-	}
-	if r, err := d.GetReceipt(ctx, "old-done"); err != nil || r != nil {
-		t.Fatalf("the completed receipt = %+v, %v; want it pruned", r, err)
-	}
 }
 
 func TestContextErrorsPassThrough(t *testing.T) {

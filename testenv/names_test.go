@@ -31,9 +31,8 @@ var cacheVarRE = regexp.MustCompile(`AGENTMEM_[A-Z_]*CACHE[A-Z_]*`)
 // TestCacheVariableNames fails when the scripts and the docs name another
 // variable for the emulators' install directory than the one testenv
 // reads: scripts/emulators.sh installed into AGENTMEM_EMULATOR_CACHE while
-// the tests looked in AGENTMEM_EMULATORS_CACHE. The deprecated spelling
-// may appear only in the script's fallback and on lines that say it is
-// deprecated (the CHANGELOG is not read).
+// the tests looked in AGENTMEM_EMULATORS_CACHE (the CHANGELOG is not
+// read).
 func TestCacheVariableNames(t *testing.T) {
 	root := repoRoot(t)
 	scripts, err := filepath.Glob(filepath.Join(root, "scripts", "*.sh"))
@@ -53,12 +52,6 @@ func TestCacheVariableNames(t *testing.T) {
 				named[v] = true
 				switch {
 				case v == CacheEnv:
-				case v == DeprecatedCacheEnv:
-					// The fallback ${AGENTMEM_EMULATORS_CACHE:-${AGENTMEM_EMULATOR_CACHE:-…}},
-					// or a line that says it is deprecated.
-					if !strings.Contains(line, "${"+CacheEnv+":-${"+DeprecatedCacheEnv) && !strings.Contains(line, "deprecated") {
-						t.Errorf("%s:%d names %s outside its deprecated fallback (testenv reads %s): %s", rel, i+1, v, CacheEnv, strings.TrimSpace(line))
-					}
 				default:
 					t.Errorf("%s:%d names %s; testenv reads %s: %s", rel, i+1, v, CacheEnv, strings.TrimSpace(line))
 				}
@@ -82,26 +75,21 @@ func TestCacheVariableNames(t *testing.T) {
 				return
 			}
 		}
-	}); len(got) > 2 {
-		t.Errorf("cache variables named: %v, want only %s (and %s, deprecated)", got, CacheEnv, DeprecatedCacheEnv)
+	}); len(got) > 1 {
+		t.Errorf("cache variables named: %v, want only %s", got, CacheEnv)
 	}
 }
 
-// TestCacheDirFromEnv: the variable wins, the deprecated one serves when it
-// is unset, and without either the cache is .cache/emulators beside go.work.
+// TestCacheDirFromEnv: the variable wins, and without it the cache is
+// .cache/emulators beside go.work.
 func TestCacheDirFromEnv(t *testing.T) {
 	t.Setenv(CacheEnv, "")
-	t.Setenv(DeprecatedCacheEnv, "")
 	got, err := cacheDir()
 	if want := filepath.Join(repoRoot(t), ".cache", "emulators"); err != nil || got != want {
-		t.Errorf("cacheDir() with neither = %q, %v; want %q", got, err, want)
-	}
-	t.Setenv(DeprecatedCacheEnv, "/old")
-	if got, err := cacheDir(); err != nil || got != "/old" {
-		t.Errorf("cacheDir() with only %s = %q, %v; want /old", DeprecatedCacheEnv, got, err)
+		t.Errorf("cacheDir() unset = %q, %v; want %q", got, err, want)
 	}
 	t.Setenv(CacheEnv, "/new")
 	if got, err := cacheDir(); err != nil || got != "/new" {
-		t.Errorf("cacheDir() with both = %q, %v; want /new", got, err)
+		t.Errorf("cacheDir() set = %q, %v; want /new", got, err)
 	}
 }

@@ -25,12 +25,6 @@ const readyTimeout = 120 * time.Second
 // the test's working directory).
 const CacheEnv = "AGENTMEM_EMULATORS_CACHE"
 
-// DeprecatedCacheEnv is the name scripts/emulators.sh read in v0.1.0;
-// it is still read when [CacheEnv] is unset, for one release.
-//
-// Deprecated: set [CacheEnv].
-const DeprecatedCacheEnv = "AGENTMEM_EMULATOR_CACHE"
-
 type processStarter struct{}
 
 func (processStarter) kind() string { return "process" }
@@ -50,7 +44,7 @@ func (processStarter) start(ctx context.Context, env *Env, e Emulator) (map[stri
 		// one. The SDK's check took the missing header for 0 and logged
 		// "failed to close HTTP response body ... did not match expected
 		// checksum, 0, N" for each; the dynamodb package's store.Open client
-		// checks only headers that are present (dynamodb/checksum.go,
+		// checks only headers that are present (dynamodb/url.go,
 		// TestResponseChecksums). Test clients of its own leave the SDK's
 		// check on: its log is silent without a configured logger.
 		cache, err := cacheDir()
@@ -202,9 +196,6 @@ func javaBin() (string, error) {
 // cacheDir is where [Install] installs the emulators.
 func cacheDir() (string, error) {
 	if d := os.Getenv(CacheEnv); d != "" {
-		return d, nil
-	}
-	if d := os.Getenv(DeprecatedCacheEnv); d != "" {
 		return d, nil
 	}
 	root, err := workRoot()

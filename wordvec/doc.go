@@ -18,10 +18,10 @@
 // 2014 and Gigaword 5, lower-cased, 100 dimensions) that the tokenizer can
 // produce, most frequent first, each vector quantized to int8 with its own
 // scale (cosine between a quantized vector and its original: mean 0.99998,
-// min 0.9999). It is 11.2 MB, kept uncompressed: gzip saves only 9% and would
+// min 0.9999). It is 11.2 MB, kept uncompressed: gzip saves little and would
 // put the whole table on the heap, whereas now it stays in the binary's data
-// and New's parse builds an index of about 1.5 MB of heap (5 to 30 ms on a
-// busy 2-core machine, once per process; BenchmarkLoad). Importing this
+// and New's parse builds a small index on the heap, once per process
+// (BenchmarkLoad; the figures are in docs/benchmarks.md). Importing this
 // package adds the table to the binary; nothing else in agentmem does.
 //
 // The table is derived, reproducibly, from the npm package

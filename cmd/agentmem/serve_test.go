@@ -258,7 +258,7 @@ func TestServeNotifiesChangesFromOtherProcesses(t *testing.T) {
 	}
 	var out, errOut syncBuffer
 	cli := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, timeout: 30 * time.Second}
-	if code := cli.run(t.Context(), []string{"--store", storeURL, "append", "--op-id", "job/1", scope + "/MEMORY.md", "--", "- from the CLI"}); code != exitOK {
+	if code := cli.run(t.Context(), []string{"--store", storeURL, "append", "--operation-id", "job/1", scope + "/MEMORY.md", "--", "- from the CLI"}); code != exitOK {
 		t.Fatalf("agentmem append: exit %d: %s", code, errOut.String())
 	}
 	select {

@@ -88,8 +88,8 @@
 // exclusive lock for [DefaultPruneBatch] rows and [PruneBatchTime] at a
 // time, so other callers wait for one short batch at most; under the lock
 // it only checks each row and moves it into a trash folder, and it frees
-// the files (the costly part) after releasing it. A directory written by
-// an earlier release gets its index built once, by the first New.
+// the files (the costly part) after releasing it. A directory without the
+// index gets it built once, by the first New.
 //
 // # Opening
 //

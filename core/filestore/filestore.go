@@ -116,19 +116,6 @@ func New(ctx context.Context, dir string, opts *Options) (*Driver, error) {
 	return d, nil
 }
 
-// Open returns a store over the directory dir (see New), configured by
-// opts.
-//
-// Deprecated: use New (store.New over it) or store.Open(ctx, "file:DIR",
-// opts).
-func Open(ctx context.Context, dir string, opts *store.Options) (*store.Store, error) {
-	d, err := New(ctx, dir, nil)
-	if err != nil {
-		return nil, err
-	}
-	return store.New(d, opts), nil
-}
-
 // Root returns the real path of the directory.
 func (d *Driver) Root() string { return d.root }
 

@@ -330,30 +330,6 @@ func TestNoCreate(t *testing.T) {
 	}
 }
 
-// TestDeprecatedOpenStillWorks: Open, kept for one release, returns a
-// store over the directory configured by its options, and refuses what
-// New refuses.
-func TestDeprecatedOpenStillWorks(t *testing.T) {
-	ctx := t.Context()
-	dir := t.TempDir()
-	s, err := Open(ctx, dir, &store.Options{History: &store.HistoryOptions{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Write(ctx, store.WriteRequest{Path: "kamal/main/MEMORY.md", Content: "- one\n"}); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "kamal", "main", "MEMORY.md")); err != nil || string(b) != "- one\n" {
-		t.Fatalf("on disk: %q, %v", b, err)
-	}
-	if page, err := s.History(ctx, store.HistoryRequest{Path: "kamal/main/MEMORY.md", Limit: 10}); err != nil || len(page.Entries) != 1 {
-		t.Fatalf("History = %+v, %v; want the one write (Open passes the store options)", page, err)
-	}
-	if _, err := Open(ctx, "", nil); !errors.Is(err, store.ErrNilArgument) {
-		t.Fatalf("Open(\"\") err = %v, want store.ErrNilArgument", err)
-	}
-}
-
 // TestBelowAFile: a path below a file names nothing. Listing under it is
 // empty and a tombstone there (the primitive path's create puts one first)
 // writes no file, rather than failing with the system's ENOTDIR, which a

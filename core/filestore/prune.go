@@ -44,7 +44,7 @@ const DefaultPruneBatch = 64
 // (it settles at least one marker). Callers in the same process that wait
 // meanwhile are served before the next batch (see lock). After each batch
 // the prune pauses as long as the batch took, lock and freeing of the
-// removed files included (at most 50 ms): other processes
+// removed files included (at most maxPrunePause): other processes
 // waiting on the file lock get it, and the prune keeps the disk busy at
 // most half the time. Freeing files is what slows other writers' own disk
 // operations (where the file system discards freed blocks, as ext4
@@ -184,8 +184,8 @@ func (d *Driver) PruneExpired(ctx context.Context, now time.Time) (int, error) {
 
 // pruneReadChunk is how many names pruneBucket reads from a marker folder
 // at a time: a minute can hold a hundred thousand markers, and reading,
-// parsing and sorting them in one go is a run of CPU (about 200 ms) that
-// keeps the process's other goroutines waiting for a processor.
+// parsing and sorting them in one go is a long run of CPU (docs/benchmarks.md)
+// that keeps the process's other goroutines waiting for a processor.
 const pruneReadChunk = 1024
 
 // pruneBucket settles the markers of one minute that are due at now, in
@@ -222,8 +222,8 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 			k, removed, err := d.pruneMarkers(ctx, due[:min(batch, len(due))], now)
 			n += len(removed)
 			// The removed rows are unlinked now, the lock released: freeing a
-			// file is what costs (130 µs a receipt on ext4, against 20 µs to
-			// move it), and nothing reads or writes the trash but a prune.
+			// file is what costs (several times moving it; docs/benchmarks.md),
+			// and nothing reads or writes the trash but a prune.
 			if rerr := removeAll(removed); err == nil {
 				err = rerr
 			}
@@ -245,8 +245,8 @@ func (d *Driver) pruneBucket(ctx context.Context, dir string, now time.Time, who
 	}
 	if whole && (settled > 0 || untouchedSince(dir, time.Minute)) {
 		// Without the lock: removing an emptied folder of thousands of
-		// markers makes the file system read all its blocks (76–200 ms
-		// on ext4 for 20,000), and the removal is safe on its own. It
+		// markers makes the file system read all its blocks (see
+		// docs/benchmarks.md), and the removal is safe on its own. It
 		// fails while anything remains in the folder (unparsable names
 		// included), and the kernel checks that atomically with the
 		// removal, so no marker is ever lost. The only writer it can
@@ -413,8 +413,8 @@ func validMarkedPath(p string) bool {
 	return true
 }
 
-// buildExpiryIndex writes the index of a directory that has none (made by
-// an earlier release): one marker per receipt and tombstone record with
+// buildExpiryIndex writes the index of a directory that has none (written
+// before the index existed, or with its index removed): one marker per receipt and tombstone record with
 // an expiry, built aside and renamed into place under the exclusive lock,
 // so it is complete or absent. It runs once per directory.
 func (d *Driver) buildExpiryIndex(ctx context.Context) error {

@@ -221,8 +221,8 @@ func TestPruneStaleMarkers(t *testing.T) {
 	}
 }
 
-// TestExpiryIndexBuiltForOldDirectory: a directory without the index (an
-// earlier release) gets it from the next New, and prunes as before.
+// TestExpiryIndexBuiltForOldDirectory: a directory without the index
+// gets it from the next New, and prunes as before.
 func TestExpiryIndexBuiltForOldDirectory(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()

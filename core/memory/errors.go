@@ -20,7 +20,7 @@ var (
 	// ErrNoUser reports a request without a user id: memory is kept per
 	// user, so there is no notebook to use. Every adapter (adk, eino,
 	// genkit, mcp) returns it, wrapped with how to give the id in that
-	// framework; its own ErrNoUser is this value.
+	// framework.
 	ErrNoUser = errors.New("memory: give the request a user id: memory is kept per user")
 )
 

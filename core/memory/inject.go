@@ -62,10 +62,17 @@ func (m *Memory) Instructions() string { return m.instr }
 // of a stored <memory> or </memory> tag, in any case or spacing, becomes
 // "&lt;".
 func (m *Memory) Snapshot(ctx context.Context, namespace string) (string, error) {
+	return m.SnapshotOf(ctx, Invocation{Namespace: namespace})
+}
+
+// SnapshotOf is [Memory.Snapshot] for the scope of inv: inv.Scope when
+// [Memory.Resolve] returned it, so that the namespace is not resolved
+// again, else inv.Namespace.
+func (m *Memory) SnapshotOf(ctx context.Context, inv Invocation) (string, error) {
 	if !m.inject {
 		return "", nil
 	}
-	sc, err := m.resolve(ctx, namespace)
+	sc, err := m.scopeOf(ctx, inv)
 	if err != nil {
 		return "", err
 	}

@@ -81,8 +81,8 @@ type Options struct {
 	Namespace string
 	// NamespaceFunc resolves the namespace from the call's context (for
 	// example the framework's user id). It runs on every tool call and
-	// snapshot, so keep it cheap and deterministic. Its errors are always
-	// returned.
+	// snapshot (once for a call given the Scope [Memory.Resolve] returned),
+	// so keep it cheap and deterministic. Its errors are always returned.
 	NamespaceFunc func(ctx context.Context) (string, error)
 	// Limits bound reads, injection and search.
 	Limits Limits
@@ -331,6 +331,11 @@ type Invocation struct {
 	// they refuse fails the call with store.ErrInvalidMetadata and writes
 	// nothing. A replay stores nothing, so it keeps the original's.
 	Metadata map[string]string
+	// Scope, when [Memory.Resolve] of this Memory returned it, is the
+	// call's resolved scope: the call uses it and neither resolves
+	// Namespace again nor asks Options.NamespaceFunc. The zero Scope, or
+	// one another Memory resolved, is ignored.
+	Scope Scope
 }
 
 // Metadata keys the notebook's callers set to record who made a change
@@ -348,17 +353,64 @@ const (
 // scope is a resolved notebook location.
 type scope struct {
 	path string // <namespace>/<agent> or <agent>
-	hash string // first 16 hex chars of sha256(path)
+}
+
+// hash is the first 16 hex characters of the SHA-256 of the path, which
+// telemetry records instead of the path.
+func (sc scope) hash() string {
+	sum := sha256.Sum256([]byte(sc.path))
+	return hex.EncodeToString(sum[:8])
 }
 
 func (sc scope) file(name string) string { return sc.path + "/" + name }
 
-// Scope returns the resolved scope path (<namespace>/<agent name>) for a
-// call, under which the notebook's files live. Its errors are those of the
-// namespace resolver and store.ErrInvalidPath.
-func (m *Memory) Scope(ctx context.Context, inv Invocation) (string, error) {
+// Scope is the notebook of one call, resolved once by [Memory.Resolve]:
+// the namespace validated and joined with the agent name. Pass it in
+// [Invocation.Scope] so that the call does not resolve it again.
+type Scope struct {
+	m  *Memory // the Memory that resolved it
+	sc scope
+}
+
+// Path returns the scope path (<namespace>/<agent name>, or the agent
+// name without a namespace) under which the notebook's files live; ""
+// for the zero Scope.
+func (s Scope) Path() string { return s.sc.path }
+
+// Resolve resolves the scope of a call once (Options.Namespace or
+// NamespaceFunc, else inv.Namespace), for the calls that follow it
+// ([Invocation.Scope], [Memory.SnapshotOf]). Its errors are those of
+// the namespace resolver and store.ErrInvalidPath; a nil m is
+// store.ErrNilArgument.
+func (m *Memory) Resolve(ctx context.Context, inv Invocation) (Scope, error) {
+	if m == nil {
+		return Scope{}, fmt.Errorf("memory: call Resolve on a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
+	if inv.Scope.m == m {
+		return inv.Scope, nil
+	}
 	sc, err := m.resolve(ctx, inv.Namespace)
-	return sc.path, err
+	if err != nil {
+		return Scope{}, err
+	}
+	return Scope{m: m, sc: sc}, nil
+}
+
+// Scope returns the resolved scope path (<namespace>/<agent name>) for a
+// call, under which the notebook's files live: [Memory.Resolve]'s Path.
+// Its errors are those of the namespace resolver and store.ErrInvalidPath.
+func (m *Memory) Scope(ctx context.Context, inv Invocation) (string, error) {
+	sc, err := m.Resolve(ctx, inv)
+	return sc.Path(), err
+}
+
+// scopeOf is the scope of a call: inv.Scope when this Memory resolved it,
+// else inv.Namespace resolved.
+func (m *Memory) scopeOf(ctx context.Context, inv Invocation) (scope, error) {
+	if inv.Scope.m == m {
+		return inv.Scope.sc, nil
+	}
+	return m.resolve(ctx, inv.Namespace)
 }
 
 func (m *Memory) resolve(ctx context.Context, fallback string) (scope, error) {
@@ -382,6 +434,5 @@ func (m *Memory) resolve(ctx context.Context, fallback string) (scope, error) {
 	if err := store.ValidatePath(p); err != nil {
 		return scope{}, fmt.Errorf("memory: invalid scope: %w", store.ErrInvalidPath)
 	}
-	sum := sha256.Sum256([]byte(p))
-	return scope{path: p, hash: hex.EncodeToString(sum[:])[:16]}, nil
+	return scope{path: p}, nil
 }

@@ -240,3 +240,65 @@ func TestInvocationMetadata(t *testing.T) {
 		t.Fatalf("invalid invocation metadata: %v, want ErrInvalidMetadata", err)
 	}
 }
+
+// TestResolveOnce: a call given the Scope that Resolve returned resolves
+// nothing again (NamespaceFunc is asked once for the resolution and the
+// calls after it), and a Scope another Memory resolved is ignored.
+func TestResolveOnce(t *testing.T) {
+	s := store.New(newMemDriver(t), nil)
+	asked := 0
+	m := mustNew(t, s, &Options{NamespaceFunc: func(context.Context) (string, error) {
+		asked++
+		return "kamal", nil
+	}})
+	sc, err := m.Resolve(t.Context(), Invocation{})
+	if err != nil || sc.Path() != "kamal/main" || asked != 1 {
+		t.Fatalf("Resolve = %q, %v after %d resolutions; want kamal/main after 1", sc.Path(), err, asked)
+	}
+	call := Invocation{Scope: sc, RunID: "run", ToolCallID: "call-1"}
+	if _, err := m.Call(t.Context(), call, "write_memory", mustJSON(t, map[string]any{"content": "- tea"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Call(t.Context(), call, "read_memory", mustJSON(t, map[string]any{"file": "MEMORY.md"})); err != nil {
+		t.Fatal(err)
+	}
+	if block, err := m.SnapshotOf(t.Context(), call); err != nil || !strings.Contains(block, "- tea") {
+		t.Fatalf("SnapshotOf = %q, %v", block, err)
+	}
+	if again, err := m.Resolve(t.Context(), call); err != nil || again != sc {
+		t.Fatalf("Resolve of a resolved call = %+v, %v; want the same scope", again, err)
+	}
+	if asked != 1 {
+		t.Fatalf("NamespaceFunc asked %d times for one resolution and its calls; want 1", asked)
+	}
+	if content(t, s, "kamal/main/MEMORY.md") != "- tea\n" {
+		t.Fatal("write not at the resolved scope")
+	}
+	other := mustNew(t, s, &Options{AgentName: "researcher"})
+	if p, err := other.Scope(t.Context(), Invocation{Namespace: "ana", Scope: sc}); err != nil || p != "ana/researcher" {
+		t.Fatalf("another Memory's Scope: %q, %v; want it ignored (ana/researcher)", p, err)
+	}
+	if (Scope{}).Path() != "" {
+		t.Fatal("the zero Scope has a path")
+	}
+	var none *Memory
+	if _, err := none.Resolve(t.Context(), Invocation{}); !errors.Is(err, store.ErrNilArgument) {
+		t.Fatalf("Resolve on a nil Memory: %v, want store.ErrNilArgument", err)
+	}
+}
+
+// TestContextIDs: WithUserID and WithRunID carry their ids apart, a
+// context without them (or nil) has none, and neither panics on nil.
+func TestContextIDs(t *testing.T) {
+	ctx := WithRunID(WithUserID(t.Context(), "kamal"), "run-1")
+	if UserID(ctx) != "kamal" || RunID(ctx) != "run-1" {
+		t.Fatalf("UserID, RunID = %q, %q; want kamal, run-1", UserID(ctx), RunID(ctx))
+	}
+	if UserID(t.Context()) != "" || RunID(WithUserID(t.Context(), "kamal")) != "" {
+		t.Fatal("an id where none was given")
+	}
+	var none context.Context
+	if UserID(none) != "" || RunID(none) != "" || UserID(WithUserID(none, "ana")) != "ana" || RunID(WithRunID(none, "r")) != "r" {
+		t.Fatal("nil ctx")
+	}
+}

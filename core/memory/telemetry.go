@@ -51,7 +51,7 @@ func (m *Memory) startSpan(ctx context.Context, name string, sc scope) (context.
 	ctx, s := m.tracer.Start(ctx, name)
 	sp := &span{s: s}
 	sp.set("memory.backend", m.backend)
-	sp.set("memory.scope_hash", sc.hash)
+	sp.set("memory.scope_hash", sc.hash())
 	return ctx, sp
 }
 

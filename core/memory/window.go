@@ -14,30 +14,52 @@ import (
 // WindowOptions configures a [Window]. Zero values mean the defaults.
 type WindowOptions struct {
 	// Max is the most items a model request keeps. 0 (the default) cuts
-	// nothing; negative values are treated as 0.
+	// nothing (an adapter's window is off); negative values are treated
+	// as 0.
 	Max int
 	// File is the notebook file, in the user's scope, that receives the
-	// pruned items. Default [DefaultPrunedFile].
+	// pruned items. Default [DefaultPrunedFile] ("pruned.md"). A name that
+	// is not a valid memory file name fails every append
+	// (store.ErrInvalidPath).
 	File string
 	// Op prefixes the operation id of each pruned item (such as
 	// "adk-prune:"), so two frameworks' windows never share an id. Default
-	// none.
+	// none; each adapter sets its own.
 	Op string
-	// QueueSize bounds the items waiting to be appended. Default
-	// [DefaultQueueSize].
+	// QueueSize bounds the items waiting to be appended; a model request
+	// that finds the queue full waits for room (or its context). Default
+	// [DefaultQueueSize] (256).
 	QueueSize int
-	// MaxFiles bounds how many files of the pruned file's series are kept
-	// (see [RotateOptions]). Zero keeps every file.
+	// MaxFiles, when > 0, keeps at most this many files of the pruned
+	// file's series (the current one included); older ones are deleted
+	// when the series moves to a new file (see [RotateOptions]). 0 keeps
+	// them all.
 	MaxFiles int
-	// MaxAge bounds how old a file of the series may grow before it is
-	// deleted (see [RotateOptions]). Zero keeps every file.
+	// MaxAge, when > 0, deletes the files of the series (never the current
+	// one) last appended to longer ago than MaxAge, when the series moves
+	// to a new file (see [RotateOptions]). 0 keeps them all.
 	MaxAge time.Duration
-	// OnError, when set, receives every failed append and every failed
-	// consolidation unless Consolidate.OnError is set.
+	// OnError, when set, receives every failed append, from the window's
+	// goroutine (it must not call Flush or Close), and every failed
+	// consolidation unless Consolidate.OnError is set. Failures follow
+	// Options.InjectionErrors: logged at Warn in IgnoreErrors mode; in
+	// RaiseErrors mode also returned by the next model request, Flush or
+	// Close.
 	OnError func(ctx context.Context, err error)
-	// Consolidate, when set, turns the pruned items into notes in the
-	// background through a [Trigger] (see [WindowTriggerOptions]). Nil
-	// means no consolidation.
+	// Consolidate, when set (with its Model), turns the pruned items into
+	// notes in the background ([Memory.Consolidate], through a [Trigger];
+	// see [WindowTriggerOptions]): once Consolidate.Every items of a user
+	// were newly pruned (default 20; items pruned again by later requests
+	// count once), and every Consolidate.Interval when set. Runs happen on
+	// the trigger's goroutine, one at a time, at most Consolidate.MaxRuns
+	// in a row per user, each after the queued appends landed: a model
+	// request never waits for one, and their failures go to
+	// Consolidate.OnError (else OnError) and the notebook's logger, never
+	// to a request. Consolidate.Options.PrunedFile defaults to File.
+	// Flush waits for the runs due, Close stops the trigger; items pruned
+	// since the last run stay for the next one (or `agentmem
+	// consolidate`). A Consolidate without a Model is memory.ErrNilModel.
+	// Nil means no consolidation.
 	Consolidate *TriggerOptions
 }
 

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"sort"
 	"sync"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/store"
 )
 
 // Driver keeps files and receipts in memory. The zero value is not usable;
@@ -58,31 +56,6 @@ func New(ctx context.Context, opts *Options) (*Driver, error) {
 		return nil, err
 	}
 	return &Driver{files: map[string]driver.File{}, paths: newIndex(), receipts: map[string]driver.Receipt{}, history: map[string]driver.HistoryEntry{}, hkeys: newIndex(), pruneBatch: DefaultPruneBatch}, nil
-}
-
-// Open returns a store over a new in-memory driver, seeded with files
-// (path → content). The map is copied; later changes to it are not seen.
-// It fails with store.ErrInvalidPath for a bad path.
-//
-// Deprecated: use New (store.New over it, then write the files) or
-// store.Open(ctx, "mem://", opts).
-func Open(ctx context.Context, files map[string]string) (*store.Store, error) {
-	d, err := New(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	s := store.New(d, nil)
-	keys := make([]string, 0, len(files))
-	for k := range files {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, p := range keys {
-		if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: files[p]}); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 var errClosed = fmt.Errorf("memstore: driver is closed")

@@ -41,26 +41,6 @@ func TestNewRefusesNilContext(t *testing.T) {
 	}
 }
 
-// TestDeprecatedOpenStillWorks: Open, kept for one release, still returns
-// a store seeded with the files, and refuses a bad path.
-func TestDeprecatedOpenStillWorks(t *testing.T) {
-	s, err := Open(t.Context(), map[string]string{"kamal/main/MEMORY.md": "- lives in Hanoi\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := s.Read(t.Context(), "kamal/main/MEMORY.md", 100)
-	if err != nil || f.Content != "- lives in Hanoi\n" {
-		t.Fatalf("Read = %+v, %v", f, err)
-	}
-	if _, err := Open(t.Context(), map[string]string{"../x.md": ""}); !errors.Is(err, store.ErrInvalidPath) {
-		t.Fatalf("Open with a bad path: err = %v, want store.ErrInvalidPath", err)
-	}
-	var ctx context.Context
-	if _, err := Open(ctx, nil); !errors.Is(err, store.ErrNilArgument) {
-		t.Fatalf("Open(nil ctx) err = %v, want store.ErrNilArgument", err)
-	}
-}
-
 func TestIndexMatchesSortedSet(t *testing.T) {
 	x := newIndex()
 	set := map[string]bool{}

@@ -87,8 +87,8 @@ async function session(client, tag) {
   check(listed.includes(uri), `resources/list lacks ${uri}: ${listed}`);
   out.resources = listed;
 
-  const snap = await client.readResource({ uri: "memory://snapshot" });
-  check(snap.contents[0].text.includes(file), `memory://snapshot does not list ${file}: ${snap.contents[0].text}`);
+  const snap = await client.readResource({ uri: "memory:///snapshot" });
+  check(snap.contents[0].text.includes(file), `memory:///snapshot does not list ${file}: ${snap.contents[0].text}`);
 
   const d = await call(client, "delete_memory", { file });
   check(d.value.status === "deleted", `delete_memory: ${JSON.stringify(d.value)}`);

@@ -1,0 +1,170 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/store"
+)
+
+// readNotebook reads MEMORY.md (nil when absent) and the scope's other
+// memory files in one round trip, as the snapshot does.
+func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string, error) {
+	limit := 200
+	prefix := c.sc.path + "/"
+	r, err := c.m.s.ReadAndList(ctx, store.ReadAndListRequest{Path: c.sc.file(MainFile),
+		MaxChars: c.m.limits.MaxMemorySize, Prefix: prefix, Limit: limit + 2})
+	if err != nil {
+		return nil, nil, err
+	}
+	files, _, err := otherFiles(r.Paths, prefix, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	files = slices.DeleteFunc(files, c.isPruned)
+	return r.File, files, nil
+}
+
+// ask asks the model for edits until an answer parses and applies to the
+// notebook as read now: at most twice. feedback, when set, says why the
+// previous round's edits no longer applied.
+func (c *consolidation) ask(ctx context.Context, pruned string, feedback []string) ([]Edit, []FileChange, error) {
+	var last error
+	for try := 0; try < 2; try++ {
+		main, files, err := c.readNotebook(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur := ""
+		if main != nil {
+			cur = main.Content
+		}
+		req := consolidationRequest{main: cur, mainBudget: c.mainBudget(), files: files, pruned: pruned, feedback: feedback}
+		resp, err := c.model.Generate(ctx, ModelRequest{System: c.o.Prompt, User: req.userText(), MaxOutputTokens: c.o.MaxOutputTokens})
+		if err != nil {
+			return nil, nil, fmt.Errorf("memory: consolidation model: %w", err)
+		}
+		c.res.Asks++
+		c.res.Usage = c.res.Usage.add(resp.Usage)
+		c.res.Model = modelID(cmp.Or(resp.Model, c.o.ModelID))
+		edits, perr := parseEdits(resp.Text)
+		if perr != nil {
+			last = fmt.Errorf("%w: %v", ErrMalformedAnswer, perr)
+			feedback = []string{perr.Error()}
+			continue
+		}
+		changes, problems, err := c.simulate(ctx, main, edits)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(problems) == 0 {
+			return edits, changes, nil
+		}
+		last = fmt.Errorf("%w: %s", ErrInvalidEdits, strings.Join(problems, "; "))
+		feedback = problems
+	}
+	return nil, nil, last
+}
+
+// modelID makes a model id fit for metadata: no NUL, at most 200 runes.
+func modelID(id string) string {
+	id = strings.ReplaceAll(id, "\x00", "")
+	id, _ = driver.CutRunes(id, 200)
+	return cmp.Or(id, "unknown")
+}
+
+// mainBudget is how many characters of MEMORY.md the snapshot can show:
+// the injection budget less the guidance, the delimiters, the heading and
+// the section header.
+func (c *consolidation) mainBudget() int {
+	m := c.m
+	n := m.limits.MaxTokens*CharsPerToken - runes(m.Instructions()) - runes(BlockOpen) - runes(BlockClose) - runes(mainHeader)
+	if m.heading != "" {
+		n -= 5 + runes(m.heading)
+	}
+	return max(n, 0)
+}
+
+// simulate applies edits in order, as write_memory would (nextContent), to
+// the notebook as read: main is MEMORY.md, other files are read as
+// needed. It returns the files changed and the problems that refuse the
+// plan, each naming the edit.
+func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []Edit) ([]FileChange, []string, error) {
+	type file struct {
+		before, after *string
+	}
+	files := map[string]*file{}
+	if main != nil {
+		files[MainFile] = &file{before: &main.Content, after: &main.Content}
+		if main.Truncated {
+			files[MainFile] = nil
+		}
+	} else {
+		files[MainFile] = &file{}
+	}
+	var order, problems []string
+	for i, e := range edits {
+		bad := func(msg string) { problems = append(problems, fmt.Sprintf("edit %d (%s): %s", i+1, e.File, msg)) }
+		if c.isPruned(e.File) {
+			bad("the pruned-history files are not edited by consolidation; write to MEMORY.md or a topic file.")
+			continue
+		}
+		f, ok := files[e.File]
+		if !ok {
+			cur, err := c.m.readFile(ctx, c.sc.file(e.File), c.m.limits.MaxMemorySize)
+			if err != nil {
+				return nil, nil, err
+			}
+			f = &file{}
+			if cur != nil && cur.Truncated {
+				f = nil
+			} else if cur != nil {
+				f.before, f.after = &cur.Content, &cur.Content
+			}
+			files[e.File] = f
+		}
+		if f == nil {
+			bad(fmt.Sprintf("the file is larger than %d characters and cannot be edited.", c.m.limits.MaxMemorySize))
+			continue
+		}
+		next, _, te := c.m.nextContent(e.File, f.after, e.Content, e.OldText)
+		if te != nil {
+			bad(te.Message)
+			continue
+		}
+		if !slices.Contains(order, e.File) {
+			order = append(order, e.File)
+		}
+		f.after = &next
+	}
+	if f := files[MainFile]; f != nil && f.after != nil {
+		budget, after, before := c.mainBudget(), runes(*f.after), 0
+		if f.before != nil {
+			before = runes(*f.before)
+		}
+		if after > before && after > budget {
+			problems = append(problems, fmt.Sprintf("%s would be %d characters, over its budget of %d: replace "+
+				"stale entries, shorten them, or move details to a topic file.", MainFile, after, budget))
+		}
+		if lines := len(splitLines(*f.after)); c.m.limits.MaxLines > 0 && lines > c.m.limits.MaxLines &&
+			(f.before == nil || lines > len(splitLines(*f.before))) {
+			problems = append(problems, fmt.Sprintf("%s would have %d lines, over its limit of %d.", MainFile, lines, c.m.limits.MaxLines))
+		}
+	}
+	var changes []FileChange
+	for _, name := range order {
+		f := files[name]
+		ch := FileChange{File: name, After: *f.after, Created: f.before == nil}
+		if f.before != nil {
+			ch.Before = *f.before
+		}
+		if ch.Before != ch.After || ch.Created {
+			changes = append(changes, ch)
+		}
+	}
+	return changes, problems, nil
+}
