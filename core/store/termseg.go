@@ -498,9 +498,15 @@ func (ti *termIndex) sync(ctx context.Context, fi *folderIndex, m *termManifest,
 	for i := range have {
 		extends = extends && m.Segments[i].ID == have[i].ID
 	}
+	// The same base with its changes merged (by a writer that had applied
+	// every segment fi holds): the merged segments apply over fi as it is.
+	sameBase := !extends && len(have) > 0 && len(m.Segments) > 0 && m.Segments[0].ID == have[0].ID
 	todo := m.Segments
-	if extends {
+	switch {
+	case extends:
 		todo = m.Segments[len(have):]
+	case sameBase:
+		todo = m.Segments[1:]
 	}
 	segs, err := ti.readSegments(ctx, fi.folder, todo)
 	if err != nil {
@@ -509,7 +515,10 @@ func (ti *termIndex) sync(ctx context.Context, fi *folderIndex, m *termManifest,
 	fi.mu.Lock()
 	ours, _ := fi.captureDirty()
 	first := len(have) // m's index of segs[0]
-	if !extends {
+	switch {
+	case sameBase:
+		first = 1
+	case !extends:
 		fi.reset()
 		clear(fi.sinceBase)
 		first = 0

@@ -549,6 +549,10 @@ func TestTermIndexSegmentsMerge(t *testing.T) {
 	s := New(d, nil)
 	defer s.Close()
 	mustSearch(t, s, persistReq("key"))
+	other := New(d, nil) // another process, holding the base, follows the merges
+	defer other.Close()
+	mustSearch(t, other, persistReq("key"))
+	other.terms.recheck = 0
 	for i := range 2 * maxDeltas {
 		mustWrite(t, s, fmt.Sprintf("u/main/n%04d.md", i), fmt.Sprintf("round %d: the lighthouse keeper's log", i))
 		if err := s.WaitIndexed(ctx); err != nil {
@@ -557,6 +561,16 @@ func TestTermIndexSegmentsMerge(t *testing.T) {
 		m := manifest()
 		if m.Segments[0].ID != base || len(m.Segments) > maxDeltas+1 {
 			t.Fatalf("after change %d: segments %+v, want the base %s and at most %d more", i, m.Segments, base, maxDeltas)
+		}
+		if i%5 == 4 || i == 2*maxDeltas-1 {
+			mustSearch(t, other, persistReq("keeper")) // starts its recheck
+			if err := other.WaitIndexed(ctx); err != nil {
+				t.Fatal(err)
+			}
+			q := SearchRequest{Prefix: "u/main/", Query: "lighthouse keeper's log", Mode: SearchBM25, Limit: 100, MaxFiles: 100, MaxChars: 1 << 20, MaxFileChars: 2000}
+			if got := len(mustSearch(t, other, q).Matches); got != i+1 {
+				t.Fatalf("after change %d the other store finds %d of the keeper's notes, want %d", i, got, i+1)
+			}
 		}
 	}
 	const quarter = n/4 + 50 // distinct files, more than a quarter however the flushes split them
