@@ -83,7 +83,7 @@ func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []strin
 	if err != nil {
 		return found{}, err
 	}
-	f, ok, fallback, err := s.searchHybridIndexed(ctx, ectx, r, terms, extra)
+	f, ok, fallback, small, err := s.searchHybridIndexed(ctx, ectx, r, terms, extra)
 	if ok || err != nil {
 		return f, err
 	}
@@ -114,7 +114,22 @@ func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []strin
 		s.warn(ctx, "reading the search index failed; the search embeds what it can", "", r.Prefix, rerr)
 		recs = nil
 	}
-	f, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, nil)
+	// A folder whose index is ready: the files it holds as read are
+	// scored from its counts (their statistics still the candidates').
+	var ix *lexIndex
+	if small != nil {
+		sc := scanners.Get().(*lexis.Scanner)
+		if bq := newBM25Query(sc, r.Query, extra); bq != nil {
+			ix = &lexIndex{bq: bq}
+			for i, c := range cands {
+				if !c.cut && r.MaxFileChars <= maxIndexedChars && small.indexedAs(c.path, c.content) {
+					cands[i].body = small.bodyCounts(bq, c.path)
+				}
+			}
+		}
+		scanners.Put(sc)
+	}
+	f, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, ix)
 	if err != nil {
 		return found{}, err
 	}
@@ -164,25 +179,25 @@ type lexIndex struct {
 // were indexed), which BM25 with the folder's statistics and the vectors
 // then rank. ok is false when the folder is small enough to rank whole (or
 // has no index yet: fallback then says so).
-func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (f found, ok bool, fallback string, err error) {
+func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (f found, ok bool, fallback string, small *folderIndex, err error) {
 	if s.terms == nil {
-		return found{}, false, "", nil
+		return found{}, false, "", nil, nil
 	}
 	fi, fresh, err := s.terms.folder(ctx, r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1], r.MaxFiles)
 	if err != nil {
-		return found{}, false, "", err
+		return found{}, false, "", nil, err
 	}
 	if fi == nil {
-		return found{}, false, FallbackBuilding, nil
+		return found{}, false, FallbackBuilding, nil, nil
 	}
 	if fi.size() <= r.MaxFiles {
-		return found{}, false, "", nil // every file is a candidate
+		return found{}, false, "", fi, nil // every file is a candidate
 	}
 	sc := scanners.Get().(*lexis.Scanner)
 	defer scanners.Put(sc)
 	bq := newBM25Query(sc, r.Query, extra)
 	if bq == nil {
-		return found{}, false, "", nil
+		return found{}, false, "", nil, nil
 	}
 	// The files closest in meaning over the whole folder join BM25's, from
 	// the folder's vector cache once it is built.
@@ -193,12 +208,12 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 	} else if qv, err = s.queryVector(ectx, r.Query); err == nil && qv != nil {
 		more = fv.top(qv, r.Prefix, vectorCandidates)
 	} else if ctx.Err() != nil {
-		return found{}, false, "", ctx.Err()
+		return found{}, false, "", nil, ctx.Err()
 	}
 	more = fi.capTerms(more, hybridCandidateTerms, r.Limit+extraCandidates)
 	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, hybridCandidates, fresh, more, hybridCandidateTerms)
 	if err != nil {
-		return found{}, false, "", err
+		return found{}, false, "", nil, err
 	}
 	paths := make([]string, len(cands))
 	for i, c := range cands {
@@ -207,19 +222,19 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 	recs, rerr := s.readIndexPaths(ctx, paths, s.embedder.Model())
 	if rerr != nil {
 		if ctx.Err() != nil {
-			return found{}, false, "", ctx.Err()
+			return found{}, false, "", nil, ctx.Err()
 		}
 		s.warn(ctx, "reading the search index failed; the search embeds what it can", "", r.Prefix, rerr)
 		recs = nil
 	}
 	f, err = s.rankHybrid(ctx, ectx, r, terms, cands, recs, extra, &lexIndex{bq, st, qv})
 	if err != nil {
-		return found{}, false, "", err
+		return found{}, false, "", nil, err
 	}
 	f.scanned = covered
 	f.truncated = f.truncated || truncated
 	f.fallback = fallback
-	return f, true, "", nil
+	return f, true, "", nil, nil
 }
 
 // readIndexScope reads the first parts of the index records in folder's
@@ -355,8 +370,10 @@ type fileVec struct {
 // embedder failure gives the BM25 ranking (and a warning).
 //
 // ectx bounds the embedder's calls; extra are the query expander's words;
-// ix, when set, ranks the BM25 side with the folder's statistics (cands
-// were picked by the term index), else with cands' own.
+// ix, when set, ranks the BM25 side with its query (the candidates the
+// term index holds as read scored from its counts) and, when ix.st is
+// set, the folder's statistics (cands were picked by the term index);
+// else with cands' own.
 func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (found, error) {
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
