@@ -193,8 +193,10 @@ func TestScopeReadsAreQueries(t *testing.T) {
 			if err != nil || len(res.Matches) != 2 || res.Scanned != 2 {
 				t.Fatalf("search = %+v, %v", res, err)
 			}
-			if ops := n.snapshot(); len(ops) != 1 || ops["Query"] != 1 {
-				t.Fatalf("search sent %v, want one Query", ops)
+			// The folder's first search: one GetItem (its persisted term
+			// index's manifest, none yet) and one Query for its files.
+			if ops := n.snapshot(); len(ops) != 2 || ops["Query"] != 1 || ops["GetItem"] != 1 {
+				t.Fatalf("search sent %v, want one Query and one GetItem", ops)
 			}
 			// Paging from After stays on the partition.
 			n.reset()

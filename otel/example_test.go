@@ -56,6 +56,7 @@ func Example() {
 	_, _ = mem.Call(ctx, in, "search_memory", json.RawMessage(`{"query": "hanoi"}`))
 	printSpans(rec.Ended())
 	// Output:
+	// client   GetFile agentmem.memstore    parent: store.Search
 	// client   ReadScope agentmem.memstore  parent: store.Search
 	// internal store.Search                 parent: search_memory
 	// internal search_memory                parent: -
@@ -84,6 +85,7 @@ func ExampleInstrument() {
 	// client   GetFile agentmem.memstore    parent: upsert_memory
 	// client   Mutate agentmem.memstore     parent: upsert_memory
 	// internal upsert_memory                parent: -
+	// client   GetFile agentmem.memstore    parent: search_memory
 	// client   ReadScope agentmem.memstore  parent: search_memory
 	// internal search_memory                parent: -
 }
