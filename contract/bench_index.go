@@ -3,6 +3,8 @@ package contract
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,28 +31,15 @@ import (
 // fresh, empty driver for each store; the benchmark closes it.
 func BenchIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Driver) {
 	const p = "bench/main/indexed.md"
-	for _, pace := range []string{"spaced", "back-to-back"} {
+	for _, pace := range writePaces {
 		b.Run(pace, func(b *testing.B) {
-			type side struct {
-				s       *store.Store
-				raw     driver.Driver
-				version string
-				elapsed time.Duration
-			}
 			emb := &FakeEmbedder{}
-			open := func(on bool) *side {
-				raw := newDriver(b)
+			open := func(on bool) *writeSide {
 				opts := &store.Options{}
 				if on {
 					opts.Embedder = emb
 				}
-				sd := &side{s: store.New(raw, opts), raw: raw}
-				b.Cleanup(func() { _ = sd.s.Close() })
-				m, err := sd.s.Write(b.Context(), store.WriteRequest{Path: p, Content: indexedNote(0)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				sd.version = m.Version
+				sd := newWriteSide(b, newDriver(b), opts, p)
 				if err := sd.s.WaitIndexed(b.Context()); err != nil {
 					b.Fatal(err)
 				}
@@ -58,42 +47,12 @@ func BenchIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Driver)
 			}
 			off, on := open(false), open(true)
 			_, before := emb.Counts()
-			var indexing time.Duration
-			b.ResetTimer()
-			for i := range b.N {
-				order := []*side{off, on}
-				if i%2 == 1 { // the first write after a wait pays for it: take turns
-					order = []*side{on, off}
-				}
-				for _, sd := range order {
-					began := time.Now()
-					m, err := sd.s.Write(b.Context(), store.WriteRequest{Path: p, Content: indexedNote(i + 1), Expected: sd.version,
-						Operation: &store.Operation{ID: fmt.Sprintf("bench/%p/%d", sd, i), Fingerprint: "fp"}})
-					sd.elapsed += time.Since(began)
-					if err != nil {
-						b.Fatal(err)
-					}
-					sd.version = m.Version
-				}
-				if pace == "spaced" {
-					b.StopTimer()
-					began := time.Now()
-					if err := on.s.WaitIndexed(b.Context()); err != nil {
-						b.Fatal(err)
-					}
-					indexing += time.Since(began)
-					b.StartTimer()
-				}
-			}
-			b.StopTimer()
-			n := float64(b.N)
-			b.ReportMetric(float64(off.elapsed.Nanoseconds())/n, "ns-off/op")
-			b.ReportMetric(float64(on.elapsed.Nanoseconds())/n, "ns-on/op")
-			b.ReportMetric(float64(on.elapsed)/float64(off.elapsed), "vs-off")
+			indexing := alternateWrites(b, pace, off, on)
 			if pace != "spaced" {
 				return
 			}
 			_, after := emb.Counts()
+			n := float64(b.N)
 			b.ReportMetric(float64(indexing.Microseconds())/n/1000, "index-ms")
 			b.ReportMetric(float64(after-before)/n, "embeds/write")
 			ctx := b.Context()
@@ -115,6 +74,178 @@ func BenchIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Driver)
 			}
 			b.ReportMetric(float64(len(row.Content))/float64(max(strings.Count(row.Content, `"h":`), 1)), "index-bytes/chunk")
 		})
+	}
+}
+
+// writePaces are the paces of [BenchIndexedWrite] and
+// [BenchTermIndexedWrite]: "spaced" waits, untimed, after each pair of
+// writes until the store with the index is idle; "back-to-back" does not.
+var writePaces = []string{"spaced", "back-to-back"}
+
+// writeSide is one of the two stores a write benchmark compares: the file
+// it rewrites, the file's version, the time its writes took.
+type writeSide struct {
+	s       *store.Store
+	raw     driver.Driver
+	path    string
+	version string
+	elapsed time.Duration
+}
+
+// newWriteSide opens a store over raw with opts (closed when b ends) and
+// writes p's first version through it.
+func newWriteSide(b *testing.B, raw driver.Driver, opts *store.Options, p string) *writeSide {
+	sd := &writeSide{s: store.New(raw, opts), raw: raw, path: p}
+	b.Cleanup(func() { _ = sd.s.Close() })
+	m, err := sd.s.Write(b.Context(), store.WriteRequest{Path: p, Content: indexedNote(0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sd.version = m.Version
+	return sd
+}
+
+// alternateWrites makes b.N idempotent compare-and-swap writes (an
+// operation each, as write_memory makes them, one chunk changed) of each
+// side's file, one through off and one through on per iteration, in turns,
+// so that both see the same machine; at the "spaced" pace it waits after
+// each pair, untimed, until on's background work is done (WaitIndexed)
+// and returns how long those waits took. It reports ns-off/op, ns-on/op
+// and vs-off, their ratio.
+func alternateWrites(b *testing.B, pace string, off, on *writeSide) time.Duration {
+	ctx := b.Context()
+	var indexing time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		order := []*writeSide{off, on}
+		if i%2 == 1 { // the first write after a wait pays for it: take turns
+			order = []*writeSide{on, off}
+		}
+		for _, sd := range order {
+			began := time.Now()
+			m, err := sd.s.Write(ctx, store.WriteRequest{Path: sd.path, Content: indexedNote(i + 1), Expected: sd.version,
+				Operation: &store.Operation{ID: fmt.Sprintf("bench/%p/%s/%d", sd, pace, i), Fingerprint: "fp"}})
+			sd.elapsed += time.Since(began)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sd.version = m.Version
+		}
+		if pace == "spaced" {
+			b.StopTimer()
+			began := time.Now()
+			if err := on.s.WaitIndexed(ctx); err != nil {
+				b.Fatal(err)
+			}
+			indexing += time.Since(began)
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(off.elapsed.Nanoseconds())/n, "ns-off/op")
+	b.ReportMetric(float64(on.elapsed.Nanoseconds())/n, "ns-on/op")
+	b.ReportMetric(float64(on.elapsed)/float64(off.elapsed), "vs-off")
+	return indexing
+}
+
+// termIndexFolder is the folder of [BenchTermIndexedWrite]'s notes and
+// termIndexFiles their number (the file it rewrites comes on top).
+const (
+	termIndexFolder = "bench/main/"
+	termIndexFiles  = 1000
+)
+
+// BenchTermIndexedWrite measures what the term index costs a write: one
+// folder of 1,000 short notes (written behind the store, as a store opened
+// over an existing memory finds them) in each of two stores without an
+// embedder; the folder of one ("on") has been searched (BM25), so its term
+// index is built and the store's change feed keeps it on every write, the
+// folder of the other ("off") never has, so it has no index. Each
+// iteration rewrites one more note of the folder through each store, as
+// [BenchIndexedWrite] does, per pace: "spaced" waits after each pair,
+// untimed, until the feed has applied the write (index-ms: that wait);
+// "back-to-back" lets the feed run while both stores write. It reports
+// ns-off/op, ns-on/op and vs-off, their ratio, and fails when the
+// folder's index is not live after the writes (a search fell back to a
+// scan). newDriver returns a fresh, empty driver for each store; the
+// benchmark closes it.
+func BenchTermIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Driver) {
+	const p = termIndexFolder + "indexed.md"
+	ctx := b.Context()
+	search := func(sd *writeSide) store.SearchResult {
+		res, err := sd.s.Search(ctx, store.SearchRequest{Prefix: termIndexFolder, Query: "which city does the cat live in",
+			Mode: store.SearchBM25, Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res
+	}
+	open := func(searched bool) *writeSide {
+		raw := newDriver(b)
+		createNotes(b, raw, termIndexFolder, termIndexFiles)
+		sd := newWriteSide(b, raw, nil, p)
+		if searched {
+			// The first search builds the folder's index (it scans meanwhile).
+			search(sd)
+			if err := sd.s.WaitIndexed(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if res := search(sd); res.Fallback != "" || res.Scanned != termIndexFiles+1 {
+				b.Fatalf("after the first search the folder's index should answer for %d files: scanned %d, fallback %q", termIndexFiles+1, res.Scanned, res.Fallback)
+			}
+		}
+		return sd
+	}
+	off, on := open(false), open(true)
+	for _, pace := range writePaces {
+		b.Run(pace, func(b *testing.B) {
+			off.elapsed, on.elapsed = 0, 0
+			indexing := alternateWrites(b, pace, off, on)
+			if pace == "spaced" {
+				b.ReportMetric(float64(indexing.Microseconds())/float64(b.N)/1000, "index-ms")
+			}
+			if err := on.s.WaitIndexed(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if res := search(on); res.Fallback != "" {
+				b.Fatalf("the folder's index is no longer live after the writes: %q", res.Fallback)
+			}
+		})
+	}
+}
+
+// benchNote is short note i of a benchmark's folder: a city, a project,
+// some repeated detail.
+func benchNote(i int) string {
+	return fmt.Sprintf("# Note %d\n\n- Lives in city %d with a cat.\n- Works on project %d.\n\n%s\n", i, i%37, i%11,
+		strings.Repeat(fmt.Sprintf("Detail %d about the week and the trip. ", i), 15))
+}
+
+// createNotes creates n files of [benchNote] in folder (n0000.md on)
+// directly in raw, behind any store, with a few concurrent writers.
+func createNotes(b *testing.B, raw driver.Driver, folder string, n int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := raw.CreateFile(b.Context(), driver.File{Path: fmt.Sprintf("%sn%04d.md", folder, i), Content: benchNote(i), Version: fmt.Sprintf("v%d", i)}); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
 	}
 }
 
@@ -151,8 +282,7 @@ func BenchHybridSearch(b *testing.B, newDriver func(b *testing.B) driver.Driver)
 	s := store.New(raw, &store.Options{Embedder: emb})
 	b.Cleanup(func() { _ = s.Close() })
 	for i := range 1000 {
-		content := fmt.Sprintf("# Note %d\n\n- Lives in city %d with a cat.\n- Works on project %d.\n\n%s\n", i, i%37, i%11,
-			strings.Repeat(fmt.Sprintf("Detail %d about the week and the trip. ", i), 15))
+		content := benchNote(i)
 		if i%10 == 0 { // a long one: a session of a conversation, several chunks
 			for t := range 30 {
 				content += fmt.Sprintf("User: what about day %d of trip %d?\nAssistant: On day %d we go to the museum.\n", t, i, t)

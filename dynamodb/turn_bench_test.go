@@ -41,6 +41,16 @@ func BenchmarkIndexedWrite(b *testing.B) {
 	contract.BenchIndexedWrite(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
 }
 
+// BenchmarkTermIndexedWrite is a write into a folder of 1,000 notes whose
+// term index is live (the folder searched once, so the change feed keeps
+// it) and into one never searched, alternately (see
+// contract.BenchTermIndexedWrite), on DynamoDB Local: vs-off is the ratio
+// (issue 36: ≤ 1.1).
+func BenchmarkTermIndexedWrite(b *testing.B) {
+	c := newClient(b)
+	contract.BenchTermIndexedWrite(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
+}
+
 // BenchmarkHybridSearch is a search over 1,000 files of one scope, index
 // warm, literal, BM25 and hybrid alternately (see
 // contract.BenchHybridSearch), on DynamoDB Local: hybrid-vs-literal and

@@ -159,3 +159,19 @@ func BenchmarkHistory(b *testing.B) {
 		return d
 	})
 }
+
+// BenchmarkTermIndexedWrite is a write into a folder of 1,000 notes whose
+// term index is live (the folder searched once, so the change feed keeps
+// it) and into one never searched, alternately (see
+// contract.BenchTermIndexedWrite): vs-off is the ratio (issue 36: ≤ 1.1).
+func BenchmarkTermIndexedWrite(b *testing.B) {
+	url := testURL(b)
+	pool := newPool(b, url, nil, 4)
+	contract.BenchTermIndexedWrite(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), pool, &Options{Table: uniqueTable(b, url)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}

@@ -164,6 +164,20 @@ func BenchmarkIndexedWrite(b *testing.B) {
 	})
 }
 
+// BenchmarkTermIndexedWrite is a write into a folder of 1,000 notes whose
+// term index is live (the folder searched once, so the change feed keeps
+// it) and into one never searched, alternately (see
+// contract.BenchTermIndexedWrite): vs-off is the ratio (issue 36: ≤ 1.1).
+func BenchmarkTermIndexedWrite(b *testing.B) {
+	contract.BenchTermIndexedWrite(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}
+
 // BenchmarkHybridSearch is a search over 1,000 files of one scope, index
 // warm, literal, BM25 and hybrid alternately (see
 // contract.BenchHybridSearch): hybrid-vs-literal and bm25-vs-literal.
