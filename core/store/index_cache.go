@@ -41,6 +41,62 @@ type analysisCache struct {
 	gen   uint64 // the current search's generation
 	items map[string]*list.Element
 	order list.List // front: most recently used
+	// spans keeps each file's chunk spans apart, by a sum of the content
+	// they were split from (not the content itself): a few KB a file, so
+	// they outlive the entries that hold a long file's content.
+	spans spanCache
+}
+
+// spanBudget bounds, in estimated bytes, the chunk spans a spanCache
+// keeps; past it half of them are dropped.
+const spanBudget = 8 << 20
+
+// spanCache is each file's chunks (spans and hashes, no text), by path,
+// with the length and sum of the content they were split from.
+type spanCache struct {
+	mu    sync.Mutex
+	bytes int
+	m     map[string]spanEntry
+}
+
+type spanEntry struct {
+	sum    uint64
+	n      int
+	chunks []chunk.Chunk
+}
+
+func (c *spanCache) get(p string, n int, sum uint64) []chunk.Chunk {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[p]; ok && e.n == n && e.sum == sum {
+		return e.chunks
+	}
+	return nil
+}
+
+func (c *spanCache) put(p string, n int, sum uint64, cs []chunk.Chunk) {
+	size := len(p) + 64
+	for _, ch := range cs {
+		size += 96 + len(ch.Hash) + len(ch.Headings)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]spanEntry{}
+	}
+	if c.bytes+size > spanBudget {
+		drop := len(c.m) / 2
+		for k := range c.m {
+			if drop == 0 {
+				break
+			}
+			delete(c.m, k)
+			drop--
+		}
+		c.bytes /= 2
+	}
+	c.m[p] = spanEntry{sum: sum, n: n, chunks: cs}
+	c.bytes += size
 }
 
 // cached is one entry: the content it was derived from, the value, and
@@ -267,6 +323,10 @@ func (c *analysisCache) chunksOf(p, content string) []chunk.Chunk {
 	if a.chunks != nil {
 		return a.chunks
 	}
+	sum := contentSum(content)
+	if cs := c.spans.get(p, len(content), sum); cs != nil {
+		return cs
+	}
 	cs := chunk.Split(path.Base(p), content)
 	for i := range cs {
 		cs[i].Text = ""
@@ -274,6 +334,7 @@ func (c *analysisCache) chunksOf(p, content string) []chunk.Chunk {
 	if cs == nil {
 		cs = []chunk.Chunk{} // cached as "no chunk", not "not split yet"
 	}
+	c.spans.put(p, len(content), sum, cs)
 	next := &fileAnalysis{body: a.body, chunks: cs}
 	c.put(fileKey+p, content, next, next.size())
 	return cs

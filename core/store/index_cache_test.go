@@ -1,12 +1,15 @@
 package store
 
 import (
+	"container/list"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/internal/chunk"
 	"github.com/agentmem/agentmem/core/internal/lexis"
 )
 
@@ -122,6 +125,31 @@ func TestLookupAll(t *testing.T) {
 					t.Fatalf("%d words, %d terms: %q: got %v, want %v", words, nq, term, got[k], want)
 				}
 			}
+		}
+	}
+}
+
+// TestChunkSpansFollowContent: the chunk spans kept apart from the
+// analysis cache are those of the content asked about, whatever content
+// of the same path and length was split before.
+func TestChunkSpansFollowContent(t *testing.T) {
+	var c analysisCache
+	one := "# Plans\n\nFly to Lisbon in May.\n\n# Work\n\nThe review is on Friday."
+	two := "# Plans\n\nSail to Lisbon in May.\n\n# Work\nThe review is on Friday."
+	if len(one) != len(two) {
+		t.Fatalf("the two contents must be as long: %d, %d", len(one), len(two))
+	}
+	for _, content := range []string{one, two, one} {
+		want := chunk.Split("a.md", content)
+		for i := range want {
+			want[i].Text = ""
+		}
+		for range 2 { // split, then from the span cache
+			got := c.chunksOf("u/a.md", content)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("chunks of %q:\n%+v\nwant\n%+v", content, got, want)
+			}
+			c.items, c.order, c.used = nil, list.List{}, 0 // the analysis entry evicted
 		}
 	}
 }
