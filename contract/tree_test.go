@@ -17,11 +17,7 @@ import (
 // an entry once its names are gone; TestNoDeprecatedNames fails on an
 // entry whose file has fewer notices than listed, so the list only
 // shrinks.
-var deprecatedLeft = map[string]int{
-	// URLError, CheckQuery and URLFilePath: aliases of core/driver's
-	// (issue 37, with the store's API changes).
-	"core/store/url.go": 3,
-}
+var deprecatedLeft = map[string]int{}
 
 // TestNoDeprecatedNames fails when a Go file outside testdata has a
 // comment paragraph that starts with "Deprecated:" (Go's deprecation

@@ -159,7 +159,7 @@ func embedderParam(ctx context.Context, u *url.URL, q url.Values) (bool, Embedde
 		return false, nil, nil
 	}
 	if len(vals) > 1 {
-		return false, nil, URLError(u, "parameter %q is given %d times", EmbedderParam, len(vals))
+		return false, nil, driver.URLError(u, "parameter %q is given %d times", EmbedderParam, len(vals))
 	}
 	q.Del(EmbedderParam)
 	e, err := OpenEmbedder(ctx, vals[0])

@@ -122,7 +122,7 @@ func TestOpenEmbedderParamErrors(t *testing.T) {
 func TestCheckQueryNamesEmbedder(t *testing.T) {
 	for _, known := range [][]string{{"table"}, nil} {
 		u, _ := url.Parse("sqlite:x.db?embeder=wordvec")
-		err := store.CheckQuery(u, known...)
+		err := driver.CheckQuery(u, known...)
 		if !errors.Is(err, store.ErrInvalidURL) || !strings.Contains(err.Error(), store.EmbedderParam) || !strings.Contains(err.Error(), store.HistoryParam) {
 			t.Errorf("CheckQuery(%v) = %v, want history and embedder listed", known, err)
 		}

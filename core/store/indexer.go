@@ -653,6 +653,23 @@ func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err erro
 	return s.eraseRows(ctx, prefix, func(p string) bool { return isIndexRow(p) || isTermRow(p) })
 }
 
+// deleteRow deletes the derived row at p at the version it has now; it
+// reports false when there is none, or it was rewritten or removed
+// meanwhile (another pass removes it).
+func (s *Store) deleteRow(ctx context.Context, p string) (bool, error) {
+	f, err := s.d.GetFile(ctx, p)
+	if err != nil || f == nil {
+		return false, err
+	}
+	if err := s.d.DeleteFile(ctx, p, f.Version); err != nil {
+		if errors.Is(err, driver.ErrPrecondition) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
 // eraseRows deletes the derived rows under prefix that match selects,
 // and returns how many.
 func (s *Store) eraseRows(ctx context.Context, prefix string, match func(string) bool) (n int, err error) {
@@ -667,20 +684,13 @@ func (s *Store) eraseRows(ctx context.Context, prefix string, match func(string)
 			if !match(e.Path) || e.Tombstone {
 				continue
 			}
-			f, err := s.d.GetFile(ctx, e.Path)
+			deleted, err := s.deleteRow(ctx, e.Path)
 			if err != nil {
 				return n, err
 			}
-			if f == nil {
-				continue
+			if deleted {
+				n++
 			}
-			if err := s.d.DeleteFile(ctx, e.Path, f.Version); err != nil {
-				if errors.Is(err, driver.ErrPrecondition) {
-					continue // rewritten or removed meanwhile; another pass removes it
-				}
-				return n, err
-			}
-			n++
 		}
 		if len(entries) < DefaultWalkPageSize {
 			return n, nil

@@ -305,16 +305,24 @@ func (fi *folderIndex) captureDirty() (*segment, uint64) {
 	if len(fi.dirty) == 0 {
 		return nil, fi.dirtySeq
 	}
-	want := make(map[string]bool, len(fi.dirty))
+	return fi.captureSet(dirtySet(fi.dirty)), fi.dirtySeq
+}
+
+// captureSet returns the segment of the paths in sets: those fi holds
+// put, the others deleted. fi.mu is held (read).
+func (fi *folderIndex) captureSet(sets ...map[string]bool) *segment {
+	want := map[string]bool{}
 	var deleted []string
-	for p := range fi.dirty {
-		if _, ok := fi.ids[p]; ok {
-			want[p] = true
-		} else {
-			deleted = append(deleted, path.Base(p))
+	for _, set := range sets {
+		for p := range set {
+			if _, ok := fi.ids[p]; ok {
+				want[p] = true
+			} else {
+				deleted = append(deleted, path.Base(p))
+			}
 		}
 	}
-	return fi.capture(want, deleted), fi.dirtySeq
+	return fi.capture(want, slices.Compact(slices.Sorted(slices.Values(deleted))))
 }
 
 // load applies seg to fi: its deleted files go, its files replace what fi
@@ -665,18 +673,7 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 		case whole:
 			seg = fi.capture(nil, nil)
 		case merge:
-			want := map[string]bool{}
-			var deleted []string
-			for _, set := range []map[string]bool{fi.sinceBase, dirtySet(fi.dirty)} {
-				for p := range set {
-					if _, ok := fi.ids[p]; ok {
-						want[p] = true
-					} else {
-						deleted = append(deleted, path.Base(p))
-					}
-				}
-			}
-			seg = fi.capture(want, slices.Compact(slices.Sorted(slices.Values(deleted))))
+			seg = fi.captureSet(fi.sinceBase, dirtySet(fi.dirty))
 		}
 		fi.mu.RUnlock()
 		id := newVersion(ti.s.now(), "")
@@ -804,10 +801,7 @@ func (ti *termIndex) writeSegment(ctx context.Context, folder, id string, seg *s
 func (ti *termIndex) removeRows(ctx context.Context, folder string, refs []segRef) {
 	for _, r := range refs {
 		for k := 1; k <= r.Rows; k++ {
-			p := segRowPath(folder, r.ID, k)
-			if row, err := ti.s.d.GetFile(ctx, p); err == nil && row != nil {
-				_ = ti.s.d.DeleteFile(ctx, p, row.Version)
-			}
+			_, _ = ti.s.deleteRow(ctx, segRowPath(folder, r.ID, k))
 		}
 	}
 }
@@ -835,9 +829,7 @@ func (ti *termIndex) sweep(ctx context.Context, folder string, live []segRef) {
 		if t, ok := versionTime(id); !ok || t.After(cutoff) {
 			continue
 		}
-		if row, err := ti.s.d.GetFile(ctx, e.Path); err == nil && row != nil {
-			_ = ti.s.d.DeleteFile(ctx, e.Path, row.Version)
-		}
+		_, _ = ti.s.deleteRow(ctx, e.Path)
 	}
 }
 

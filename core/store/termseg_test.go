@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -372,33 +371,22 @@ func TestCloseBoundsIndexWrites(t *testing.T) {
 }
 
 // persistedTerms returns the terms of the docs in u/main/'s persisted
-// segments.
+// segments, read as a store loads them.
 func persistedTerms(t *testing.T, d *nnDriver) []string {
 	t.Helper()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	mr, ok := d.rows[manifestPath("u/main/")]
-	if !ok || mr.Tombstone {
+	s := New(d, nil)
+	defer s.Close()
+	ti := s.terms
+	m, _, err := ti.readManifest(t.Context(), "u/main/")
+	if err != nil || m == nil {
 		return nil
 	}
-	var m termManifest
-	if err := json.Unmarshal([]byte(mr.Content), &m); err != nil {
+	segs, err := ti.readSegments(t.Context(), "u/main/", m.Segments)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var terms []string
-	for _, r := range m.Segments {
-		var text strings.Builder
-		for k := 1; k <= r.Rows; k++ {
-			text.WriteString(d.rows[segRowPath("u/main/", r.ID, k)].Content)
-		}
-		raw, err := base64.StdEncoding.DecodeString(text.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		seg, err := decodeSegment(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, seg := range segs {
 		for _, doc := range seg.docs {
 			for _, ft := range doc.terms {
 				terms = append(terms, seg.terms[ft.term])

@@ -194,7 +194,7 @@ func storeParams(ctx context.Context, rawURL string, opts *Options) (string, *Op
 	// The query is re-encoded below: a part that does not parse would be
 	// dropped, and the backend's check of it skipped.
 	if qerr != nil {
-		return "", nil, URLError(u, "the query does not parse")
+		return "", nil, driver.URLError(u, "the query does not parse")
 	}
 	o := Options{}
 	if opts != nil {
@@ -202,7 +202,7 @@ func storeParams(ctx context.Context, rawURL string, opts *Options) (string, *Op
 	}
 	if hasHistory {
 		if len(hvals) > 1 {
-			return "", nil, URLError(u, "parameter %q is given %d times", HistoryParam, len(hvals))
+			return "", nil, driver.URLError(u, "parameter %q is given %d times", HistoryParam, len(hvals))
 		}
 		retention, err := parseRetention(hvals[0])
 		if err != nil {
@@ -284,22 +284,3 @@ func unknownScheme(scheme string) error {
 // Redact returns u for an error message or a log line: without its query,
 // fragment and password (user names stay). It is [driver.Redact].
 func Redact(u *url.URL) string { return driver.Redact(u) }
-
-// URLError returns an error wrapping [ErrInvalidURL] that names u and says
-// what to fix.
-//
-// Deprecated: URLError is for driver authors; use [driver.URLError].
-func URLError(u *url.URL, format string, args ...any) error {
-	return driver.URLError(u, format, args...)
-}
-
-// CheckQuery fails with [ErrInvalidURL] when u's query has a parameter not
-// in known, or one given twice.
-//
-// Deprecated: CheckQuery is for driver authors; use [driver.CheckQuery].
-func CheckQuery(u *url.URL, known ...string) error { return driver.CheckQuery(u, known...) }
-
-// URLFilePath returns the local file-system path a file-like URL names.
-//
-// Deprecated: URLFilePath is for driver authors; use [driver.URLFilePath].
-func URLFilePath(u *url.URL) (string, error) { return driver.URLFilePath(u) }

@@ -264,7 +264,7 @@ func TestCheckQueryDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 32 {
-		err := store.CheckQuery(u, "alpha")
+		err := driver.CheckQuery(u, "alpha")
 		if !errors.Is(err, store.ErrInvalidURL) || !strings.Contains(err.Error(), `parameter "alpha" is given 2 times`) {
 			t.Fatalf("CheckQuery = %v, want the repeated alpha named", err)
 		}
