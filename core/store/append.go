@@ -54,7 +54,7 @@ type AppendRequest struct {
 // file kept changing), or the backend's error.
 func (s *Store) Append(ctx context.Context, r AppendRequest) (m Mutation, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpWrite, Tracked: r.Operation != nil})
-	defer func() { o.done(err, m.Replayed, 0); s.indexAfter(ctx, r.Path, m, err); s.published(r.Path, m, err) }()
+	defer func() { o.done(err, m.Replayed, 0); s.published(ctx, r.Path, m, err) }()
 	if s.d == nil {
 		return Mutation{}, ErrNoDriver
 	}

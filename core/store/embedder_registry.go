@@ -171,4 +171,4 @@ func embedderParam(ctx context.Context, u *url.URL, q url.Values) (bool, Embedde
 
 // Embedder returns the store's embedder ([Options.Embedder], or the one
 // the URL named), nil when hybrid search is off.
-func (s *Store) Embedder() Embedder { return s.embedder }
+func (s *Store) Embedder() Embedder { return s.search.embedder }

@@ -26,20 +26,20 @@ func BenchmarkEnqueueIndex(b *testing.B) {
 			got := make(chan struct{})
 			if parked {
 				go func() {
-					for range s.ix.wake {
+					for range s.search.ix.wake {
 						got <- struct{}{}
 					}
 				}()
 			}
 			ctx := b.Context()
 			for b.Loop() {
-				s.ix.parked = parked
-				s.indexAfter(ctx, "u/main/a.md", Mutation{}, nil)
+				s.search.ix.parked = parked
+				s.search.indexAfter(ctx, "u/main/a.md", Mutation{}, nil)
 				b.StopTimer()
 				if parked {
 					<-got
 				}
-				s.ix.queue, s.ix.jobs = s.ix.queue[:0], map[string]*indexJob{}
+				s.search.ix.queue, s.search.ix.jobs = s.search.ix.queue[:0], map[string]*indexJob{}
 				b.StartTimer()
 			}
 		})

@@ -3,18 +3,27 @@
 
 package store
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // published tells the store's indexes that the file at p changed: once per
 // mutation that landed (m, err its result), never for a replay, which
 // changed nothing, nor for a mutation refused before it could land. A
 // backend error leaves the outcome unknown, so the indexes look at the
 // file again.
-func (s *Store) published(p string, m Mutation, err error) {
-	if m.Replayed || s.terms == nil || unchanged(err) {
+// ctx, the mutation's, only links the background work it starts (see
+// indexJob.origin).
+func (s *Store) published(ctx context.Context, p string, m Mutation, err error) {
+	if s.search == nil {
 		return
 	}
-	s.terms.changed(p)
+	s.search.indexAfter(ctx, p, m, err)
+	if m.Replayed || s.search.terms == nil || unchanged(err) {
+		return
+	}
+	s.search.terms.changed(p)
 }
 
 // unchanged reports whether err says a mutation changed nothing.

@@ -74,7 +74,7 @@ type indexed map[string][]float32
 
 // searchHybrid is Search in SearchHybrid mode: the candidates and their
 // index records read concurrently, BM25 and vector rankings fused.
-func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []string) (found, error) {
+func (s *engine) searchHybrid(ctx context.Context, r SearchRequest, terms []string) (found, error) {
 	// The embedder gets its own share of the search's time: a slow or
 	// hung one costs that share, and the search answers from BM25.
 	ectx, cancel := context.WithTimeout(ctx, embedWait(ctx))
@@ -141,7 +141,7 @@ func (s *Store) searchHybrid(ctx context.Context, r SearchRequest, terms []strin
 // expandQuery returns the words the embedder relates to the query (a
 // [QueryExpander]'s), or none when it has no such words, fails or takes
 // longer than ectx allows; an error only when the search's ctx is done.
-func (s *Store) expandQuery(ectx, ctx context.Context, query string) ([]string, error) {
+func (s *engine) expandQuery(ectx, ctx context.Context, query string) ([]string, error) {
 	x, ok := s.embedder.(QueryExpander)
 	if !ok {
 		return nil, nil
@@ -179,7 +179,7 @@ type lexIndex struct {
 // were indexed), which BM25 with the folder's statistics and the vectors
 // then rank. ok is false when the folder is small enough to rank whole (or
 // has no index yet: fallback then says so).
-func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (f found, ok bool, fallback string, small *folderIndex, err error) {
+func (s *engine) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (f found, ok bool, fallback string, small *folderIndex, err error) {
 	if s.terms == nil {
 		return found{}, false, "", nil, nil
 	}
@@ -239,7 +239,7 @@ func (s *Store) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, 
 
 // readIndexScope reads the first parts of the index records in folder's
 // index folder with the driver's scope read (and further parts by path).
-func (s *Store) readIndexScope(ctx context.Context, folder string, limit int, model string) (map[string]indexed, error) {
+func (s *engine) readIndexScope(ctx context.Context, folder string, limit int, model string) (map[string]indexed, error) {
 	files, err := s.scope.ReadScope(ctx, driver.ScopeParams{Prefix: indexFolder(folder), Limit: limit, MaxChars: maxRecordChars + 1})
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (s *Store) readIndexScope(ctx context.Context, folder string, limit int, mo
 }
 
 // readIndexPaths reads the first parts of the index records of paths.
-func (s *Store) readIndexPaths(ctx context.Context, paths []string, model string) (map[string]indexed, error) {
+func (s *engine) readIndexPaths(ctx context.Context, paths []string, model string) (map[string]indexed, error) {
 	at := make([]string, len(paths))
 	for i, p := range paths {
 		at[i] = indexPath(p, 1)
@@ -274,7 +274,7 @@ func (s *Store) readIndexPaths(ctx context.Context, paths []string, model string
 
 // getRows reads paths with the driver's batched read, or with a few
 // concurrent single reads.
-func (s *Store) getRows(ctx context.Context, paths []string) (map[string]*driver.File, error) {
+func (s *engine) getRows(ctx context.Context, paths []string) (map[string]*driver.File, error) {
 	if s.batch != nil || len(paths) <= 1 {
 		return s.getFiles(ctx, paths)
 	}
@@ -308,7 +308,7 @@ func (s *Store) getRows(ctx context.Context, paths []string) (map[string]*driver
 // reading the further parts of long records. Rows are decoded once per
 // content (see [analysisCache]); the maps returned may be shared with the
 // cache and are never modified.
-func (s *Store) decodeIndex(ctx context.Context, rows map[string]string, model string) (map[string]indexed, error) {
+func (s *engine) decodeIndex(ctx context.Context, rows map[string]string, model string) (map[string]indexed, error) {
 	out := make(map[string]indexed, len(rows))
 	var more []string
 	owner := map[string]string{}
@@ -374,7 +374,7 @@ type fileVec struct {
 // term index holds as read scored from its counts) and, when ix.st is
 // set, the folder's statistics (cands were picked by the term index);
 // else with cands' own.
-func (s *Store) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (found, error) {
+func (s *engine) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (found, error) {
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
 	}
@@ -593,7 +593,7 @@ func chunkWindow(content string, c chunk.Chunk, width int) string {
 //
 // ctx bounds the embedder's calls; search is the search's own context,
 // for what outlives them (the files queued for indexing).
-func (s *Store) vectorScores(ctx, search context.Context, query string, qv []float32, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
+func (s *engine) vectorScores(ctx, search context.Context, query string, qv []float32, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
 	type ref struct{ file, chunk int }
 	chunks := make([][]chunk.Chunk, len(cands))
 	var missing []ref

@@ -87,7 +87,7 @@ func newIndexer() *indexer {
 
 // indexAfter queues p for indexing after a change that landed (m, err are
 // the change's result). It never blocks on the driver or the embedder.
-func (s *Store) indexAfter(ctx context.Context, p string, m Mutation, err error) {
+func (s *engine) indexAfter(ctx context.Context, p string, m Mutation, err error) {
 	if s.embedder == nil || err != nil || m.Replayed {
 		return
 	}
@@ -96,7 +96,7 @@ func (s *Store) indexAfter(ctx context.Context, p string, m Mutation, err error)
 
 // enqueueIndex adds p to the queue (merging with a queued job of the same
 // path). ctx, the caller's, becomes the job's link (see indexJob.origin).
-func (s *Store) enqueueIndex(ctx context.Context, p string, hints map[string][]float32, attempts int) {
+func (s *engine) enqueueIndex(ctx context.Context, p string, hints map[string][]float32, attempts int) {
 	ix := s.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -151,7 +151,7 @@ type overflowMark struct {
 // requeueOverflow lists a page of one overflowed folder and queues its
 // files (a listing error leaves the folder marked, for the next pass
 // after a pause).
-func (s *Store) requeueOverflow(ctx context.Context) {
+func (s *engine) requeueOverflow(ctx context.Context) {
 	ix := s.ix
 	ix.mu.Lock()
 	var folder string
@@ -208,7 +208,7 @@ func (ix *indexer) rest(j *indexJob, now time.Time) time.Duration {
 // Close: then it indexes what is queued without resting, and returns once
 // the queue is empty or ctx (the group's) is canceled. Each job runs under
 // a context of its own, linked to the call that queued it.
-func (s *Store) indexWorker(ctx context.Context) {
+func (s *engine) indexWorker(ctx context.Context) {
 	ix := s.ix
 	defer ix.stop()
 	timer := time.NewTimer(time.Hour)
@@ -280,7 +280,7 @@ func (s *Store) indexWorker(ctx context.Context) {
 
 // indexJob indexes p, observed as an [OpIndex] operation, and schedules a
 // retry of a failure (unless closing).
-func (s *Store) indexJob(ctx context.Context, p string, j *indexJob, closing bool) {
+func (s *engine) indexJob(ctx context.Context, p string, j *indexJob, closing bool) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpIndex})
 	err := s.indexPath(ctx, p, j.hints)
 	if errors.Is(err, driver.ErrPrecondition) && j.attempts == 0 {
@@ -311,7 +311,7 @@ func (ix *indexer) stop() {
 
 // retryIndex queues p again after a delay that doubles with each attempt;
 // origin is the job's link.
-func (s *Store) retryIndex(origin context.Context, p string, attempts int) {
+func (s *engine) retryIndex(origin context.Context, p string, attempts int) {
 	ix := s.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -335,7 +335,10 @@ func (s *Store) retryIndex(origin context.Context, p string, attempts int) {
 // Without an embedder it returns at once. Tests and commands that exit
 // after writing use it; searches never need it (a search embeds, within
 // its bounds, what the index lacks).
-func (s *Store) WaitIndexed(ctx context.Context) error {
+func (s *Store) WaitIndexed(ctx context.Context) error { return s.search.WaitIndexed(ctx) }
+
+// WaitIndexed is [Store.WaitIndexed].
+func (s *engine) WaitIndexed(ctx context.Context) error {
 	if s.terms != nil {
 		if err := s.terms.wait(ctx); err != nil {
 			return err
@@ -378,7 +381,7 @@ func (s *Store) WaitIndexed(ctx context.Context) error {
 // stopIndexer drains the queue (without retries) until ctx is done (nil:
 // until deadline), then cancels the job in flight; it returns once the
 // worker has returned, with ctx's error if it had to cancel.
-func (s *Store) stopIndexer(ctx context.Context, deadline time.Time) error {
+func (s *engine) stopIndexer(ctx context.Context, deadline time.Time) error {
 	ix := s.ix
 	if ix == nil {
 		return nil
@@ -421,7 +424,7 @@ type indexRead struct {
 // record written by another indexer after this read was made from a file
 // read after it, and our conditional write over the version read here
 // then fails.
-func (s *Store) readIndex(ctx context.Context, p string) (*indexRead, error) {
+func (s *engine) readIndex(ctx context.Context, p string) (*indexRead, error) {
 	first, err := s.d.GetFile(ctx, indexPath(p, 1))
 	if err != nil {
 		return nil, err
@@ -455,7 +458,7 @@ func (s *Store) readIndex(ctx context.Context, p string) (*indexRead, error) {
 // erases the record of an absent file, and otherwise embeds the chunks
 // whose hash the record lacks (none for an unchanged rewrite) and writes
 // the record when its chunks changed.
-func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]float32) error {
+func (s *engine) indexPath(ctx context.Context, p string, hints map[string][]float32) error {
 	in, err := s.readIndex(ctx, p)
 	if err != nil {
 		return err
@@ -464,7 +467,7 @@ func (s *Store) indexPath(ctx context.Context, p string, hints map[string][]floa
 }
 
 // indexRecord is indexPath over what readIndex read.
-func (s *Store) indexRecord(ctx context.Context, p string, in *indexRead, hints map[string][]float32) error {
+func (s *engine) indexRecord(ctx context.Context, p string, in *indexRead, hints map[string][]float32) error {
 	f, old, rows := in.f, in.old, in.rows
 	if f == nil || f.Tombstone {
 		return s.writeRecord(ctx, p, nil, rows)
@@ -582,7 +585,7 @@ func embedDetached(ctx context.Context, e Embedder, texts []string) ([][]float32
 // writeRecord replaces the record parts rows (as read; nil entries are
 // absent parts) with rec's parts, or erases them when rec is nil. Each row
 // is one conditional primitive on its version.
-func (s *Store) writeRecord(ctx context.Context, p string, rec *record, rows []*driver.File) error {
+func (s *engine) writeRecord(ctx context.Context, p string, rec *record, rows []*driver.File) error {
 	defer func() { s.vecs.recorded(p, rec) }() // a failed write leaves the cache as a read of the rows would
 	var parts []string
 	if rec != nil {
@@ -630,7 +633,12 @@ func (s *Store) writeRecord(ctx context.Context, p string, rec *record, rows []*
 // store erases its rows by itself; a command that forgets a namespace calls
 // this after deleting its files. Errors: ErrInvalidPath for an empty or bad
 // prefix, or the backend's error.
-func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
+func (s *Store) ForgetIndex(ctx context.Context, prefix string) (int, error) {
+	return s.search.ForgetIndex(ctx, prefix)
+}
+
+// ForgetIndex is [Store.ForgetIndex].
+func (s *engine) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
 	if err := s.usable(ctx); err != nil {
 		return 0, err
 	}
@@ -656,7 +664,7 @@ func (s *Store) ForgetIndex(ctx context.Context, prefix string) (n int, err erro
 // deleteRow deletes the derived row at p at the version it has now; it
 // reports false when there is none, or it was rewritten or removed
 // meanwhile (another pass removes it).
-func (s *Store) deleteRow(ctx context.Context, p string) (bool, error) {
+func (s *engine) deleteRow(ctx context.Context, p string) (bool, error) {
 	f, err := s.d.GetFile(ctx, p)
 	if err != nil || f == nil {
 		return false, err
@@ -672,7 +680,7 @@ func (s *Store) deleteRow(ctx context.Context, p string) (bool, error) {
 
 // eraseRows deletes the derived rows under prefix that match selects,
 // and returns how many.
-func (s *Store) eraseRows(ctx context.Context, prefix string, match func(string) bool) (n int, err error) {
+func (s *engine) eraseRows(ctx context.Context, prefix string, match func(string) bool) (n int, err error) {
 	after := ""
 	for {
 		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: DefaultWalkPageSize})

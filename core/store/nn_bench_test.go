@@ -213,13 +213,13 @@ func BenchmarkNNVectorStage(b *testing.B) {
 func benchNNVectorStage(b *testing.B, words int) {
 	ctx := b.Context()
 	s, _ := nnStore(b, words)
-	model := s.embedder.Model()
+	model := s.search.embedder.Model()
 	r := nnRequest(SearchHybrid)
-	cands, _, err := s.candidates(ctx, r)
+	cands, _, err := s.search.candidates(ctx, r)
 	if err != nil {
 		b.Fatal(err)
 	}
-	recs, err := s.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
+	recs, err := s.search.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -232,11 +232,11 @@ func benchNNVectorStage(b *testing.B, words int) {
 	}
 	lex := map[string]int{}
 	nnMeasure(b, "go-scope", func(b *testing.B) {
-		recs, err := s.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
+		recs, err := s.search.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.vectorScores(ctx, ctx, r.Query, nil, cands, recs, lex); err != nil {
+		if _, err := s.search.vectorScores(ctx, ctx, r.Query, nil, cands, recs, lex); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -246,7 +246,7 @@ func benchNNVectorStage(b *testing.B, words int) {
 			slab = append(slab, v...)
 		}
 	}
-	qv, err := embedQuery(ctx, s.embedder, r.Query)
+	qv, err := embedQuery(ctx, s.search.embedder, r.Query)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,6 +46,11 @@ type ReindexStats struct {
 // a bad prefix, the embedder's or the backend's error (with the stats of
 // the work done before it), ctx's error.
 func (s *Store) Reindex(ctx context.Context, prefix string) (ReindexStats, error) {
+	return s.search.Reindex(ctx, prefix)
+}
+
+// Reindex is [Store.Reindex].
+func (s *engine) Reindex(ctx context.Context, prefix string) (ReindexStats, error) {
 	var st ReindexStats
 	if err := s.usable(ctx); err != nil {
 		return st, err
@@ -86,7 +91,7 @@ func (s *Store) Reindex(ctx context.Context, prefix string) (ReindexStats, error
 // under the store's model and hands them, with what it read, to
 // indexRecord, which writes the record (so every record is written by one
 // piece of code).
-func (s *Store) reindexPath(ctx context.Context, p string, st *ReindexStats) error {
+func (s *engine) reindexPath(ctx context.Context, p string, st *ReindexStats) error {
 	in, err := s.readIndex(ctx, p)
 	if err != nil {
 		return err

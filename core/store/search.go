@@ -61,7 +61,12 @@ type indexedBody struct {
 // fails with ErrInvalidPath for a bad prefix, ErrInvalidBound when Limit,
 // MaxFiles, MaxChars or MaxFileChars is not positive and
 // ErrInvalidSearchMode for an unknown Mode.
-func (s *Store) Search(ctx context.Context, r SearchRequest) (res SearchResult, err error) {
+func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
+	return s.search.Search(ctx, r)
+}
+
+// Search is [Store.Search].
+func (s *engine) Search(ctx context.Context, r SearchRequest) (res SearchResult, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpSearch})
 	defer func() { o.done(err, false, len(res.Matches)) }()
 	if err := s.usable(ctx); err != nil {
@@ -131,7 +136,7 @@ func (f *found) result(limit, maxChars int) SearchResult {
 
 // searchFolder ranks the files directly under r.Prefix in r.Mode (set):
 // from the folder's term index when it can answer, else by a scan.
-func (s *Store) searchFolder(ctx context.Context, r SearchRequest, terms []string) (found, error) {
+func (s *engine) searchFolder(ctx context.Context, r SearchRequest, terms []string) (found, error) {
 	if r.Mode == SearchHybrid {
 		return s.searchHybrid(ctx, r, terms)
 	}
@@ -155,7 +160,7 @@ func (s *Store) searchFolder(ctx context.Context, r SearchRequest, terms []strin
 
 // fellBack logs that a search scanned at most max_files files of a folder
 // whose index was being built, when files were left out.
-func (s *Store) fellBack(ctx context.Context, res SearchResult, prefix string) {
+func (s *engine) fellBack(ctx context.Context, res SearchResult, prefix string) {
 	if res.Truncated && res.Fallback == FallbackBuilding {
 		s.warn(ctx, "a search scanned at most max_files files of a folder while its index was being built", "", prefix, nil)
 	}
@@ -169,7 +174,7 @@ func (s *Store) fellBack(ctx context.Context, res SearchResult, prefix string) {
 // whether any folder or the shaping left something out, Related the
 // folders' related files when no folder matched, and Fallback the most
 // telling of the folders' reasons ([FallbackBuilding] first).
-func (s *Store) searchTree(ctx context.Context, r SearchRequest, terms []string) (SearchResult, error) {
+func (s *engine) searchTree(ctx context.Context, r SearchRequest, terms []string) (SearchResult, error) {
 	scopes, err := s.scopesUnder(ctx, r.Prefix)
 	if err != nil {
 		return SearchResult{}, err
@@ -209,7 +214,7 @@ var fallbackOrder = []string{"", FallbackLiteral, FallbackVectors, FallbackBuild
 // prefix that holds a file: the folder itself, or prefix for the files
 // directly under a prefix that ends inside a name ("notes/p05" for
 // notes/p05.md).
-func (s *Store) scopesUnder(ctx context.Context, prefix string) ([]string, error) {
+func (s *engine) scopesUnder(ctx context.Context, prefix string) ([]string, error) {
 	var scopes []string
 	seen := map[string]bool{}
 	err := s.walk(ctx, prefix, DefaultWalkPageSize, func(p string) bool {
@@ -235,7 +240,7 @@ func (s *Store) scopesUnder(ctx context.Context, prefix string) ([]string, error
 // folder's statistics, so the result is what a scan of every file would
 // give, at the cost of a few reads. ok is false when the index cannot
 // answer (reason says why); the caller then scans.
-func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok bool, reason string, err error) {
+func (s *engine) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok bool, reason string, err error) {
 	if s.terms == nil {
 		return found{}, false, "", nil
 	}
@@ -271,7 +276,7 @@ func (s *Store) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok
 //
 // maxTerms, when positive, bounds the length (in terms) of the files
 // taken from fi's ranking (see [folderIndex.capTerms]).
-func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, fresh []driver.ScopeFile, more []string, maxTerms int) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
+func (s *engine) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, fresh []driver.ScopeFile, more []string, maxTerms int) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
 	top, st, covered := fi.top(bq, r.Prefix, k)
 	if maxTerms > 0 {
 		top = fi.capTerms(top, maxTerms, r.Limit+extraCandidates)
@@ -342,7 +347,7 @@ func (s *Store) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Qu
 // candidates returns up to MaxFiles files directly under the prefix, each
 // cut to MaxFileChars, and whether anything was left out: a file cut or
 // vanished, or more files than MaxFiles.
-func (s *Store) candidates(ctx context.Context, r SearchRequest) ([]candidate, bool, error) {
+func (s *engine) candidates(ctx context.Context, r SearchRequest) ([]candidate, bool, error) {
 	want := r.MaxFiles + 1
 	truncated := false
 	// ReadScope takes a whole folder ("" or ending in "/") and returns its

@@ -104,11 +104,7 @@ type Store struct {
 	logDetails bool
 	observer   Observer
 
-	embedder Embedder
-	ix       *indexer
-	cache    analysisCache // searches' analysis of what they read
-	terms    *termIndex    // folders' term indexes, kept by the change feed
-	vecs     *vecIndex     // large folders' chunk vectors, kept by the indexer
+	search *engine // search and its indexes, kept by the change feed (feed.go)
 
 	mu           sync.Mutex
 	completed    map[string]struct{} // versions whose receipts this store saw settled
@@ -135,9 +131,6 @@ func New(d driver.Driver, opts *Options) *Store {
 		}
 		s.logger, s.logDetails = opts.Logger, opts.LogDetails
 		s.observer = opts.Observer
-		if opts.Embedder != nil {
-			s.embedder, s.ix = opts.Embedder, newIndexer()
-		}
 		if h := opts.History; h != nil {
 			s.historyRetention = h.Retention
 			if s.historyRetention <= 0 {
@@ -145,12 +138,13 @@ func New(d driver.Driver, opts *Options) *Store {
 			}
 		}
 	}
-	if d == nil {
-		return s
+	var embedder Embedder
+	if opts != nil {
+		embedder = opts.Embedder
 	}
-	s.terms = newTermIndex(s)
-	if s.embedder != nil {
-		s.vecs = &vecIndex{s: s, folders: map[string]*folderVecs{}}
+	if d == nil {
+		s.search = newEngine(s, nil, s.now, embedder)
+		return s
 	}
 	c := driver.CapabilitiesOf(d)
 	if c.AtomicMutation {
@@ -175,9 +169,7 @@ func New(d driver.Driver, opts *Options) *Store {
 	if c.History {
 		s.historian = d.(driver.Historian)
 	}
-	if s.ix != nil {
-		s.ix.bg.Go(s.indexWorker)
-	}
+	s.search = newEngine(s, d, s.now, embedder)
 	return s
 }
 
@@ -238,19 +230,7 @@ func (s *Store) shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		// One deadline for Close: the term index's writes, then the
 		// indexer's queue.
-		deadline := time.Now().Add(s.closeTimeout)
-		fctx, cancel := ctx, context.CancelFunc(func() {})
-		if fctx == nil {
-			fctx, cancel = context.WithDeadline(context.Background(), deadline)
-		}
-		// At the deadline the background flushes are cut too, so none
-		// holds the index's lock past it.
-		stop := context.AfterFunc(fctx, s.terms.bg.Close)
-		s.terms.flushAll(fctx) // what the next process loads (it finds the rest by checking)
-		stop()
-		cancel()
-		s.terms.close()
-		err := s.stopIndexer(ctx, deadline)
+		err := s.search.close(ctx, time.Now().Add(s.closeTimeout))
 		cerr := s.d.Close()
 		switch {
 		case err == nil:

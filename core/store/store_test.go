@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -12,8 +13,31 @@ import (
 // TestNilDriver checks that a Store over a nil driver fails every call with
 // ErrNoDriver instead of panicking.
 func TestNilDriver(t *testing.T) {
-	s := store.New(nil, nil)
+	for _, opts := range []*store.Options{nil, {Embedder: constEmbedder{}}} {
+		testNilDriver(t, store.New(nil, opts))
+	}
+}
+
+// constEmbedder gives every text the same vector.
+type constEmbedder struct{}
+
+func (constEmbedder) Model() string { return "const" }
+func (constEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0}
+	}
+	return out, nil
+}
+
+func testNilDriver(t *testing.T, s *store.Store) {
+	t.Helper()
 	ctx := t.Context()
+	if err := s.WaitIndexed(ctx); err != nil {
+		t.Errorf("WaitIndexed: %v, want nil (nothing is queued)", err)
+	}
+	_, rierr := s.Reindex(ctx, "k/")
+	_, fierr := s.ForgetIndex(ctx, "k/")
 	_, rerr := s.Read(ctx, "a.md", 10)
 	_, lerr := s.ListPaths(ctx, "", 10)
 	_, werr := s.Write(ctx, store.WriteRequest{Path: "a.md", Content: "x"})
@@ -22,7 +46,7 @@ func TestNilDriver(t *testing.T) {
 	_, oerr := s.GetOperation(ctx, store.Operation{ID: "i", Fingerprint: "f"})
 	_, perr := s.PruneExpired(ctx)
 	for name, err := range map[string]error{"Read": rerr, "ListPaths": lerr, "Write": werr, "Delete": derr,
-		"Search": serr, "GetOperation": oerr, "PruneExpired": perr, "Close": s.Close()} {
+		"Search": serr, "GetOperation": oerr, "PruneExpired": perr, "Reindex": rierr, "ForgetIndex": fierr, "Close": s.Close()} {
 		if !errors.Is(err, store.ErrNoDriver) {
 			t.Errorf("%s: %v, want ErrNoDriver", name, err)
 		}

@@ -120,7 +120,7 @@ type folderIndex struct {
 
 // termIndex is a Store's folder indexes and the feed that keeps them.
 type termIndex struct {
-	s *Store
+	s *engine
 
 	mu      sync.Mutex
 	folders map[string]*folderIndex
@@ -147,7 +147,7 @@ type termIndex struct {
 	recheck time.Duration
 }
 
-func newTermIndex(s *Store) *termIndex {
+func newTermIndex(s *engine) *termIndex {
 	bg := background.New()
 	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, bg: bg, ctx: bg.Context(),
 		hurry: make(chan struct{}), recheck: manifestRecheck, flushLock: make(chan struct{}, 1)}

@@ -48,11 +48,11 @@ func TestTermIndexRanksAsAScan(t *testing.T) {
 			if got.Fallback != "" {
 				t.Fatalf("%s: %q fell back: %s", when, q, got.Fallback)
 			}
-			cands, _, err := s.candidates(ctx, r) // every file of the folder
+			cands, _, err := s.search.candidates(ctx, r) // every file of the folder
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := rank(&s.cache, r, Fields(strings.ToLower(q)), cands)
+			want := rank(&s.search.cache, r, Fields(strings.ToLower(q)), cands)
 			if !exact {
 				// Changes not yet indexed count in no statistics, so
 				// scores may differ a little; the files returned are
@@ -97,7 +97,7 @@ func TestTermIndexRanksAsAScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("once they are indexed", true)
-	if err := s.terms.wait(context.Background()); err != nil {
+	if err := s.search.terms.wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

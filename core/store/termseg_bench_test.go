@@ -53,7 +53,7 @@ func BenchmarkTermIndexLoad(b *testing.B) {
 			if res.Fallback == "" {
 				return time.Since(start), c.read()
 			}
-			if err := s.terms.wait(ctx); err != nil {
+			if err := s.search.terms.wait(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -68,7 +68,7 @@ func BenchmarkTermIndexLoad(b *testing.B) {
 		}
 		build, buildReads = first() // Close writes the index
 		s := New(d, nil)
-		fi, _, err := s.terms.folder(ctx, "u/main/", req.MaxFiles)
+		fi, _, err := s.search.terms.folder(ctx, "u/main/", req.MaxFiles)
 		if err != nil || fi == nil {
 			b.Fatalf("folder: %v", err)
 		}
@@ -76,7 +76,7 @@ func BenchmarkTermIndexLoad(b *testing.B) {
 		fi.needBase = true
 		fi.mu.Unlock()
 		start := time.Now()
-		if err := s.terms.flush(ctx, fi); err != nil {
+		if err := s.search.terms.flush(ctx, fi); err != nil {
 			b.Fatal(err)
 		}
 		write = time.Since(start)

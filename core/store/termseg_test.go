@@ -140,7 +140,7 @@ func TestTermIndexPersists(t *testing.T) {
 	if err := a.WaitIndexed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b.terms.recheck = 0
+	b.search.terms.recheck = 0
 	mustSearch(t, b, persistReq("passport")) // starts the recheck
 	if err := b.WaitIndexed(ctx); err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ func TestTermIndexForgetErases(t *testing.T) {
 	if _, err := s.ForgetIndex(t.Context(), "u/"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.terms.wait(t.Context()); err != nil {
+	if err := s.search.terms.wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for p := range d.rows {
@@ -306,9 +306,9 @@ func TestIndexQueueOverflow(t *testing.T) {
 	for i := range n {
 		mustWrite(t, s, fmt.Sprintf("u/f%d/n%05d.md", i%2, i), fmt.Sprintf("note %d about the ferry", i))
 	}
-	s.ix.mu.Lock()
-	queued, overflowed := len(s.ix.jobs), len(s.ix.overflow)
-	s.ix.mu.Unlock()
+	s.search.ix.mu.Lock()
+	queued, overflowed := len(s.search.ix.jobs), len(s.search.ix.overflow)
+	s.search.ix.mu.Unlock()
 	if queued > maxIndexQueue || overflowed != 2 {
 		t.Fatalf("queued %d, overflowed folders %d: the burst did not overflow the queue", queued, overflowed)
 	}
@@ -376,7 +376,7 @@ func persistedTerms(t *testing.T, d *nnDriver) []string {
 	t.Helper()
 	s := New(d, nil)
 	defer s.Close()
-	ti := s.terms
+	ti := s.search.terms
 	m, _, err := ti.readManifest(t.Context(), "u/main/")
 	if err != nil || m == nil {
 		return nil
@@ -496,7 +496,7 @@ func TestTermIndexSyncKeepsNewerChange(t *testing.T) {
 	mustWrite(t, a, "u/main/q.md", "alpha version one")
 	<-h.blocked // a's flush reads b's segment
 	mustWrite(t, a, "u/main/q.md", "omega zebra version two")
-	fi := a.terms.folders["u/main/"]
+	fi := a.search.terms.folders["u/main/"]
 	for !fi.indexedAs("u/main/q.md", "omega zebra version two") {
 		time.Sleep(5 * time.Millisecond) // the feed applies v2
 	}
@@ -540,7 +540,7 @@ func TestTermIndexSegmentsMerge(t *testing.T) {
 	other := New(d, nil) // another process, holding the base, follows the merges
 	defer other.Close()
 	mustSearch(t, other, persistReq("key"))
-	other.terms.recheck = 0
+	other.search.terms.recheck = 0
 	for i := range 2 * maxDeltas {
 		mustWrite(t, s, fmt.Sprintf("u/main/n%04d.md", i), fmt.Sprintf("round %d: the lighthouse keeper's log", i))
 		if err := s.WaitIndexed(ctx); err != nil {

@@ -45,7 +45,7 @@ type vecSlot struct {
 // vecIndex is a Store's vector caches, one per large folder a hybrid search
 // asked for, kept by the indexer's record writes.
 type vecIndex struct {
-	s *Store
+	s *engine
 
 	mu      sync.Mutex
 	folders map[string]*folderVecs
@@ -277,6 +277,6 @@ func (fv *folderVecs) top(qv []float32, prefix string, n int) []string {
 }
 
 // queryVector embeds query within ectx (the embedder's share of the search).
-func (s *Store) queryVector(ectx context.Context, query string) ([]float32, error) {
+func (s *engine) queryVector(ectx context.Context, query string) ([]float32, error) {
 	return bounded(ectx, func(ctx context.Context) ([]float32, error) { return embedQuery(ctx, s.embedder, query) })
 }

@@ -27,7 +27,7 @@ import (
 // later replay or mutation of the path).
 func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpWrite, Create: r.Expected == "", Tracked: r.Operation != nil})
-	defer func() { o.done(err, m.Replayed, 0); s.indexAfter(ctx, r.Path, m, err); s.published(r.Path, m, err) }()
+	defer func() { o.done(err, m.Replayed, 0); s.published(ctx, r.Path, m, err) }()
 	if s.d == nil {
 		return Mutation{}, ErrNoDriver
 	}
@@ -52,7 +52,7 @@ func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err erro
 // exactly-once. Errors as for Write.
 func (s *Store) Delete(ctx context.Context, r DeleteRequest) (m Mutation, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpDelete, Tracked: r.Operation != nil})
-	defer func() { o.done(err, m.Replayed, 0); s.indexAfter(ctx, r.Path, m, err); s.published(r.Path, m, err) }()
+	defer func() { o.done(err, m.Replayed, 0); s.published(ctx, r.Path, m, err) }()
 	if s.d == nil {
 		return Mutation{}, ErrNoDriver
 	}
