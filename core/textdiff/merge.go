@@ -175,3 +175,22 @@ func appendEnded(out, lines []string) []string {
 	}
 	return out
 }
+
+// CountConflicts is the number of conflicts [Merge]'s markers still mark
+// in text: the runs of a MarkerYours line, then a MarkerSplit line, then
+// a MarkerTheirs line. A text whose merge was resolved by hand has none.
+func CountConflicts(text string) int {
+	n, want := 0, 0
+	markers := [...]string{MarkerYours, MarkerSplit, MarkerTheirs}
+	for _, l := range splitLines(text) {
+		switch l = strings.TrimSuffix(l, "\n"); {
+		case l == markers[want]:
+			if want = (want + 1) % len(markers); want == 0 {
+				n++
+			}
+		case l == MarkerYours: // a new opening marker starts again
+			want = 1
+		}
+	}
+	return n
+}

@@ -73,7 +73,33 @@ func TestMerge(t *testing.T) {
 			if !slices.Equal(got.Conflicts, tc.conflicts) {
 				t.Errorf("Conflicts = %+v\nwant %+v", got.Conflicts, tc.conflicts)
 			}
+			if n := CountConflicts(got.Text); n != len(tc.conflicts) {
+				t.Errorf("CountConflicts(Text) = %d, want %d", n, len(tc.conflicts))
+			}
 		})
+	}
+}
+
+// TestCountConflicts checks that only whole runs of the three markers
+// count.
+func TestCountConflicts(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"plain\ntext\n", 0},
+		{conflictText("a\n", "b\n"), 1},
+		{"x\n" + conflictText("", "") + "y\n" + conflictText("a\n", "b\n"), 2},
+		{strings.TrimSuffix(conflictText("a\n", "b\n"), "\n"), 1},   // the last marker ends the text
+		{MarkerYours + "\n" + MarkerSplit + "\n" + "resolved\n", 0}, // the closing marker was deleted
+		{MarkerSplit + "\n" + MarkerTheirs + "\n", 0},
+		{MarkerYours + "\nstray\n" + conflictText("a\n", "b\n"), 1},
+		{"  " + MarkerYours + "\n" + MarkerSplit + "\n" + MarkerTheirs + "\n", 0}, // markers start their line
+	} {
+		if got := CountConflicts(tc.text); got != tc.want {
+			t.Errorf("CountConflicts(%q) = %d, want %d", tc.text, got, tc.want)
+		}
 	}
 }
 
@@ -126,6 +152,10 @@ func FuzzMerge(f *testing.F) {
 		m, swapped := Merge(base, x, y), Merge(base, y, x)
 		if len(m.Conflicts) != len(swapped.Conflicts) || len(m.Conflicts) == 0 && m.Text != swapped.Text {
 			t.Fatalf("Merge(%q, %q, %q) = %+v, with the sides swapped %+v", base, x, y, m, swapped)
+		}
+		marked := strings.Contains(base+x+y, MarkerYours) || strings.Contains(base+x+y, MarkerSplit) || strings.Contains(base+x+y, MarkerTheirs)
+		if n := CountConflicts(m.Text); n != len(m.Conflicts) && !marked {
+			t.Fatalf("Merge(%q, %q, %q): CountConflicts = %d of %d conflicts", base, x, y, n, len(m.Conflicts))
 		}
 		lines := splitLines(m.Text)
 		for _, c := range m.Conflicts {
