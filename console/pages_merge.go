@@ -7,6 +7,7 @@ package console
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/core/textdiff"
@@ -22,6 +23,9 @@ type mergeData struct {
 	// Base is the version the edit started from.
 	Base     string
 	Overlaps []overlap
+	// Rows is the textarea's height: Text's lines and two more, from 6
+	// to 30.
+	Rows int
 }
 
 // overlap is one conflict of the merge, numbered from 1.
@@ -45,7 +49,8 @@ func (h *Handler) mergeFor(pc *pageCall, p, base, yours, theirs string) (*mergeD
 		return nil, "The version you started from could not be read (the error is in the server's log), so no merge can be offered: compare the two texts below."
 	}
 	m := textdiff.Merge(e.Content, yours, theirs)
-	d := &mergeData{Text: m.Text, Token: formToken(), Open: textdiff.MarkerYours, Close: textdiff.MarkerTheirs, Base: base}
+	d := &mergeData{Text: m.Text, Token: formToken(), Open: textdiff.MarkerYours, Close: textdiff.MarkerTheirs, Base: base,
+		Rows: min(max(strings.Count(m.Text, "\n")+2, 6), 30)}
 	for i, c := range m.Conflicts {
 		d.Overlaps = append(d.Overlaps, overlap{N: i + 1, Conflict: c})
 	}
