@@ -216,3 +216,17 @@ func TestPagesConflictOnCreateOffersNoMerge(t *testing.T) {
 		t.Fatalf("a create that met a file: want today's view, no merge and no word of one:\n%s", b)
 	}
 }
+
+func TestPagesConflictShowsADeleteAgainstAnEdit(t *testing.T) {
+	e := newMergeEnv(t, true, mergeBase, "# Notes\n\n- lives in Da Nang\n- likes tea\n- works on agentmem\n")
+	b := e.save(e.submit("# Notes\n\n- likes tea\n- works on agentmem\n"), http.StatusConflict)
+	for _, want := range []string{`<p class="muted overlap-yours">(you deleted these lines)</p>`, `<pre class="content overlap-theirs">- lives in Da Nang` + "\n</pre>"} {
+		if !strings.Contains(b, want) {
+			t.Fatalf("the conflict view lacks %q:\n%s", want, b)
+		}
+	}
+	want := "# Notes\n\n" + textdiff.MarkerYours + "\n" + textdiff.MarkerSplit + "\n- lives in Da Nang\n" + textdiff.MarkerTheirs + "\n- likes tea\n- works on agentmem\n"
+	if got := formWith(b, `id="merged"`).Get("content"); got != want {
+		t.Fatalf("the merge form holds %q, want %q", got, want)
+	}
+}
