@@ -64,7 +64,10 @@ func browserPrereqs(t *testing.T) (node, dir string) {
 // export download and its import upload, a consolidation previewed and
 // applied with a scripted model (JavaScript off), and the main pages on a
 // 390 px phone (no sideways scrolling, the namespaces' links in their row,
-// the favicon). One browser launch serves every flow (flows.mjs).
+// the favicon), and the conflict view's three-way merge: edits apart
+// merged and saved, a third writer meeting the merge's save, overlaps
+// shown side by side, a merge saved with its markers refused (merge.mjs).
+// One browser launch serves every flow (flows.mjs).
 //
 // The screenshots go to a temporary folder; AGENTMEM_CONSOLE_SCREENSHOTS=../docs
 // writes the ones docs/ and the README show.
@@ -149,7 +152,8 @@ func TestBrowserFlows(t *testing.T) {
 	}
 	for _, flow := range []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
 		"undo a delete", "restore, double submitted", "stored markup renders inert", "a note renders as Markdown, inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
-		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off", "narrow viewport"} {
+		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off", "narrow viewport",
+		"merge, edits apart", "merge, overlapping edits show both sides", "merge, JavaScript off", "merge on a narrow viewport"} {
 		if !strings.Contains(string(out), "ok "+flow+"\n") {
 			t.Errorf("flow %q did not report ok", flow)
 		}

@@ -91,7 +91,11 @@
 // (the compare-and-swap of its save) and a token per render (its
 // operation id), so a double submit applies once; on a conflict the page
 // shows your text (still in the form, now against the current version),
-// theirs and the difference. A restore is a compare-and-swap on the
+// theirs and the difference, and, when the store's history holds the
+// version the edit started from, the three-way merge of that version,
+// yours and theirs (textdiff.Merge) in a form of its own that saves over
+// theirs' version: overlapping edits are marked in it and shown side by
+// side, and it is refused while its markers are left in. A restore is a compare-and-swap on the
 // version the page showed as current, exactly once per form render. A
 // delete asks first on a page of its own (no script needed) showing the
 // file; the notebook then links to the deleted version to restore it, or

@@ -133,6 +133,11 @@ type conflictData struct {
 	Path, Yours, Theirs, Version, Token, By string
 	Deleted                                 bool
 	Diff                                    []diffLine
+	// Merge is the three-way merge of the version the edit started from,
+	// yours and theirs, when that version could be read; NoMerge says why
+	// not when it could not.
+	Merge   *mergeData
+	NoMerge string
 }
 
 // save writes the editor's text as a compare-and-swap on the version the
@@ -151,6 +156,11 @@ func (h *Handler) save(pc *pageCall) error {
 	if err != nil {
 		return again(http.StatusBadRequest, "The path is not valid: use \"/\"-separated segments of letters, digits, \"_\", \".\" and \"-\" (such as main/notes.md).")
 	}
+	if r.PostFormValue("merge") == "1" {
+		if msg := unresolved(content); msg != "" {
+			return again(http.StatusUnprocessableEntity, msg)
+		}
+	}
 	op, err := pc.formOp("save", p, version, content)
 	if err != nil {
 		return err
@@ -160,7 +170,7 @@ func (h *Handler) save(pc *pageCall) error {
 	case errors.Is(err, store.ErrOperationConflict):
 		return again(http.StatusConflict, "This form was already submitted with other text. Your text is below: save it again.")
 	case errors.Is(err, store.ErrConflict):
-		return h.conflict(pc, rel, p, content)
+		return h.conflict(pc, rel, p, version, content)
 	case errors.Is(err, store.ErrTooLarge), errors.As(err, new(*http.MaxBytesError)):
 		return again(http.StatusRequestEntityTooLarge, "The text is over the store's size limit; nothing was saved.")
 	case errors.Is(err, store.ErrPathCollision):
@@ -175,8 +185,9 @@ func (h *Handler) save(pc *pageCall) error {
 }
 
 // conflict renders the conflict view (409): the file changed since the
-// editor was rendered; the submitted text stays in the form.
-func (h *Handler) conflict(pc *pageCall, rel, p, yours string) error {
+// editor was rendered from version base ("" for a new file); the
+// submitted text stays in the form, beside its merge with theirs.
+func (h *Handler) conflict(pc *pageCall, rel, p, base, yours string) error {
 	d := conflictData{Path: rel, Yours: yours, Token: formToken()}
 	f, err := h.s.Read(pc.r.Context(), p, wholeFile)
 	switch {
@@ -186,6 +197,9 @@ func (h *Handler) conflict(pc *pageCall, rel, p, yours string) error {
 		return err
 	default:
 		d.Theirs, d.Version, d.By = f.Content, f.Version, f.Metadata[UpdatedByKey]
+		if base != "" {
+			d.Merge, d.NoMerge = h.mergeFor(pc, p, base, yours, f.Content)
+		}
 	}
 	if u := unifiedDiff(rel+" (theirs)", rel+" (yours)", d.Theirs, d.Yours); u != "" {
 		d.Diff = diffLines(u)

@@ -25,10 +25,11 @@ import (
 const chromiumPath = "/usr/bin/chromium"
 
 // browserFlows are the flows console/browsertest/flows.mjs reports "ok"
-// for, each of which must pass.
+// for (the merge's, from merge.mjs, last), each of which must pass.
 var browserFlows = []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
 	"restore, double submitted", "stored markup renders inert", "a note renders as Markdown, inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
-	"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "undo a delete", "narrow viewport"}
+	"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "undo a delete", "narrow viewport",
+	"merge, edits apart", "merge, overlapping edits show both sides", "merge, JavaScript off", "merge on a narrow viewport"}
 
 // TestBrowserServeSQLite runs the console's browser flows against
 // `agentmem serve --transport http` on a SQLite store.

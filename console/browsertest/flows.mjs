@@ -11,7 +11,9 @@
 //   SHOTS_DIR     where the screenshots go
 //   CHROMIUM      the browser binary (default /usr/bin/chromium)
 // Each flow prints "ok <name>"; the first failure exits 1 with its reason.
+// The conflict view's merge flows are in merge.mjs, run last.
 import { launch, finish } from "./lib.mjs";
+import { mergeFlows } from "./merge.mjs";
 import assert from "node:assert/strict";
 import path from "node:path";
 
@@ -405,4 +407,6 @@ await finish(browser, async () => {
     assert.equal(icon.status(), 200, "the favicon");
     await ctx.close();
   });
+
+  await mergeFlows({ base, api, newContext, flow, signIn, shots }); // merge.mjs: the conflict view's three-way merge
 });

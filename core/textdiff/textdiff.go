@@ -1,5 +1,7 @@
 // Package textdiff computes line diffs of text and writes them as unified
-// diffs (diff -u), for agentmem diff and the console.
+// diffs (diff -u), for agentmem diff and the console, and merges two edits
+// of one text line by line ([Merge], a diff3), for the console's conflict
+// view.
 //
 // The edit script is a shortest one (Myers' O(ND) algorithm in linear
 // space), within a bound on the work it does: past [MaxCost] steps the
