@@ -4,7 +4,7 @@
 // few rows instead of reading and analysing every file, and processes that
 // share a store see each other's changes.
 
-package store
+package search
 
 import (
 	"bytes"
@@ -25,16 +25,18 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/lexis"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
+	"github.com/agentmem/agentmem/core/internal/ulid"
 )
 
 // TermSegment is the folder, inside each folder whose files were searched,
 // where the store keeps the persisted term index of those files: a
 // manifest ("kamal/notes/.agentmem-terms/manifest") naming the live
 // segments, and each segment's rows ("…/.agentmem-terms/<id>-1", "-2", …).
-// Like [IndexSegment] its name starts with [ReservedSegmentPrefix]: the
+// Like [IndexSegment] its name starts with [rowpath.Reserved]: the
 // rows are derived data, written through the driver's primitives, never
 // listed, walked, searched or recorded in history as files, erased by
-// [Store.ForgetIndex] and rebuilt after [Store.Reindex].
+// store.Store.ForgetIndex and rebuilt after store.Store.Reindex.
 //
 // A segment lists files (their name, content sum and lengths, and their
 // terms with frequencies) and files deleted; the manifest is replaced by a
@@ -45,7 +47,7 @@ import (
 // first (base) segment are a quarter of it, or the folder holds at most
 // 1,000 files, the whole index is written again as one segment and the
 // old rows are removed.
-const TermSegment = ReservedSegmentPrefix + "-terms"
+const TermSegment = rowpath.Reserved + "-terms"
 
 // Bounds of the persisted term index.
 const (
@@ -86,7 +88,7 @@ const (
 const segMagic = "AMT1"
 
 // errSegment reports a segment or manifest that cannot be read as one.
-var errSegment = errors.New("agentmem: the persisted search index is unreadable")
+var errSegment = errors.New("search: the persisted search index is unreadable")
 
 // termManifest is the content of a folder's manifest row.
 type termManifest struct {
@@ -157,11 +159,11 @@ func segRowPath(folder, id string, part int) string {
 func isTermRow(p string) bool {
 	dir, name := path.Split(p)
 	parent, ok := strings.CutSuffix(dir, TermSegment+"/")
-	if !ok || ValidatePath(name) != nil {
+	if !ok || !rowpath.Valid(name) {
 		return false
 	}
 	parent = strings.TrimSuffix(parent, "/")
-	return parent == "" || ValidatePath(parent) == nil
+	return parent == "" || rowpath.Valid(parent)
 }
 
 // encode returns seg in its binary form.
@@ -235,7 +237,7 @@ func decodeSegment(b []byte) (*segment, error) {
 	seg.docs = make([]fwdDoc, 0, nd)
 	for range nd {
 		d := fwdDoc{name: str()}
-		if bad || len(rest) < 8 || !validSegment(d.name) {
+		if bad || len(rest) < 8 || !rowpath.ValidSegment(d.name) {
 			return nil, errSegment
 		}
 		d.sum = binary.LittleEndian.Uint64(rest)
@@ -254,7 +256,7 @@ func decodeSegment(b []byte) (*segment, error) {
 	}
 	ndel := num(uint64(len(rest)))
 	for range ndel {
-		if seg.deleted = append(seg.deleted, str()); bad || !validSegment(seg.deleted[len(seg.deleted)-1]) {
+		if seg.deleted = append(seg.deleted, str()); bad || !rowpath.ValidSegment(seg.deleted[len(seg.deleted)-1]) {
 			return nil, errSegment
 		}
 	}
@@ -385,7 +387,7 @@ func (ti *termIndex) readManifest(ctx context.Context, folder string) (*termMani
 		return nil, row.Version, fmt.Errorf("%w: the manifest of %q (or another analyzer's)", errSegment, folder)
 	}
 	for _, r := range m.Segments {
-		if r.Rows < 1 || r.Rows > maxSegRows || r.Docs < 0 || !validSegment(r.ID) || strings.Contains(r.ID, "-") {
+		if r.Rows < 1 || r.Rows > maxSegRows || r.Docs < 0 || !rowpath.ValidSegment(r.ID) || strings.Contains(r.ID, "-") {
 			return nil, row.Version, fmt.Errorf("%w: the manifest of %q names a bad segment", errSegment, folder)
 		}
 	}
@@ -483,7 +485,7 @@ func (ti *termIndex) loadPersisted(ctx context.Context, fi *folderIndex) (bool, 
 // errErased reports that a folder's persisted index was erased (by
 // Forget, ForgetIndex or Reindex, perhaps in another process) since fi
 // read it: fi is dropped, never written back.
-var errErased = errors.New("agentmem: the folder's persisted search index was erased")
+var errErased = errors.New("search: the folder's persisted search index was erased")
 
 // sync brings fi up to date with manifest m (at version): the segments m
 // names that fi lacks are applied, and when m no longer extends what fi
@@ -625,7 +627,7 @@ func (ti *termIndex) flushAll(ctx context.Context) {
 // read). Writes from other processes that landed meanwhile are applied to
 // fi first (sync).
 func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
-	ctx, o := ti.s.observe(ctx, OperationInfo{Op: OpIndex})
+	ctx, o := ti.s.observe(ctx, opIndex)
 	written := 0
 	defer func() { o.done(err, false, written) }()
 	if err := ti.lockFlush(ctx); err != nil {
@@ -676,7 +678,7 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 			seg = fi.captureSet(fi.sinceBase, dirtySet(fi.dirty))
 		}
 		fi.mu.RUnlock()
-		id := newVersion(ti.s.now(), "")
+		id := ulid.New(ti.s.now())
 		rows, err := ti.writeSegment(ctx, fi.folder, id, seg)
 		if err != nil {
 			return err
@@ -695,7 +697,7 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 			next.Segments = append(slices.Clone(m.Segments), ref)
 		}
 		content, _ := json.Marshal(next)
-		newVer := newVersion(ti.s.now(), "")
+		newVer := ulid.New(ti.s.now())
 		mrow := driver.File{Path: manifestPath(fi.folder), Content: string(content), Version: newVer}
 		if version == "" {
 			err = ti.s.d.CreateFile(ctx, mrow)
@@ -735,13 +737,13 @@ func (ti *termIndex) flush(ctx context.Context, fi *folderIndex) (err error) {
 		}
 		return nil
 	}
-	return fmt.Errorf("agentmem: the manifest of the search index of %q kept changing; the next flush tries again", fi.folder)
+	return fmt.Errorf("search: the manifest of the search index of %q kept changing; the next flush tries again", fi.folder)
 }
 
 // baseStale reports whether base, a manifest's first segment, is older
 // than maxBaseAge.
 func baseStale(base segRef, now time.Time) bool {
-	t, ok := versionTime(base.ID)
+	t, ok := ulid.Time(base.ID)
 	return ok && now.Sub(t) > maxBaseAge
 }
 
@@ -788,7 +790,7 @@ func (ti *termIndex) writeSegment(ctx context.Context, folder, id string, seg *s
 		part := text[:min(len(text), maxSegRowChars)]
 		text = text[len(part):]
 		rows++
-		f := driver.File{Path: segRowPath(folder, id, rows), Content: part, Version: newVersion(ti.s.now(), "")}
+		f := driver.File{Path: segRowPath(folder, id, rows), Content: part, Version: ulid.New(ti.s.now())}
 		if err := ti.s.d.CreateFile(ctx, f); err != nil {
 			return 0, err
 		}
@@ -815,7 +817,7 @@ func (ti *termIndex) sweep(ctx context.Context, folder string, live []segRef) {
 		keep[r.ID] = true
 	}
 	prefix := termRowsFolder(folder)
-	entries, err := ti.s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, Limit: DefaultWalkPageSize})
+	entries, err := ti.s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, Limit: pageSize})
 	if err != nil {
 		return
 	}
@@ -826,27 +828,11 @@ func (ti *termIndex) sweep(ctx context.Context, folder string, live []segRef) {
 		if !ok || keep[id] || e.Tombstone {
 			continue
 		}
-		if t, ok := versionTime(id); !ok || t.After(cutoff) {
+		if t, ok := ulid.Time(id); !ok || t.After(cutoff) {
 			continue
 		}
 		_, _ = ti.s.deleteRow(ctx, e.Path)
 	}
-}
-
-// versionTime returns the time a version made by newVersion was made at.
-func versionTime(v string) (time.Time, bool) {
-	if len(v) < 10 {
-		return time.Time{}, false
-	}
-	var ms uint64
-	for _, c := range v[:10] {
-		i := strings.IndexRune(crockford, c)
-		if i < 0 {
-			return time.Time{}, false
-		}
-		ms = ms<<5 | uint64(i)
-	}
-	return time.UnixMilli(int64(ms)), true
 }
 
 // current reports whether fi is still its folder's index.

@@ -1,7 +1,7 @@
 // Hybrid search: BM25 fused with the cosine of the query's vector and the
 // vectors of the files' chunks.
 
-package store
+package search
 
 import (
 	"cmp"
@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/chunk"
 	"github.com/agentmem/agentmem/core/internal/lexis"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // Hybrid search parameters.
@@ -51,7 +52,7 @@ const (
 	// share the query's words, and vectorAloneZ the same when no file
 	// does (a question about something no note names, or a paraphrase);
 	// a file between the two is returned as related, not as a match
-	// (SearchResult.Related), when nothing matched.
+	// (Result.Related), when nothing matched.
 	// Chosen on e2e/internal/retrieval's sets with questions about things
 	// no note mentions (docs/search.md has the figures): where words
 	// matched, 1.0 loses no recall; where none did, averaged word vectors
@@ -72,9 +73,9 @@ const (
 // ([zeroVec] for a chunk known to embed to zero).
 type indexed map[string][]float32
 
-// searchHybrid is Search in SearchHybrid mode: the candidates and their
+// searchHybrid is Search in Hybrid mode: the candidates and their
 // index records read concurrently, BM25 and vector rankings fused.
-func (s *engine) searchHybrid(ctx context.Context, r SearchRequest, terms []string) (found, error) {
+func (s *Engine) searchHybrid(ctx context.Context, r Request, terms []string) (found, error) {
 	// The embedder gets its own share of the search's time: a slow or
 	// hung one costs that share, and the search answers from BM25.
 	ectx, cancel := context.WithTimeout(ctx, embedWait(ctx))
@@ -91,7 +92,7 @@ func (s *engine) searchHybrid(ctx context.Context, r SearchRequest, terms []stri
 	var recs map[string]indexed
 	var rerr error
 	var wg sync.WaitGroup
-	scoped := s.scope != nil && isFolder(r.Prefix)
+	scoped := s.scope != nil && rowpath.IsFolder(r.Prefix)
 	if scoped {
 		wg.Go(func() { recs, rerr = s.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model) })
 	}
@@ -141,7 +142,7 @@ func (s *engine) searchHybrid(ctx context.Context, r SearchRequest, terms []stri
 // expandQuery returns the words the embedder relates to the query (a
 // [QueryExpander]'s), or none when it has no such words, fails or takes
 // longer than ectx allows; an error only when the search's ctx is done.
-func (s *engine) expandQuery(ectx, ctx context.Context, query string) ([]string, error) {
+func (s *Engine) expandQuery(ectx, ctx context.Context, query string) ([]string, error) {
 	x, ok := s.embedder.(QueryExpander)
 	if !ok {
 		return nil, nil
@@ -179,7 +180,7 @@ type lexIndex struct {
 // were indexed), which BM25 with the folder's statistics and the vectors
 // then rank. ok is false when the folder is small enough to rank whole (or
 // has no index yet: fallback then says so).
-func (s *engine) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest, terms, extra []string) (f found, ok bool, fallback string, small *folderIndex, err error) {
+func (s *Engine) searchHybridIndexed(ctx, ectx context.Context, r Request, terms, extra []string) (f found, ok bool, fallback string, small *folderIndex, err error) {
 	if s.terms == nil {
 		return found{}, false, "", nil, nil
 	}
@@ -239,14 +240,14 @@ func (s *engine) searchHybridIndexed(ctx, ectx context.Context, r SearchRequest,
 
 // readIndexScope reads the first parts of the index records in folder's
 // index folder with the driver's scope read (and further parts by path).
-func (s *engine) readIndexScope(ctx context.Context, folder string, limit int, model string) (map[string]indexed, error) {
+func (s *Engine) readIndexScope(ctx context.Context, folder string, limit int, model string) (map[string]indexed, error) {
 	files, err := s.scope.ReadScope(ctx, driver.ScopeParams{Prefix: indexFolder(folder), Limit: limit, MaxChars: maxRecordChars + 1})
 	if err != nil {
 		return nil, err
 	}
 	rows := make(map[string]string, len(files))
 	for _, f := range files {
-		if !f.Truncated && directlyUnder(f.Path, indexFolder(folder)) {
+		if !f.Truncated && rowpath.DirectlyUnder(f.Path, indexFolder(folder)) {
 			rows[folder+path.Base(f.Path)] = f.Content
 		}
 	}
@@ -254,7 +255,7 @@ func (s *engine) readIndexScope(ctx context.Context, folder string, limit int, m
 }
 
 // readIndexPaths reads the first parts of the index records of paths.
-func (s *engine) readIndexPaths(ctx context.Context, paths []string, model string) (map[string]indexed, error) {
+func (s *Engine) readIndexPaths(ctx context.Context, paths []string, model string) (map[string]indexed, error) {
 	at := make([]string, len(paths))
 	for i, p := range paths {
 		at[i] = indexPath(p, 1)
@@ -274,7 +275,7 @@ func (s *engine) readIndexPaths(ctx context.Context, paths []string, model strin
 
 // getRows reads paths with the driver's batched read, or with a few
 // concurrent single reads.
-func (s *engine) getRows(ctx context.Context, paths []string) (map[string]*driver.File, error) {
+func (s *Engine) getRows(ctx context.Context, paths []string) (map[string]*driver.File, error) {
 	if s.batch != nil || len(paths) <= 1 {
 		return s.getFiles(ctx, paths)
 	}
@@ -308,7 +309,7 @@ func (s *engine) getRows(ctx context.Context, paths []string) (map[string]*drive
 // reading the further parts of long records. Rows are decoded once per
 // content (see [analysisCache]); the maps returned may be shared with the
 // cache and are never modified.
-func (s *engine) decodeIndex(ctx context.Context, rows map[string]string, model string) (map[string]indexed, error) {
+func (s *Engine) decodeIndex(ctx context.Context, rows map[string]string, model string) (map[string]indexed, error) {
 	out := make(map[string]indexed, len(rows))
 	var more []string
 	owner := map[string]string{}
@@ -374,7 +375,7 @@ type fileVec struct {
 // term index holds as read scored from its counts) and, when ix.st is
 // set, the folder's statistics (cands were picked by the term index);
 // else with cands' own.
-func (s *engine) rankHybrid(ctx, ectx context.Context, r SearchRequest, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (found, error) {
+func (s *Engine) rankHybrid(ctx, ectx context.Context, r Request, terms []string, cands []candidate, recs map[string]indexed, extra []string, ix *lexIndex) (found, error) {
 	if len(cands) > r.MaxFiles {
 		cands = cands[:r.MaxFiles] // rank cuts the same way, and says so
 	}
@@ -593,7 +594,7 @@ func chunkWindow(content string, c chunk.Chunk, width int) string {
 //
 // ctx bounds the embedder's calls; search is the search's own context,
 // for what outlives them (the files queued for indexing).
-func (s *engine) vectorScores(ctx, search context.Context, query string, qv []float32, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
+func (s *Engine) vectorScores(ctx, search context.Context, query string, qv []float32, cands []candidate, recs map[string]indexed, lexRank map[string]int) ([]fileVec, error) {
 	type ref struct{ file, chunk int }
 	chunks := make([][]chunk.Chunk, len(cands))
 	var missing []ref

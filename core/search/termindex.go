@@ -3,7 +3,7 @@
 // store's change feed, so that a BM25 search reads the few files its terms
 // rank best instead of every file of the scope.
 
-package store
+package search
 
 import (
 	"cmp"
@@ -20,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/lexis"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // Bounds of the term index.
@@ -49,7 +50,7 @@ const (
 )
 
 // Fallback reasons: why a search scanned instead of answering from the
-// term index ([SearchResult.Fallback]).
+// term index ([Result.Fallback]).
 const (
 	// FallbackBuilding: the folder's index is being built (its first
 	// search, or the first since the index was dropped).
@@ -120,7 +121,7 @@ type folderIndex struct {
 
 // termIndex is a Store's folder indexes and the feed that keeps them.
 type termIndex struct {
-	s *engine
+	s *Engine
 
 	mu      sync.Mutex
 	folders map[string]*folderIndex
@@ -147,7 +148,7 @@ type termIndex struct {
 	recheck time.Duration
 }
 
-func newTermIndex(s *engine) *termIndex {
+func newTermIndex(s *Engine) *termIndex {
 	bg := background.New()
 	return &termIndex{s: s, folders: map[string]*folderIndex{}, pending: map[string]map[string]uint64{}, bg: bg, ctx: bg.Context(),
 		hurry: make(chan struct{}), recheck: manifestRecheck, flushLock: make(chan struct{}, 1)}
@@ -252,7 +253,7 @@ func (ti *termIndex) feed() {
 // under the index's own context; with nil paths it reads the whole folder
 // (readFolder) and removes the files indexed but no longer there.
 func (ti *termIndex) applyObserved(sc *lexis.Scanner, fi *folderIndex, paths []string) (err error) {
-	ctx, o := ti.s.observe(ti.ctx, OperationInfo{Op: OpIndex})
+	ctx, o := ti.s.observe(ti.ctx, opIndex)
 	n := len(paths)
 	defer func() { o.done(err, false, n) }()
 	if paths != nil {
@@ -272,12 +273,12 @@ func (ti *termIndex) applyObserved(sc *lexis.Scanner, fi *folderIndex, paths []s
 // that returns their contents), else a listing and batched reads.
 func (ti *termIndex) readFolder(ctx context.Context, folder string, limit int) ([]driver.ScopeFile, error) {
 	s := ti.s
-	if s.scope != nil && isFolder(folder) {
+	if s.scope != nil && rowpath.IsFolder(folder) {
 		files, err := s.scope.ReadScope(ctx, driver.ScopeParams{Prefix: folder, Limit: limit, MaxChars: maxIndexedChars})
 		if err != nil {
 			return nil, err
 		}
-		return slices.DeleteFunc(files, func(f driver.ScopeFile) bool { return !directlyUnder(f.Path, folder) }), nil
+		return slices.DeleteFunc(files, func(f driver.ScopeFile) bool { return !rowpath.DirectlyUnder(f.Path, folder) }), nil
 	}
 	paths, err := s.list(ctx, folder, limit, true)
 	if err != nil {
@@ -293,7 +294,7 @@ func (ti *termIndex) readFolder(ctx context.Context, folder string, limit int) (
 		}
 		for _, p := range batch {
 			if f := rows[p]; f != nil && !f.Tombstone {
-				content, cut := cutRunes(f.Content, maxIndexedChars)
+				content, cut := driver.CutRunes(f.Content, maxIndexedChars)
 				out = append(out, driver.ScopeFile{Path: p, Content: content, Truncated: cut})
 			}
 		}
@@ -352,7 +353,7 @@ func (ti *termIndex) apply(ctx context.Context, sc *lexis.Scanner, fi *folderInd
 			if f == nil || f.Tombstone {
 				fi.put(sc, p, "", false)
 			} else {
-				content, _ := cutRunes(f.Content, maxIndexedChars)
+				content, _ := driver.CutRunes(f.Content, maxIndexedChars)
 				fi.put(sc, p, content, true)
 			}
 		}
@@ -846,7 +847,7 @@ func (fi *folderIndex) has(p string) bool {
 // indexedAs reports whether fi has p indexed with this content (cut to
 // maxIndexedChars).
 func (fi *folderIndex) indexedAs(p, content string) bool {
-	content, _ = cutRunes(content, maxIndexedChars)
+	content, _ = driver.CutRunes(content, maxIndexedChars)
 	sum := contentSum(content)
 	fi.mu.RLock()
 	defer fi.mu.RUnlock()

@@ -2,7 +2,7 @@
 // file's changed chunks (Options.Embedder); WaitIndexed waits for it,
 // Shutdown and Close drain it within a deadline.
 
-package store
+package search
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/chunk"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
+	"github.com/agentmem/agentmem/core/internal/ulid"
 )
 
 // Bounds of the background indexer.
@@ -85,10 +87,10 @@ func newIndexer() *indexer {
 		timers: map[*time.Timer]struct{}{}, overflow: map[string]overflowMark{}, retry: time.Second}
 }
 
-// indexAfter queues p for indexing after a change that landed (m, err are
-// the change's result). It never blocks on the driver or the embedder.
-func (s *engine) indexAfter(ctx context.Context, p string, m Mutation, err error) {
-	if s.embedder == nil || err != nil || m.Replayed {
+// indexAfter queues p for indexing after a change that landed. It never
+// blocks on the driver or the embedder.
+func (s *Engine) indexAfter(ctx context.Context, p string) {
+	if s.embedder == nil {
 		return
 	}
 	s.enqueueIndex(ctx, p, nil, 0)
@@ -96,7 +98,7 @@ func (s *engine) indexAfter(ctx context.Context, p string, m Mutation, err error
 
 // enqueueIndex adds p to the queue (merging with a queued job of the same
 // path). ctx, the caller's, becomes the job's link (see indexJob.origin).
-func (s *engine) enqueueIndex(ctx context.Context, p string, hints map[string][]float32, attempts int) {
+func (s *Engine) enqueueIndex(ctx context.Context, p string, hints map[string][]float32, attempts int) {
 	ix := s.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -151,7 +153,7 @@ type overflowMark struct {
 // requeueOverflow lists a page of one overflowed folder and queues its
 // files (a listing error leaves the folder marked, for the next pass
 // after a pause).
-func (s *engine) requeueOverflow(ctx context.Context) {
+func (s *Engine) requeueOverflow(ctx context.Context) {
 	ix := s.ix
 	ix.mu.Lock()
 	var folder string
@@ -176,7 +178,7 @@ func (s *engine) requeueOverflow(ctx context.Context) {
 	last := after
 	for _, e := range entries {
 		last = e.Path
-		if _, reserved := reservedAt(e.Path); !reserved && !e.Tombstone && directlyUnder(e.Path, folder) {
+		if _, reserved := rowpath.ReservedAt(e.Path); !reserved && !e.Tombstone && rowpath.DirectlyUnder(e.Path, folder) {
 			paths = append(paths, e.Path)
 		}
 	}
@@ -208,7 +210,7 @@ func (ix *indexer) rest(j *indexJob, now time.Time) time.Duration {
 // Close: then it indexes what is queued without resting, and returns once
 // the queue is empty or ctx (the group's) is canceled. Each job runs under
 // a context of its own, linked to the call that queued it.
-func (s *engine) indexWorker(ctx context.Context) {
+func (s *Engine) indexWorker(ctx context.Context) {
 	ix := s.ix
 	defer ix.stop()
 	timer := time.NewTimer(time.Hour)
@@ -280,8 +282,8 @@ func (s *engine) indexWorker(ctx context.Context) {
 
 // indexJob indexes p, observed as an [OpIndex] operation, and schedules a
 // retry of a failure (unless closing).
-func (s *engine) indexJob(ctx context.Context, p string, j *indexJob, closing bool) {
-	ctx, o := s.observe(ctx, OperationInfo{Op: OpIndex})
+func (s *Engine) indexJob(ctx context.Context, p string, j *indexJob, closing bool) {
+	ctx, o := s.observe(ctx, opIndex)
 	err := s.indexPath(ctx, p, j.hints)
 	if errors.Is(err, driver.ErrPrecondition) && j.attempts == 0 {
 		// Another indexer (another process) wrote the record between our
@@ -311,7 +313,7 @@ func (ix *indexer) stop() {
 
 // retryIndex queues p again after a delay that doubles with each attempt;
 // origin is the job's link.
-func (s *engine) retryIndex(origin context.Context, p string, attempts int) {
+func (s *Engine) retryIndex(origin context.Context, p string, attempts int) {
 	ix := s.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -328,17 +330,8 @@ func (s *engine) retryIndex(origin context.Context, p string, attempts int) {
 	ix.timers[t] = struct{}{}
 }
 
-// WaitIndexed blocks until the background indexer has nothing queued or
-// running (retries scheduled for later do not count), or has stopped
-// ([Store.Shutdown], [Store.Close]), or ctx is done (ctx's error); while
-// it waits, queued paths are indexed without resting (see indexQuiet).
-// Without an embedder it returns at once. Tests and commands that exit
-// after writing use it; searches never need it (a search embeds, within
-// its bounds, what the index lacks).
-func (s *Store) WaitIndexed(ctx context.Context) error { return s.search.WaitIndexed(ctx) }
-
-// WaitIndexed is [Store.WaitIndexed].
-func (s *engine) WaitIndexed(ctx context.Context) error {
+// WaitIndexed waits for the background work (see store.Store.WaitIndexed).
+func (s *Engine) WaitIndexed(ctx context.Context) error {
 	if s.terms != nil {
 		if err := s.terms.wait(ctx); err != nil {
 			return err
@@ -381,7 +374,7 @@ func (s *engine) WaitIndexed(ctx context.Context) error {
 // stopIndexer drains the queue (without retries) until ctx is done (nil:
 // until deadline), then cancels the job in flight; it returns once the
 // worker has returned, with ctx's error if it had to cancel.
-func (s *engine) stopIndexer(ctx context.Context, deadline time.Time) error {
+func (s *Engine) stopIndexer(ctx context.Context, deadline time.Time) error {
 	ix := s.ix
 	if ix == nil {
 		return nil
@@ -424,7 +417,7 @@ type indexRead struct {
 // record written by another indexer after this read was made from a file
 // read after it, and our conditional write over the version read here
 // then fails.
-func (s *engine) readIndex(ctx context.Context, p string) (*indexRead, error) {
+func (s *Engine) readIndex(ctx context.Context, p string) (*indexRead, error) {
 	first, err := s.d.GetFile(ctx, indexPath(p, 1))
 	if err != nil {
 		return nil, err
@@ -458,7 +451,7 @@ func (s *engine) readIndex(ctx context.Context, p string) (*indexRead, error) {
 // erases the record of an absent file, and otherwise embeds the chunks
 // whose hash the record lacks (none for an unchanged rewrite) and writes
 // the record when its chunks changed.
-func (s *engine) indexPath(ctx context.Context, p string, hints map[string][]float32) error {
+func (s *Engine) indexPath(ctx context.Context, p string, hints map[string][]float32) error {
 	in, err := s.readIndex(ctx, p)
 	if err != nil {
 		return err
@@ -467,7 +460,7 @@ func (s *engine) indexPath(ctx context.Context, p string, hints map[string][]flo
 }
 
 // indexRecord is indexPath over what readIndex read.
-func (s *engine) indexRecord(ctx context.Context, p string, in *indexRead, hints map[string][]float32) error {
+func (s *Engine) indexRecord(ctx context.Context, p string, in *indexRead, hints map[string][]float32) error {
 	f, old, rows := in.f, in.old, in.rows
 	if f == nil || f.Tombstone {
 		return s.writeRecord(ctx, p, nil, rows)
@@ -585,7 +578,7 @@ func embedDetached(ctx context.Context, e Embedder, texts []string) ([][]float32
 // writeRecord replaces the record parts rows (as read; nil entries are
 // absent parts) with rec's parts, or erases them when rec is nil. Each row
 // is one conditional primitive on its version.
-func (s *engine) writeRecord(ctx context.Context, p string, rec *record, rows []*driver.File) error {
+func (s *Engine) writeRecord(ctx context.Context, p string, rec *record, rows []*driver.File) error {
 	defer func() { s.vecs.recorded(p, rec) }() // a failed write leaves the cache as a read of the rows would
 	var parts []string
 	if rec != nil {
@@ -611,14 +604,14 @@ func (s *engine) writeRecord(ctx context.Context, p string, rec *record, rows []
 				}
 			}
 		case row == nil:
-			if err := s.d.CreateFile(ctx, driver.File{Path: at, Content: parts[k-1], Version: newVersion(s.now(), "")}); err != nil {
+			if err := s.d.CreateFile(ctx, driver.File{Path: at, Content: parts[k-1], Version: ulid.New(s.now())}); err != nil {
 				return err
 			}
 		default:
 			if row.Content == parts[k-1] {
 				continue
 			}
-			if err := s.d.ReplaceFile(ctx, driver.File{Path: at, Content: parts[k-1], Version: newVersion(s.now(), "")}, row.Version); err != nil {
+			if err := s.d.ReplaceFile(ctx, driver.File{Path: at, Content: parts[k-1], Version: ulid.New(s.now())}, row.Version); err != nil {
 				return err
 			}
 		}
@@ -626,28 +619,10 @@ func (s *engine) writeRecord(ctx context.Context, p string, rec *record, rows []
 	return nil
 }
 
-// ForgetIndex erases the search index rows under prefix (a namespace,
-// "kamal/"): those of deleted files that a delete behind the store's back
-// left, and those of files that still exist (a search or write indexes them
-// again). It returns how many rows it removed. Deleting a file through the
-// store erases its rows by itself; a command that forgets a namespace calls
-// this after deleting its files. Errors: ErrInvalidPath for an empty or bad
-// prefix, or the backend's error.
-func (s *Store) ForgetIndex(ctx context.Context, prefix string) (int, error) {
-	return s.search.ForgetIndex(ctx, prefix)
-}
-
-// ForgetIndex is [Store.ForgetIndex].
-func (s *engine) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
-	if err := s.usable(ctx); err != nil {
-		return 0, err
-	}
-	if prefix == "" {
-		return 0, ErrInvalidPath
-	}
-	if err := ValidatePrefix(prefix); err != nil {
-		return 0, err
-	}
+// ForgetIndex erases the index rows under prefix, a valid prefix the
+// store has checked (see store.Store.ForgetIndex), and returns how many
+// it removed.
+func (s *Engine) ForgetIndex(ctx context.Context, prefix string) (n int, err error) {
 	// The caches first, so that nothing writes rows again behind the
 	// erasure (the term index holds the files' words too).
 	s.vecs.forget(prefix)
@@ -664,7 +639,7 @@ func (s *engine) ForgetIndex(ctx context.Context, prefix string) (n int, err err
 // deleteRow deletes the derived row at p at the version it has now; it
 // reports false when there is none, or it was rewritten or removed
 // meanwhile (another pass removes it).
-func (s *engine) deleteRow(ctx context.Context, p string) (bool, error) {
+func (s *Engine) deleteRow(ctx context.Context, p string) (bool, error) {
 	f, err := s.d.GetFile(ctx, p)
 	if err != nil || f == nil {
 		return false, err
@@ -680,10 +655,10 @@ func (s *engine) deleteRow(ctx context.Context, p string) (bool, error) {
 
 // eraseRows deletes the derived rows under prefix that match selects,
 // and returns how many.
-func (s *engine) eraseRows(ctx context.Context, prefix string, match func(string) bool) (n int, err error) {
+func (s *Engine) eraseRows(ctx context.Context, prefix string, match func(string) bool) (n int, err error) {
 	after := ""
 	for {
-		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: DefaultWalkPageSize})
+		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: pageSize})
 		if err != nil {
 			return n, err
 		}
@@ -700,7 +675,7 @@ func (s *engine) eraseRows(ctx context.Context, prefix string, match func(string
 				n++
 			}
 		}
-		if len(entries) < DefaultWalkPageSize {
+		if len(entries) < pageSize {
 			return n, nil
 		}
 	}
