@@ -9,11 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentmem/agentmem/core/internal/rowpath"
 	"math"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // Embedder turns texts into vectors for hybrid search ([Hybrid]).

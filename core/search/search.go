@@ -238,6 +238,10 @@ func (s *Engine) searchIndexed(ctx context.Context, r Request) (_ found, ok bool
 // maxTerms, when positive, bounds the length (in terms) of the files
 // taken from fi's ranking (see [folderIndex.capTerms]).
 func (s *Engine) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r Request, k int, fresh []driver.ScopeFile, more []string, maxTerms int) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
+	// The paths queued as changed are taken before the ranking: one the
+	// feed applies in between is then read as queued or ranked as
+	// indexed, never missed as neither.
+	pending := s.terms.pendingIn(fi.folder)
 	top, st, covered := fi.top(bq, r.Prefix, k)
 	if maxTerms > 0 {
 		top = fi.capTerms(top, maxTerms, r.Limit+extraCandidates)
@@ -252,7 +256,7 @@ func (s *Engine) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Q
 			}
 		}
 	}
-	for _, p := range s.terms.pendingIn(fi.folder) {
+	for _, p := range pending {
 		if strings.HasPrefix(p, r.Prefix) && rowpath.DirectlyUnder(p, fi.folder) && !slices.Contains(read, p) {
 			read = append(read, p)
 		}
