@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -219,7 +220,7 @@ func (m *MemoryService) SearchMemory(ctx context.Context, req *adkmemory.SearchR
 		return out, nil
 	}
 	fileChars := m.opts.MaxEventChars + 1024 // the heading line
-	res, err := m.s.Search(ctx, store.SearchRequest{
+	res, err := m.s.Search(ctx, search.Request{
 		Prefix: dir, Query: q, Limit: m.opts.MaxResults, MaxFiles: m.opts.MaxSearchFiles,
 		MaxChars: m.opts.MaxResults * (store.MaxSegmentChars + 1024), MaxFileChars: fileChars,
 	})
@@ -290,7 +291,7 @@ func cutRunes(s string, max int) string {
 func boundQuery(q string) string {
 	seen := map[string]bool{}
 	var terms []string
-	for _, t := range store.Fields(cutRunes(q, 1000)) {
+	for _, t := range search.Fields(cutRunes(q, 1000)) {
 		if lt := strings.ToLower(t); !seen[lt] && len(terms) < 32 {
 			seen[lt] = true
 			terms = append(terms, t)

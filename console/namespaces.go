@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/archive"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -173,11 +174,11 @@ type SearchJSON struct {
 	Truncated bool `json:"truncated"`
 	// Related, only when Matches is empty (hybrid search), are the files
 	// closest in meaning to a query no file shares a word with: worth a
-	// look, not an answer ([store.SearchResult.Related]).
+	// look, not an answer ([search.Result.Related]).
 	Related []MatchJSON `json:"related,omitempty"`
 	// Fallback, when not empty, says why the search scanned at most the
 	// notebook's max_files files instead of answering from the folder's
-	// search index ([store.SearchResult.Fallback]).
+	// search index ([search.Result.Fallback]).
 	Fallback string `json:"fallback,omitempty"`
 }
 
@@ -216,7 +217,7 @@ func (h *Handler) search(c *call) error {
 // limits.
 func (h *Handler) searchFolder(c *call, query, folder string, limit int) (SearchJSON, error) {
 	terms := map[string]bool{}
-	for _, t := range store.Fields(strings.ToLower(query)) {
+	for _, t := range search.Fields(strings.ToLower(query)) {
 		terms[t] = true
 	}
 	switch n := utf8.RuneCountInString(query); {
@@ -231,7 +232,7 @@ func (h *Handler) searchFolder(c *call, query, folder string, limit int) (Search
 	if err := store.ValidatePrefix(folder); err != nil {
 		return SearchJSON{}, err
 	}
-	res, err := h.s.Search(c.r.Context(), store.SearchRequest{Prefix: c.ns + "/" + folder, Query: query, Limit: limit,
+	res, err := h.s.Search(c.r.Context(), search.Request{Prefix: c.ns + "/" + folder, Query: query, Limit: limit,
 		MaxFiles: h.limits.MaxSearchFiles, MaxChars: h.limits.MaxSearchResultChars, MaxFileChars: h.limits.MaxMemorySize})
 	if err != nil {
 		return SearchJSON{}, err

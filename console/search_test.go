@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -74,10 +75,10 @@ func TestSearchRelatedAndFallback(t *testing.T) {
 
 	e = quixleEnv(t, 3) // larger than max_files: its index is built in the background
 	res = e.do(req{method: "GET", target: "/api/v1/namespaces/alice/search?q=weather", key: "alice-key"}).want(200, "").json()
-	if res["fallback"] != store.FallbackBuilding || res["truncated"] != true {
-		t.Fatalf("while the index is built: %v; want fallback %q, truncated", res, store.FallbackBuilding)
+	if res["fallback"] != search.FallbackBuilding || res["truncated"] != true {
+		t.Fatalf("while the index is built: %v; want fallback %q, truncated", res, search.FallbackBuilding)
 	}
-	for _, want := range []any{store.FallbackVectors, nil} { // then the vector cache, then neither
+	for _, want := range []any{search.FallbackVectors, nil} { // then the vector cache, then neither
 		if err := e.s.WaitIndexed(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestSearchPageSaysNoMatch(t *testing.T) {
 
 	e = quixleEnv(t, 3)
 	sid = e.signIn("alice-key")
-	if body = get("weather"); !strings.Contains(body, "Not answered from the search index: "+store.FallbackBuilding) {
+	if body = get("weather"); !strings.Contains(body, "Not answered from the search index: "+search.FallbackBuilding) {
 		t.Errorf("while the index is built, the page lacks the fallback note:\n%s", body)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -68,7 +69,7 @@ func BenchIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Driver)
 			}
 			_, rewritten := emb.Counts()
 			b.ReportMetric(float64(rewritten-after), "embeds/unchanged-rewrite")
-			row, err := on.raw.GetFile(ctx, "bench/main/"+store.IndexSegment+"/indexed.md")
+			row, err := on.raw.GetFile(ctx, "bench/main/"+search.IndexSegment+"/indexed.md")
 			if err != nil || row == nil {
 				b.Fatalf("the index row: %v, %v", row, err)
 			}
@@ -173,9 +174,9 @@ const (
 func BenchTermIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Driver) {
 	const p = termIndexFolder + "indexed.md"
 	ctx := b.Context()
-	search := func(sd *writeSide) store.SearchResult {
-		res, err := sd.s.Search(ctx, store.SearchRequest{Prefix: termIndexFolder, Query: "which city does the cat live in",
-			Mode: store.SearchBM25, Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
+	searchSide := func(sd *writeSide) search.Result {
+		res, err := sd.s.Search(ctx, search.Request{Prefix: termIndexFolder, Query: "which city does the cat live in",
+			Mode: search.BM25, Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -187,11 +188,11 @@ func BenchTermIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Dri
 		sd := newWriteSide(b, raw, nil, p)
 		if searched {
 			// The first search builds the folder's index (it scans meanwhile).
-			search(sd)
+			searchSide(sd)
 			if err := sd.s.WaitIndexed(ctx); err != nil {
 				b.Fatal(err)
 			}
-			if res := search(sd); res.Fallback != "" || res.Scanned != termIndexFiles+1 {
+			if res := searchSide(sd); res.Fallback != "" || res.Scanned != termIndexFiles+1 {
 				b.Fatalf("after the first search the folder's index should answer for %d files: scanned %d, fallback %q", termIndexFiles+1, res.Scanned, res.Fallback)
 			}
 		}
@@ -208,7 +209,7 @@ func BenchTermIndexedWrite(b *testing.B, newDriver func(b *testing.B) driver.Dri
 			if err := on.s.WaitIndexed(ctx); err != nil {
 				b.Fatal(err)
 			}
-			if res := search(on); res.Fallback != "" {
+			if res := searchSide(on); res.Fallback != "" {
 				b.Fatalf("the folder's index is no longer live after the writes: %q", res.Fallback)
 			}
 		})
@@ -292,19 +293,19 @@ func BenchHybridSearch(b *testing.B, newDriver func(b *testing.B) driver.Driver)
 			b.Fatal(err)
 		}
 	}
-	req := func(m store.SearchMode) store.SearchRequest {
-		return store.SearchRequest{Prefix: "bench/main/", Query: "which city does the cat live in", Mode: m,
+	req := func(m search.Mode) search.Request {
+		return search.Request{Prefix: "bench/main/", Query: "which city does the cat live in", Mode: m,
 			Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}
 	}
 	// The first hybrid search queues every file for indexing (files written
 	// behind the store's back); once they are indexed the index is warm.
-	if _, err := s.Search(ctx, req(store.SearchHybrid)); err != nil {
+	if _, err := s.Search(ctx, req(search.Hybrid)); err != nil {
 		b.Fatal(err)
 	}
 	if err := s.WaitIndexed(ctx); err != nil {
 		b.Fatal(err)
 	}
-	modes := []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid}
+	modes := []search.Mode{search.Literal, search.BM25, search.Hybrid}
 	elapsed := make([]time.Duration, len(modes))
 	_, before := emb.Counts()
 	b.ResetTimer()

@@ -47,7 +47,7 @@ func NNFile(i, words int) string {
 }
 
 // NNEmbedder is feature hashing of words into 100 signed dimensions: a
-// deterministic store.Embedder for the nearest-neighbour benchmarks.
+// deterministic search.Embedder for the nearest-neighbour benchmarks.
 type NNEmbedder struct{}
 
 // Model returns "nn-hash-100".

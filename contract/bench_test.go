@@ -7,6 +7,7 @@ import (
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -80,7 +81,7 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		c.Reset()
 		for b.Loop() {
-			if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+			if _, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 				b.Fatal(err)
 			}
 		}

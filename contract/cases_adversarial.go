@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -337,7 +338,7 @@ var adversarialCases = []Case{
 			eqSlice(t, fmt.Sprintf("list(t/s/, %d)", n), list(t, e.Store, "t/s/", n), []string{"t/s/e.md"})
 			eqSlice(t, fmt.Sprintf("list(\"\", %d)", n), list(t, e.Store, "", n), []string{"t/s/e.md"})
 		}
-		res, err := e.Store.Search(ctx(t), store.SearchRequest{Prefix: "t/s/", Query: "needle md", Limit: 10, MaxFiles: 1, MaxChars: 1000, MaxFileChars: 1000})
+		res, err := e.Store.Search(ctx(t), search.Request{Prefix: "t/s/", Query: "needle md", Limit: 10, MaxFiles: 1, MaxChars: 1000, MaxFileChars: 1000})
 		if err != nil || len(res.Matches) != 1 || res.Matches[0].Path != "t/s/e.md" || res.Scanned != 1 || res.Truncated {
 			t.Fatalf("search = %+v, %v", res, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/archive"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -20,7 +21,7 @@ import (
 var indexCases = bothSearchModes(indexModeCases)
 
 var indexModeCases = []modeCase{
-	{"index_fresh_after_write", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_fresh_after_write", func(t *testing.T, e *Env, m search.Mode) {
 		s, g := gatedStore(t, e, nil)
 		const p = "fw/main/"
 		checkFresh(t, e, m, s, g, p, func() {
@@ -35,7 +36,7 @@ var indexModeCases = []modeCase{
 			freshCheck{"heron", []string{"a.md", "d.md"}},
 		)
 	}},
-	{"index_fresh_after_delete", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_fresh_after_delete", func(t *testing.T, e *Env, m search.Mode) {
 		s, g := gatedStore(t, e, nil)
 		const p = "fd/main/"
 		checkFresh(t, e, m, s, g, p, func() {
@@ -48,9 +49,9 @@ var indexModeCases = []modeCase{
 			freshCheck{"egret", nil},
 			freshCheck{"harbour", []string{"c.md"}},
 		)
-		eq(t, "scanned after the deletes", search(t, s, indexReq(m, p, "heron")).Scanned, 2)
+		eq(t, "scanned after the deletes", mustSearch(t, s, indexReq(m, p, "heron")).Scanned, 2)
 	}},
-	{"index_fresh_after_append", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_fresh_after_append", func(t *testing.T, e *Env, m search.Mode) {
 		s, g := gatedStore(t, e, nil)
 		const p = "fa/main/"
 		appendLine := func(path, text string) {
@@ -67,7 +68,7 @@ var indexModeCases = []modeCase{
 			freshCheck{"harbour", []string{"c.md"}},
 		)
 	}},
-	{"index_fresh_after_restore", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_fresh_after_restore", func(t *testing.T, e *Env, m search.Mode) {
 		s, g := gatedStore(t, e, e.historyOptions(0))
 		const p = "fr/main/"
 		var v1 string
@@ -95,7 +96,7 @@ var indexModeCases = []modeCase{
 		waitIndexed(t, s)
 		sameAsFresh(t, e, s, indexReq(m, p, "heron falcon"))
 	}},
-	{"index_fresh_after_import", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_fresh_after_import", func(t *testing.T, e *Env, m search.Mode) {
 		const p = "fi/main/"
 		src := sourceStore(t, e, map[string]string{
 			p + "a.md":   "a falcon over the dunes",
@@ -121,7 +122,7 @@ var indexModeCases = []modeCase{
 			freshCheck{"heron", []string{"d.md"}},
 		)
 	}},
-	{"index_fresh_after_migrate", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_fresh_after_migrate", func(t *testing.T, e *Env, m search.Mode) {
 		const p = "fm/main/"
 		src := sourceStore(t, e, map[string]string{
 			p + "b.md":   "an osprey follows the ferry",
@@ -134,7 +135,7 @@ var indexModeCases = []modeCase{
 			freshCheck{"gulls", nil},
 		)
 	}},
-	{"index_repaired_after_external_change", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_repaired_after_external_change", func(t *testing.T, e *Env, m search.Mode) {
 		// Files created, replaced and deleted through the driver, behind
 		// the store's back (another process, a hand edit).
 		s := e.NewStore(t, e.Options(), nil)
@@ -162,16 +163,16 @@ var indexModeCases = []modeCase{
 		for q, want := range map[string][]string{"osprey": {p + "x.md"}, "falcon": {p + "a.md"}, "heron": nil, "gulls": {p + "b.md"}} {
 			expectFound(t, r, m, p, q, want...)
 		}
-		eq(t, "scanned by a new store", search(t, r, indexReq(m, p, "osprey")).Scanned, 5)
+		eq(t, "scanned by a new store", mustSearch(t, r, indexReq(m, p, "osprey")).Scanned, 5)
 		// Reindex drops the index; the next search builds it from the store.
 		reindex(t, s, p)
 		expectFound(t, s, m, p, "osprey", p+"x.md")
 		for _, q := range []string{"osprey", "falcon heron", "gulls egret"} {
 			sameAsFresh(t, e, s, indexReq(m, p, q))
 		}
-		eq(t, "scanned after Reindex", search(t, s, indexReq(m, p, "osprey")).Scanned, 5)
+		eq(t, "scanned after Reindex", mustSearch(t, s, indexReq(m, p, "osprey")).Scanned, 5)
 	}},
-	{"index_crash_between_file_and_index", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_crash_between_file_and_index", func(t *testing.T, e *Env, m search.Mode) {
 		// A change that lands while its reply is lost: the store cannot
 		// tell, so its index looks at the file again.
 		d, arm := lostReply(e.Driver)
@@ -200,7 +201,7 @@ var indexModeCases = []modeCase{
 		expectFound(t, r, m, p, "osprey", p+"x.md")
 		expectFound(t, r, m, p, "falcon heron", p+"a.md", p+"d.md")
 	}},
-	{"index_tenant_boundary", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_tenant_boundary", func(t *testing.T, e *Env, m search.Mode) {
 		// One folder's index never ranks, counts or shows another's
 		// files: not another tenant's, not a nested folder's, not a
 		// sibling whose name starts the same.
@@ -212,14 +213,14 @@ var indexModeCases = []modeCase{
 			"other.md":  "alpha delta epsilon delta",
 			"plain.md":  "unrelated words only",
 		})
-		reqs := []store.SearchRequest{indexReq(m, a, "alpha beta"), indexReq(m, a, "delta gamma"), indexReq(m, a+"al", "alpha beta")}
-		var before []store.SearchResult
+		reqs := []search.Request{indexReq(m, a, "alpha beta"), indexReq(m, a, "delta gamma"), indexReq(m, a+"al", "alpha beta")}
+		var before []search.Result
 		for _, r := range reqs {
-			before = append(before, search(t, s, r))
+			before = append(before, mustSearch(t, s, r))
 		}
 		eq(t, "scanned", before[0].Scanned, 4)
 		eq(t, "scanned under a partial name", before[2].Scanned, 2)
-		search(t, s, indexReq(m, b, "alpha")) // tenant-b's folder has an index too
+		mustSearch(t, s, indexReq(m, b, "alpha")) // tenant-b's folder has an index too
 		for i := range 60 {
 			create(t, s, fmt.Sprintf("%salpha-%02d.md", b, i), strings.Repeat("alpha beta ", i%5+1)+fmt.Sprintf("gamma %d", i))
 		}
@@ -229,7 +230,7 @@ var indexModeCases = []modeCase{
 		check := func(who string, st *store.Store) {
 			t.Helper()
 			for i, r := range reqs {
-				res := search(t, st, r)
+				res := mustSearch(t, st, r)
 				sameResult(t, fmt.Sprintf("%s: %q under %q, with tenant-b's files vs without", who, r.Query, r.Prefix), res, before[i])
 				for _, mt := range res.Matches {
 					if rest, ok := strings.CutPrefix(mt.Path, r.Prefix); !ok || strings.Contains(rest, "/") {
@@ -241,7 +242,7 @@ var indexModeCases = []modeCase{
 		waitIndexed(t, s) // Scanned while changes are queued: index_scanned_counts_queued_changes
 		check("the store that indexed both", s)
 		check("a new store", e.NewStore(t, e.Options(), nil))
-		res := search(t, s, indexReq(m, b, "alpha"))
+		res := mustSearch(t, s, indexReq(m, b, "alpha"))
 		eq(t, "tenant-b's scanned", res.Scanned, 60)
 		for _, mt := range res.Matches {
 			if !strings.HasPrefix(mt.Path, b) {
@@ -249,14 +250,14 @@ var indexModeCases = []modeCase{
 			}
 		}
 	}},
-	{"index_scanned_counts_queued_changes", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_scanned_counts_queued_changes", func(t *testing.T, e *Env, m search.Mode) {
 		// A search reads the files changed and not yet indexed, so it
 		// covers them: Scanned counts a file created at once, and no
 		// longer one deleted.
 		s, g := gatedStore(t, e, nil)
 		const p = "sq/main/"
 		seedFolder(t, s, p, shore)
-		eq(t, "scanned", search(t, s, indexReq(m, p, "heron")).Scanned, 5)
+		eq(t, "scanned", mustSearch(t, s, indexReq(m, p, "heron")).Scanned, 5)
 		g.hold()
 		create(t, s, p+"f.md", "a falcon hunts the heron")
 		create(t, s, p+"g.md", "a plover on the sand")
@@ -269,7 +270,7 @@ var indexModeCases = []modeCase{
 		waitIndexed(t, s)
 		eq(t, "scanned, applied", expectFound(t, s, m, p, "heron", p+"a.md", p+"d.md", p+"f.md").Scanned, 4)
 	}},
-	{"index_forget_erases", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_forget_erases", func(t *testing.T, e *Env, m search.Mode) {
 		s, g := gatedStore(t, e, nil)
 		const a, b = "tenant-a/main/", "tenant-b/main/"
 		seedFolder(t, s, a, shore)
@@ -287,7 +288,7 @@ var indexModeCases = []modeCase{
 			eq(t, "scanned after forget", res.Scanned, 0)
 			eq(t, "truncated after forget", res.Truncated, false)
 		}
-		sameResult(t, "tenant-b after tenant-a's forget", search(t, s, indexReq(m, b, "heron")), bBefore)
+		sameResult(t, "tenant-b after tenant-a's forget", mustSearch(t, s, indexReq(m, b, "heron")), bBefore)
 		create(t, s, a+"one.md", "a heron again")
 		res := expectFound(t, s, m, a, "heron gulls egret", a+"one.md")
 		eq(t, "scanned after re-creating one file", res.Scanned, 1)
@@ -295,7 +296,7 @@ var indexModeCases = []modeCase{
 		waitIndexed(t, s)
 		sameAsFresh(t, e, s, indexReq(m, a, "heron gulls egret"))
 	}},
-	{"index_bounds", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_bounds", func(t *testing.T, e *Env, m search.Mode) {
 		// Results within Limit and MaxChars, Scanned the folder's files,
 		// Truncated only when something was cut.
 		s := e.NewStore(t, e.Options(), nil)
@@ -306,12 +307,12 @@ var indexModeCases = []modeCase{
 		create(t, s, p+"plain.md", "nothing to find")
 		create(t, s, p+"other.md", "nothing here either")
 		create(t, s, p+"sub/n.md", "a needle in a nested folder")
-		search(t, s, indexReq(m, p, "needle"))
+		mustSearch(t, s, indexReq(m, p, "needle"))
 		waitIndexed(t, s) // Scanned while changes are queued: index_scanned_counts_queued_changes
 		for _, r := range []struct{ limit, maxChars int }{{1, 10}, {3, 200}, {5, 60}, {10, 1000}, {29, 100000}, {30, 100000}, {50, 100000}} {
 			req := indexReq(m, p, "needle")
 			req.Limit, req.MaxChars = r.limit, r.maxChars
-			res := search(t, s, req)
+			res := mustSearch(t, s, req)
 			what := fmt.Sprintf("limit %d, max_chars %d", r.limit, r.maxChars)
 			if len(res.Matches) > r.limit || len(res.Matches) == 0 {
 				t.Fatalf("%s: %d matches", what, len(res.Matches))
@@ -329,7 +330,7 @@ var indexModeCases = []modeCase{
 		waitIndexed(t, s)
 		req := indexReq(m, p, "needle")
 		req.Limit, req.MaxFileChars = 50, 500
-		res := search(t, s, req)
+		res := mustSearch(t, s, req)
 		eq(t, "a file cut: truncated", res.Truncated, true)
 		eq(t, "a file cut: scanned", res.Scanned, 33)
 		// MaxFiles below the folder's size: literal scans MaxFiles files;
@@ -337,18 +338,18 @@ var indexModeCases = []modeCase{
 		// MaxFiles.
 		req = indexReq(m, p, "needle")
 		req.MaxFiles = 10
-		res = search(t, s, req)
+		res = mustSearch(t, s, req)
 		if len(res.Matches) > 10 {
 			t.Fatalf("max_files 10: %d matches", len(res.Matches))
 		}
 		eq(t, "max_files 10: truncated", res.Truncated, true)
-		if m == store.SearchLiteral {
+		if m == search.Literal {
 			eq(t, "max_files 10: scanned", res.Scanned, 10)
 		} else {
 			eq(t, "max_files 10: scanned", res.Scanned, 33)
 		}
 	}},
-	{"index_fallback_says_so", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_fallback_says_so", func(t *testing.T, e *Env, m search.Mode) {
 		// A folder larger than MaxFiles: its first search on a new store
 		// scans and says so; one of MaxFiles files does not.
 		const big, small = "fb/big/", "fb/small/"
@@ -358,28 +359,28 @@ var indexModeCases = []modeCase{
 				create(t, e.Store, fmt.Sprintf("%sn%02d.md", small, i), fmt.Sprintf("note %d on the tide", i))
 			}
 		}
-		req := func(prefix string) store.SearchRequest {
+		req := func(prefix string) search.Request {
 			r := indexReq(m, prefix, "tide")
 			r.MaxFiles = 11
 			return r
 		}
-		building := store.FallbackBuilding
-		if m == store.SearchLiteral {
-			building = store.FallbackLiteral
+		building := search.FallbackBuilding
+		if m == search.Literal {
+			building = search.FallbackLiteral
 		}
 		s := e.NewStore(t, e.Options(), nil)
-		res := search(t, s, req(big))
+		res := mustSearch(t, s, req(big))
 		eq(t, "big folder, first search: fallback", res.Fallback, building)
 		eq(t, "big folder, first search: truncated", res.Truncated, true)
 		eq(t, "big folder, first search: scanned", res.Scanned, 11)
-		res = search(t, s, req(small))
+		res = mustSearch(t, s, req(small))
 		eq(t, "small folder, first search: fallback", res.Fallback, indexedFallback(m))
 		eq(t, "small folder, first search: truncated", res.Truncated, false)
 		eq(t, "small folder, first search: scanned", res.Scanned, 11)
 		waitIndexed(t, s)
-		res = search(t, s, req(big))
+		res = mustSearch(t, s, req(big))
 		eq(t, "big folder, once built: fallback", res.Fallback, indexedFallback(m))
-		if m == store.SearchBM25 {
+		if m == search.BM25 {
 			// The index covers the folder, and reads at most MaxFiles of
 			// the files it ranks: a match left out is said so.
 			eq(t, "big folder, once built: scanned", res.Scanned, 12)
@@ -388,10 +389,10 @@ var indexModeCases = []modeCase{
 		// Dropped (Reindex), the big folder's index is built again: the
 		// next search scans and says so again.
 		reindex(t, s, "fb/")
-		res = search(t, s, req(big))
+		res = mustSearch(t, s, req(big))
 		eq(t, "big folder after Reindex: fallback", res.Fallback, building)
 		eq(t, "big folder after Reindex: truncated", res.Truncated, true)
-		res = search(t, s, req(small))
+		res = mustSearch(t, s, req(small))
 		eq(t, "small folder after Reindex: fallback", res.Fallback, indexedFallback(m))
 	}},
 }

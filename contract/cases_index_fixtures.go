@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -76,16 +77,16 @@ func gatedStore(t *testing.T, e *Env, opts *store.Options) (*store.Store, *index
 
 // indexReq is a search of the index cases, its bounds wide enough that
 // nothing is cut.
-func indexReq(m store.SearchMode, prefix, q string) store.SearchRequest {
-	return store.SearchRequest{Mode: m, Prefix: prefix, Query: q, Limit: 20, MaxFiles: 100, MaxChars: 100000, MaxFileChars: 10000}
+func indexReq(m search.Mode, prefix, q string) search.Request {
+	return search.Request{Mode: m, Prefix: prefix, Query: q, Limit: 20, MaxFiles: 100, MaxChars: 100000, MaxFileChars: 10000}
 }
 
 // indexedFallback is the Fallback of a search of a folder no larger than
 // MaxFiles: none in BM25 mode (its index is built within the search),
 // FallbackLiteral in literal mode.
-func indexedFallback(m store.SearchMode) string {
-	if m == store.SearchLiteral {
-		return store.FallbackLiteral
+func indexedFallback(m search.Mode) string {
+	if m == search.Literal {
+		return search.FallbackLiteral
 	}
 	return ""
 }
@@ -93,9 +94,9 @@ func indexedFallback(m store.SearchMode) string {
 // expectFound searches s for q under prefix and fails unless the matches
 // are exactly the files want (in any order), each snippet a part of the
 // file's current content, with the Fallback of a folder that fits.
-func expectFound(t *testing.T, s *store.Store, m store.SearchMode, prefix, q string, want ...string) store.SearchResult {
+func expectFound(t *testing.T, s *store.Store, m search.Mode, prefix, q string, want ...string) search.Result {
 	t.Helper()
-	res := search(t, s, indexReq(m, prefix, q))
+	res := mustSearch(t, s, indexReq(m, prefix, q))
 	got := matchPaths(res)
 	slices.Sort(got)
 	want = slices.Clone(want)
@@ -111,7 +112,7 @@ func expectFound(t *testing.T, s *store.Store, m store.SearchMode, prefix, q str
 // snippetsCurrent fails when a match is not a file under the search's
 // folder now, or its snippet is not part of the file's current content:
 // a search must never show content that is gone.
-func snippetsCurrent(t *testing.T, s *store.Store, res store.SearchResult) {
+func snippetsCurrent(t *testing.T, s *store.Store, res search.Result) {
 	t.Helper()
 	for _, mt := range res.Matches {
 		f := read(t, s, mt.Path, 1<<20)
@@ -130,15 +131,15 @@ func snippetsCurrent(t *testing.T, s *store.Store, res store.SearchResult) {
 // sameAsFresh fails unless s answers r exactly as a new store over the same
 // data does (whose index is built from the store): same matches, scores,
 // snippets, Scanned and Truncated.
-func sameAsFresh(t *testing.T, e *Env, s *store.Store, r store.SearchRequest) {
+func sameAsFresh(t *testing.T, e *Env, s *store.Store, r search.Request) {
 	t.Helper()
-	sameResult(t, fmt.Sprintf("search %q under %q, this store vs a new one", r.Query, r.Prefix), search(t, s, r), search(t, e.NewStore(t, e.Options(), nil), r))
+	sameResult(t, fmt.Sprintf("search %q under %q, this store vs a new one", r.Query, r.Prefix), mustSearch(t, s, r), mustSearch(t, e.NewStore(t, e.Options(), nil), r))
 }
 
 // sameResult fails unless got and want are the same result.
-func sameResult(t *testing.T, what string, got, want store.SearchResult) {
+func sameResult(t *testing.T, what string, got, want search.Result) {
 	t.Helper()
-	render := func(res store.SearchResult) string {
+	render := func(res search.Result) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "scanned=%d truncated=%v fallback=%q", res.Scanned, res.Truncated, res.Fallback)
 		for _, m := range res.Matches {
@@ -181,11 +182,11 @@ type freshCheck struct {
 // the index work is held (so searches see the change only as queued) and
 // checks the searches; then lets the index apply it and checks them again,
 // and against a new store's answer.
-func checkFresh(t *testing.T, e *Env, m store.SearchMode, s *store.Store, g *indexGate, p string, change func(), checks ...freshCheck) {
+func checkFresh(t *testing.T, e *Env, m search.Mode, s *store.Store, g *indexGate, p string, change func(), checks ...freshCheck) {
 	t.Helper()
 	seedFolder(t, s, p, shore)
 	for _, c := range checks {
-		search(t, s, indexReq(m, p, c.query))
+		mustSearch(t, s, indexReq(m, p, c.query))
 	}
 	g.hold()
 	change()

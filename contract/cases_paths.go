@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -15,13 +16,13 @@ import (
 var pathCases = []Case{
 	{"search_nonpositive_bounds", func(t *testing.T, e *Env) {
 		seedTenants(t, e.Store)
-		base := store.SearchRequest{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
-		for name, mod := range map[string]func(*store.SearchRequest){
-			"limit":      func(r *store.SearchRequest) { r.Limit = 0 },
-			"max files":  func(r *store.SearchRequest) { r.MaxFiles = 0 },
-			"max chars":  func(r *store.SearchRequest) { r.MaxChars = -1 },
-			"file chars": func(r *store.SearchRequest) { r.MaxFileChars = 0 },
-			"and query":  func(r *store.SearchRequest) { r.Limit, r.Query = -1, "" },
+		base := search.Request{Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
+		for name, mod := range map[string]func(*search.Request){
+			"limit":      func(r *search.Request) { r.Limit = 0 },
+			"max files":  func(r *search.Request) { r.MaxFiles = 0 },
+			"max chars":  func(r *search.Request) { r.MaxChars = -1 },
+			"file chars": func(r *search.Request) { r.MaxFileChars = 0 },
+			"and query":  func(r *search.Request) { r.Limit, r.Query = -1, "" },
 		} {
 			r := base
 			mod(&r)
@@ -55,7 +56,7 @@ var pathCases = []Case{
 			{"zz", 3, nil, 0},
 		} {
 			what := fmt.Sprintf("under %q with max_files %d", c.prefix, c.maxFiles)
-			res := search(t, e.Store, store.SearchRequest{Prefix: c.prefix, Query: "needle", Limit: 10, MaxFiles: c.maxFiles, MaxChars: 1000, MaxFileChars: 100})
+			res := mustSearch(t, e.Store, search.Request{Prefix: c.prefix, Query: "needle", Limit: 10, MaxFiles: c.maxFiles, MaxChars: 1000, MaxFileChars: 100})
 			eqSlice(t, "matches "+what, matchPaths(res), c.want)
 			eq(t, "scanned "+what, res.Scanned, c.scanned)
 			eq(t, "truncated "+what, res.Truncated, false)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/core/search"
 )
 
 // persistCases are the persisted term index's contract (issue 36): a
@@ -25,20 +25,20 @@ var persistCases = append(bothSearchModes(persistModeCases), Case{"index_request
 			create(t, e.Store, fmt.Sprintf("%sn%03d.md", p, i), fmt.Sprintf("note %d on the tide tables and the ferry", i))
 		}
 		create(t, e.Store, p+"needle.md", "the spare key is under the blue flowerpot")
-		req := indexReq(store.SearchBM25, p, "where is the spare key")
+		req := indexReq(search.BM25, p, "where is the spare key")
 		req.MaxFiles = 10
 		s := e.NewStore(t, e.Options(), nil)
-		search(t, s, req)
+		mustSearch(t, s, req)
 		waitIndexed(t, s)
 		if err := s.Close(); err != nil {
 			t.Fatalf("close: %v", err)
 		}
 		c := NewCounter(e.Driver)
 		r := e.NewStore(t, e.Options(), func(driver.Driver) driver.Driver { return c })
-		search(t, r, req) // loads the index
+		mustSearch(t, r, req) // loads the index
 		waitIndexed(t, r)
 		c.Reset()
-		res := search(t, r, req)
+		res := mustSearch(t, r, req)
 		eqSlice(t, fmt.Sprintf("%d files: matches", n), matchPaths(res), []string{p + "needle.md"})
 		per[n] = c.Total()
 	}
@@ -48,24 +48,24 @@ var persistCases = append(bothSearchModes(persistModeCases), Case{"index_request
 }})
 
 var persistModeCases = []modeCase{
-	{"index_persisted_for_a_new_store", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"index_persisted_for_a_new_store", func(t *testing.T, e *Env, m search.Mode) {
 		const p = "persist/main/"
 		const n = 24
 		for i := range n {
 			create(t, e.Store, fmt.Sprintf("%sn%02d.md", p, i), fmt.Sprintf("note %d on the tide tables and the ferry", i))
 		}
 		create(t, e.Store, p+"needle.md", "the spare key is under the blue flowerpot")
-		req := func(q string) store.SearchRequest {
+		req := func(q string) search.Request {
 			r := indexReq(m, p, q)
 			r.MaxFiles = 10 // below the folder's size: only an index answers without scanning
 			return r
 		}
-		building := store.FallbackBuilding
-		if m == store.SearchLiteral {
-			building = store.FallbackLiteral
+		building := search.FallbackBuilding
+		if m == search.Literal {
+			building = search.FallbackLiteral
 		}
 		s := e.NewStore(t, e.Options(), nil)
-		eq(t, "first search ever: fallback", search(t, s, req("flowerpot")).Fallback, building)
+		eq(t, "first search ever: fallback", mustSearch(t, s, req("flowerpot")).Fallback, building)
 		waitIndexed(t, s) // built, then written
 		replace(t, s, p+"n03.md", "a heron fishes below the weir")
 		if err := s.Close(); err != nil { // writes the change it has not written yet
@@ -73,23 +73,23 @@ var persistModeCases = []modeCase{
 		}
 
 		r := e.NewStore(t, e.Options(), nil)
-		res := search(t, r, req("where is the spare key"))
+		res := mustSearch(t, r, req("where is the spare key"))
 		eq(t, "a new store's first search: fallback", res.Fallback, indexedFallback(m))
-		if m == store.SearchBM25 {
+		if m == search.BM25 {
 			eqSlice(t, "a new store's first search", matchPaths(res), []string{p + "needle.md"})
 			eq(t, "a new store's first search: scanned", res.Scanned, n+1)
-			eqSlice(t, "the change written at close", matchPaths(search(t, r, req("heron weir"))), []string{p + "n03.md"})
+			eqSlice(t, "the change written at close", matchPaths(mustSearch(t, r, req("heron weir"))), []string{p + "n03.md"})
 		}
 		// The rows are the store's, never files.
 		for q, err := range r.Walk(ctx(t), "persist/", 0) {
 			if err != nil {
 				t.Fatalf("walk: %v", err)
 			}
-			if strings.Contains(q, store.TermSegment) {
+			if strings.Contains(q, search.TermSegment) {
 				t.Fatalf("walk yielded the index row %s", q)
 			}
 		}
-		if m == store.SearchBM25 && len(termRows(t, e.Driver, "persist/")) == 0 {
+		if m == search.BM25 && len(termRows(t, e.Driver, "persist/")) == 0 {
 			t.Fatal("no row of the persisted index")
 		}
 		if _, err := r.Forget(ctx(t), "persist/", nil); err != nil {
@@ -98,7 +98,7 @@ var persistModeCases = []modeCase{
 		if rows := termRows(t, e.Driver, "persist/"); len(rows) > 0 {
 			t.Fatalf("rows of the persisted index left after forget: %v", rows)
 		}
-		res = search(t, e.NewStore(t, e.Options(), nil), req("spare key"))
+		res = mustSearch(t, e.NewStore(t, e.Options(), nil), req("spare key"))
 		eq(t, "after forget: matches", len(res.Matches), 0)
 		eq(t, "after forget: scanned", res.Scanned, 0)
 	}},
@@ -117,7 +117,7 @@ func termRows(t *testing.T, d driver.Driver, prefix string) []string {
 		}
 		for _, en := range entries {
 			after = en.Path
-			if !en.Tombstone && strings.Contains(en.Path, "/"+store.TermSegment+"/") {
+			if !en.Tombstone && strings.Contains(en.Path, "/"+search.TermSegment+"/") {
 				out = append(out, en.Path)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -140,7 +141,7 @@ var receiptCases = []Case{
 			}
 		}
 		eqSlice(t, "all paths", list(t, s, "", 100), []string{"t/main/a.md"})
-		res, err := s.Search(ctx(t), store.SearchRequest{Prefix: "t/main/", Query: "needle op", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
+		res, err := s.Search(ctx(t), search.Request{Prefix: "t/main/", Query: "needle op", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
 		if err != nil || len(res.Matches) != 1 || res.Scanned != 1 || res.Matches[0].Path != "t/main/a.md" {
 			t.Fatalf("search = %+v, %v", res, err)
 		}

@@ -9,14 +9,16 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentmem/agentmem/core/driver"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 
 	"github.com/agentmem/agentmem/core/store"
 )
 
-func search(t *testing.T, s *store.Store, r store.SearchRequest) store.SearchResult {
+func mustSearch(t *testing.T, s *store.Store, r search.Request) search.Result {
 	t.Helper()
 	res, err := s.Search(ctx(t), r)
 	if err != nil {
@@ -25,7 +27,7 @@ func search(t *testing.T, s *store.Store, r store.SearchRequest) store.SearchRes
 	return res
 }
 
-func matchPaths(res store.SearchResult) []string {
+func matchPaths(res search.Result) []string {
 	var out []string
 	for _, m := range res.Matches {
 		out = append(out, m.Path)
@@ -34,7 +36,7 @@ func matchPaths(res store.SearchResult) []string {
 }
 
 // budgetUsed is Σ(len(scope-relative path) + len(snippet)) in runes.
-func budgetUsed(prefix string, res store.SearchResult) int {
+func budgetUsed(prefix string, res search.Result) int {
 	n := 0
 	for _, m := range res.Matches {
 		n += utf8.RuneCountInString(strings.TrimPrefix(m.Path, prefix)) + utf8.RuneCountInString(m.Snippet)
@@ -61,7 +63,7 @@ var searchCases = slices.Concat(literalSearchCases, bothSearchModes(boundSearchC
 // modeCase is a case that runs once per search mode.
 type modeCase struct {
 	name string
-	run  func(t *testing.T, e *Env, m store.SearchMode)
+	run  func(t *testing.T, e *Env, m search.Mode)
 }
 
 // bothSearchModes turns each mode case into two cases, <name>_literal and
@@ -69,7 +71,7 @@ type modeCase struct {
 func bothSearchModes(cs []modeCase) []Case {
 	var out []Case
 	for _, c := range cs {
-		for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25} {
+		for _, m := range []search.Mode{search.Literal, search.BM25} {
 			out = append(out, Case{c.name + "_" + string(m), func(t *testing.T, e *Env) { c.run(t, e, m) }})
 		}
 	}
@@ -81,7 +83,7 @@ var literalSearchCases = []Case{
 	{"search_scoped", func(t *testing.T, e *Env) {
 		seedTenants(t, e.Store)
 		const p = "tenant-a/main/"
-		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: p, Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: search.Literal, Prefix: p, Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100})
 		eqSlice(t, "paths", matchPaths(res), []string{p + "alpha.md", p + "beta.md"})
 		eq(t, "scanned", res.Scanned, 3)
 		eq(t, "truncated", res.Truncated, false)
@@ -93,15 +95,15 @@ var literalSearchCases = []Case{
 	}},
 	{"search_snippet_windows", func(t *testing.T, e *Env) {
 		create(t, e.Store, "a", "012345alpha-tail")
-		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 3, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: search.Literal, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 3, MaxFileChars: 100})
 		if len(res.Matches) != 1 || res.Matches[0].Snippet != ".." {
 			t.Fatalf("max_chars 3: %+v", res.Matches)
 		}
-		res = search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 12, MaxFileChars: 100})
+		res = mustSearch(t, e.Store, search.Request{Mode: search.Literal, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 12, MaxFileChars: 100})
 		if len(res.Matches) != 1 || res.Matches[0].Snippet != "...alpha..." {
 			t.Fatalf("max_chars 12: %+v", res.Matches)
 		}
-		res = search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+		res = mustSearch(t, e.Store, search.Request{Mode: search.Literal, Query: "alpha", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
 		eq(t, "whole", res.Matches[0].Snippet, "012345alpha-tail")
 	}},
 	{"search_namespace_blind", func(t *testing.T, e *Env) {
@@ -109,9 +111,9 @@ var literalSearchCases = []Case{
 		prefix := ns + "/main/"
 		create(t, e.Store, prefix+"note.md", "some TARGET text")
 		create(t, e.Store, prefix+"main.md", "unrelated")
-		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: prefix, Query: ns + " main/", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: search.Literal, Prefix: prefix, Query: ns + " main/", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
 		eq(t, "namespace never scores", len(res.Matches), 0)
-		res = search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: prefix, Query: "main", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		res = mustSearch(t, e.Store, search.Request{Mode: search.Literal, Prefix: prefix, Query: "main", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
 		eqSlice(t, "name scores only its own part", matchPaths(res), []string{prefix + "main.md"})
 		eq(t, "score", res.Matches[0].Score, 2.0)
 	}},
@@ -119,13 +121,13 @@ var literalSearchCases = []Case{
 		for p, c := range map[string]string{"s/b.md": "x", "s/a.md": "x", "s/c.md": "x x", "s/xx.md": "none"} {
 			create(t, e.Store, p, c)
 		}
-		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: "s/", Query: "X", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: search.Literal, Prefix: "s/", Query: "X", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
 		// xx.md: name "xx.md" has 2 hits → score 4; c: 2; a, b: 1 each.
 		eqSlice(t, "order", matchPaths(res), []string{"s/xx.md", "s/c.md", "s/a.md", "s/b.md"})
 	}},
 	{"search_terms_non_overlapping", func(t *testing.T, e *Env) {
 		create(t, e.Store, "q/a.md", "aaaa Alpha ALPHA")
-		res := search(t, e.Store, store.SearchRequest{Mode: store.SearchLiteral, Prefix: "q/", Query: "aa alpha", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: search.Literal, Prefix: "q/", Query: "aa alpha", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
 		// "aa" occurs twice without overlap in "aaaa …"; "alpha" twice.
 		eq(t, "score", res.Matches[0].Score, 4.0)
 	}},
@@ -133,13 +135,13 @@ var literalSearchCases = []Case{
 
 // boundSearchCases hold in every mode.
 var boundSearchCases = []modeCase{
-	{"search_shared_budget", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_shared_budget", func(t *testing.T, e *Env, m search.Mode) {
 		// Eight long matches share the budget: none takes it all.
 		for i := range 8 {
 			create(t, e.Store, "g/"+string(rune('a'+i))+".md", strings.Repeat("filler words ", 100)+"needle "+strings.Repeat("more filler ", 100))
 		}
 		create(t, e.Store, "g/short.md", "needle")
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "g/", Query: "needle", Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 10000})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "g/", Query: "needle", Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 10000})
 		eq(t, "matches", len(res.Matches), 9)
 		for _, mt := range res.Matches {
 			if mt.Path == "g/short.md" {
@@ -153,70 +155,70 @@ var boundSearchCases = []modeCase{
 			t.Fatalf("budget used %d, want 3900..4000", n)
 		}
 		// A budget too small to share returns fewer matches, each useful.
-		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "g/", Query: "needle", Limit: 10, MaxFiles: 100, MaxChars: 120, MaxFileChars: 10000})
+		res = mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "g/", Query: "needle", Limit: 10, MaxFiles: 100, MaxChars: 120, MaxFileChars: 10000})
 		eq(t, "matches in 120", len(res.Matches), 2)
 		eq(t, "truncated", res.Truncated, true)
 	}},
-	{"search_max_files", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_max_files", func(t *testing.T, e *Env, m search.Mode) {
 		seedTenants(t, e.Store)
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 1, MaxChars: 80, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 1, MaxChars: 80, MaxFileChars: 100})
 		eq(t, "scanned", res.Scanned, 1)
 		eq(t, "truncated", res.Truncated, true)
 		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md"})
 	}},
-	{"search_char_budget", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_char_budget", func(t *testing.T, e *Env, m search.Mode) {
 		seedTenants(t, e.Store)
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 1, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 1, MaxFileChars: 100})
 		eq(t, "matches", len(res.Matches), 0)
 		eq(t, "truncated", res.Truncated, true)
-		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 14, MaxFileChars: 100})
+		res = mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 14, MaxFileChars: 100})
 		eqSlice(t, "fits one", matchPaths(res), []string{"tenant-a/main/alpha.md"})
 		eq(t, "truncated", res.Truncated, true)
 		if n := budgetUsed("tenant-a/main/", res); n > 14 {
 			t.Fatalf("budget used %d > 14", n)
 		}
 	}},
-	{"search_limit", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_limit", func(t *testing.T, e *Env, m search.Mode) {
 		seedTenants(t, e.Store)
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 1, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 1, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
 		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md"})
 		eq(t, "truncated", res.Truncated, true)
 	}},
-	{"search_empty_query", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_empty_query", func(t *testing.T, e *Env, m search.Mode) {
 		seedTenants(t, e.Store)
-		base := store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
-		for name, mod := range map[string]func(*store.SearchRequest){
-			"empty query": func(r *store.SearchRequest) { r.Query = "" },
-			"blank query": func(r *store.SearchRequest) { r.Query = " \t\n\u3000\x1c" },
+		base := search.Request{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
+		for name, mod := range map[string]func(*search.Request){
+			"empty query": func(r *search.Request) { r.Query = "" },
+			"blank query": func(r *search.Request) { r.Query = " \t\n\u3000\x1c" },
 		} {
 			r := base
 			mod(&r)
-			res := search(t, e.Store, r)
+			res := mustSearch(t, e.Store, r)
 			if len(res.Matches) != 0 || res.Scanned != 0 || res.Truncated {
 				t.Fatalf("%s: %+v", name, res)
 			}
 		}
 	}},
-	{"search_per_file_bound", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_per_file_bound", func(t *testing.T, e *Env, m search.Mode) {
 		prefix := strings.Repeat("n", 180) + "/main/"
 		create(t, e.Store, prefix+"note.md", "some TARGET text")
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 6})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 6})
 		eq(t, "no match beyond max_file_chars", len(res.Matches), 0)
 		eq(t, "cut file flags truncation", res.Truncated, true)
-		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 100})
+		res = mustSearch(t, e.Store, search.Request{Mode: m, Prefix: prefix, Query: "target", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 100})
 		eqSlice(t, "match", matchPaths(res), []string{prefix + "note.md"})
 		eq(t, "not truncated", res.Truncated, false)
 	}},
-	{"search_only_direct_files", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_only_direct_files", func(t *testing.T, e *Env, m search.Mode) {
 		create(t, e.Store, "t/main/top.md", "needle")
 		create(t, e.Store, "t/main/sub/deep.md", "needle needle")
 		create(t, e.Store, "t/mainly.md", "needle")
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "t/main/", Query: "needle", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "t/main/", Query: "needle", Limit: 5, MaxFiles: 5, MaxChars: 1000, MaxFileChars: 100})
 		eqSlice(t, "direct only", matchPaths(res), []string{"t/main/top.md"})
 		eq(t, "scanned", res.Scanned, 1)
 		eq(t, "truncated", res.Truncated, false)
 	}},
-	{"search_recursive", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_recursive", func(t *testing.T, e *Env, m search.Mode) {
 		// Two folders and a nested one under the tenant's prefix, files
 		// directly under it, and other tenants' files that must not count.
 		filler := strings.Repeat("filler words ", 20)
@@ -228,24 +230,24 @@ var boundSearchCases = []modeCase{
 		create(t, e.Store, "tenant-b/main/secret.md", "needle needle needle "+filler)
 		create(t, e.Store, "tenant-ab/main/near.md", "needle "+filler)
 		const p = "tenant-a/"
-		r := store.SearchRequest{Mode: m, Prefix: p, Query: "needle", Limit: 10, MaxFiles: 10, MaxChars: 100000, MaxFileChars: 1000}
-		eq(t, "not recursive: no file directly under the prefix", len(search(t, e.Store, r).Matches), 0)
+		r := search.Request{Mode: m, Prefix: p, Query: "needle", Limit: 10, MaxFiles: 10, MaxChars: 100000, MaxFileChars: 1000}
+		eq(t, "not recursive: no file directly under the prefix", len(mustSearch(t, e.Store, r).Matches), 0)
 
 		// Each folder ranked as a search of it alone, merged by score then path.
-		var want []store.Match
+		var want []search.Match
 		scanned := 0
 		for _, folder := range folders {
 			q := r
 			q.Prefix = folder
-			res := search(t, e.Store, q)
+			res := mustSearch(t, e.Store, q)
 			want = append(want, res.Matches...)
 			scanned += res.Scanned
 		}
-		slices.SortFunc(want, func(a, b store.Match) int {
+		slices.SortFunc(want, func(a, b search.Match) int {
 			return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Path, b.Path))
 		})
 		r.Recursive = true
-		res := search(t, e.Store, r)
+		res := mustSearch(t, e.Store, r)
 		if !slices.Equal(res.Matches, want) {
 			t.Fatalf("recursive:\n%+v\nthe folders' own searches merged:\n%+v", res.Matches, want)
 		}
@@ -256,11 +258,11 @@ var boundSearchCases = []modeCase{
 
 		// One Limit and one MaxChars over all the folders, shared.
 		r.Limit = 2
-		res = search(t, e.Store, r)
-		eqSlice(t, "limit over the tree", matchPaths(res), matchPaths(store.SearchResult{Matches: want[:2]}))
+		res = mustSearch(t, e.Store, r)
+		eqSlice(t, "limit over the tree", matchPaths(res), matchPaths(search.Result{Matches: want[:2]}))
 		eq(t, "truncated by limit", res.Truncated, true)
 		r.Limit, r.MaxChars = 10, 200
-		res = search(t, e.Store, r)
+		res = mustSearch(t, e.Store, r)
 		if n := len(res.Matches); n < 2 || n > 3 {
 			t.Fatalf("max_chars 200 shared by %d matches, want 2 or 3: %+v", n, res.Matches)
 		}
@@ -271,16 +273,16 @@ var boundSearchCases = []modeCase{
 		// every folder below those names.
 		r.Prefix, r.MaxChars = "tenant-a/ma", 100000
 		var under []string
-		for _, p := range matchPaths(store.SearchResult{Matches: want}) {
+		for _, p := range matchPaths(search.Result{Matches: want}) {
 			if !strings.HasPrefix(p, "tenant-a/notes/") {
 				under = append(under, p)
 			}
 		}
-		eqSlice(t, "partial prefix", matchPaths(search(t, e.Store, r)), under)
+		eqSlice(t, "partial prefix", matchPaths(mustSearch(t, e.Store, r)), under)
 	}},
-	{"search_unicode_budget", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_unicode_budget", func(t *testing.T, e *Env, m search.Mode) {
 		create(t, e.Store, "u/a.md", strings.Repeat("日本語 ", 20)+"針 "+strings.Repeat("😀", 40))
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "u/", Query: "針", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 1000})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "u/", Query: "針", Limit: 5, MaxFiles: 5, MaxChars: 20, MaxFileChars: 1000})
 		if len(res.Matches) != 1 {
 			t.Fatalf("matches = %+v", res.Matches)
 		}
@@ -291,7 +293,7 @@ var boundSearchCases = []modeCase{
 			t.Fatalf("snippet %q", res.Matches[0].Snippet)
 		}
 	}},
-	{"search_many_files", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_many_files", func(t *testing.T, e *Env, m search.Mode) {
 		for i := 0; i < 60; i++ {
 			c := "filler"
 			if i%3 == 0 {
@@ -299,16 +301,16 @@ var boundSearchCases = []modeCase{
 			}
 			create(t, e.Store, "m/"+string(rune('a'+i/26))+string(rune('a'+i%26))+".md", c)
 		}
-		res := search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 100})
 		eq(t, "matches", len(res.Matches), 20)
 		eq(t, "scanned", res.Scanned, 60)
 		eq(t, "truncated", res.Truncated, false)
-		res = search(t, e.Store, store.SearchRequest{Mode: m, Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 30, MaxChars: 10000, MaxFileChars: 100})
-		if m == store.SearchLiteral {
+		res = mustSearch(t, e.Store, search.Request{Mode: m, Prefix: "m/", Query: "needle", Limit: 100, MaxFiles: 30, MaxChars: 10000, MaxFileChars: 100})
+		if m == search.Literal {
 			// Literal mode scans, at most MaxFiles files, and says so.
 			eq(t, "matches in first 30", len(res.Matches), 10)
 			eq(t, "truncated", res.Truncated, true)
-			eq(t, "fallback", res.Fallback, store.FallbackLiteral)
+			eq(t, "fallback", res.Fallback, search.FallbackLiteral)
 			return
 		}
 		// The folder's index covers it whole: MaxFiles bounds only a scan.
@@ -316,11 +318,11 @@ var boundSearchCases = []modeCase{
 		eq(t, "truncated", res.Truncated, false)
 		eq(t, "fallback", res.Fallback, "")
 	}},
-	{"search_index_beyond_max_files", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_index_beyond_max_files", func(t *testing.T, e *Env, m search.Mode) {
 		// A folder larger than MaxFiles: its first search scans MaxFiles
 		// files and says why, while its index is built; then the index
 		// answers for the whole folder.
-		if m == store.SearchLiteral {
+		if m == search.Literal {
 			return // literal mode always scans (search_many_files)
 		}
 		for i := range 40 {
@@ -328,30 +330,30 @@ var boundSearchCases = []modeCase{
 		}
 		create(t, e.Store, "big/zz-last.md", "the heron nests by the river")
 		s := e.NewStore(t, e.Options(), nil)
-		req := store.SearchRequest{Mode: m, Prefix: "big/", Query: "heron river", Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100}
-		res := search(t, s, req)
-		eq(t, "first search's fallback", res.Fallback, store.FallbackBuilding)
+		req := search.Request{Mode: m, Prefix: "big/", Query: "heron river", Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100}
+		res := mustSearch(t, s, req)
+		eq(t, "first search's fallback", res.Fallback, search.FallbackBuilding)
 		eq(t, "first search truncated", res.Truncated, true)
 		eq(t, "first search scanned", res.Scanned, 10)
 		if len(res.Matches) != 0 {
 			t.Fatalf("first search = %v: the file past max_files was scored", matchPaths(res))
 		}
 		waitIndexed(t, s)
-		res = search(t, s, req)
+		res = mustSearch(t, s, req)
 		eq(t, "fallback once built", res.Fallback, "")
 		eqSlice(t, "matches once built", matchPaths(res), []string{"big/zz-last.md"})
 		eq(t, "scanned once built", res.Scanned, 41)
 		eq(t, "truncated once built", res.Truncated, false)
 		// Fresh after each change, at once.
 		create(t, s, "big/aa-first.md", "a heron on the river bank")
-		eq(t, "after a write", len(matchPaths(search(t, s, req))), 2)
+		eq(t, "after a write", len(matchPaths(mustSearch(t, s, req))), 2)
 		v := read(t, s, "big/zz-last.md", 1).Version
 		if _, err := s.Delete(ctx(t), store.DeleteRequest{Path: "big/zz-last.md", Expected: v}); err != nil {
 			t.Fatal(err)
 		}
-		eqSlice(t, "after a delete", matchPaths(search(t, s, req)), []string{"big/aa-first.md"})
+		eqSlice(t, "after a delete", matchPaths(mustSearch(t, s, req)), []string{"big/aa-first.md"})
 	}},
-	{"search_batched_reads", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_batched_reads", func(t *testing.T, e *Env, m search.Mode) {
 		// Search through the driver's batched read alone (no native scope
 		// read), so BatchGetter is proven on every backend that has it.
 		if !driver.CapabilitiesOf(e.Driver).BatchGet {
@@ -366,8 +368,8 @@ var boundSearchCases = []modeCase{
 		i.caps = driver.Capabilities{BatchGet: true}
 		c := NewCounter(i)
 		s := e.NewStore(t, e.Options(), func(driver.Driver) driver.Driver { return c })
-		req := store.SearchRequest{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
-		res := search(t, s, req)
+		req := search.Request{Mode: m, Prefix: "tenant-a/main/", Query: "alpha", Limit: 10, MaxFiles: 10, MaxChars: 80, MaxFileChars: 100}
+		res := mustSearch(t, s, req)
 		eqSlice(t, "paths", matchPaths(res), []string{"tenant-a/main/alpha.md", "tenant-a/main/beta.md"})
 		eq(t, "scanned", res.Scanned, 2)
 		// BM25's first search looks for the folder's persisted index (one
@@ -376,14 +378,14 @@ var boundSearchCases = []modeCase{
 		// search reads its candidates: one batched read a search.
 		eq(t, "batched reads", c.Counts()["GetFiles"], 1)
 		singles := 0
-		if m == store.SearchBM25 {
+		if m == search.BM25 {
 			singles = 1 // the manifest
 		}
 		eq(t, "single reads", c.Counts()["GetFile"], singles)
-		if m == store.SearchBM25 {
+		if m == search.BM25 {
 			waitIndexed(t, s)
 			c.Reset()
-			search(t, s, req)
+			mustSearch(t, s, req)
 			eq(t, "batched reads of the next search", c.Counts()["GetFiles"], 1)
 			eq(t, "single reads of the next search", c.Counts()["GetFile"], 0)
 		}
@@ -392,12 +394,12 @@ var boundSearchCases = []modeCase{
 			t.Fatalf("GetFiles = %d rows, %v", len(rows), err)
 		}
 	}},
-	{"search_lookahead_never_scored", func(t *testing.T, e *Env, m store.SearchMode) {
+	{"search_lookahead_never_scored", func(t *testing.T, e *Env, m search.Mode) {
 		// One file more than MaxFiles only says "truncated": it is never
 		// read, so it never matches, even when a scanned file vanishes.
 		// A scan's rule: BM25 answers from the folder's index, which holds
 		// every file (index_fallback_says_so covers its first search).
-		if m != store.SearchLiteral {
+		if m != search.Literal {
 			return
 		}
 		for p, c := range map[string]string{"s/a.md": "x", "s/b.md": "x", "s/needle.md": "zzz"} {
@@ -421,7 +423,7 @@ var boundSearchCases = []modeCase{
 			return nil
 		}
 		s := e.NewStore(t, e.Options(), func(driver.Driver) driver.Driver { return i })
-		res := search(t, s, store.SearchRequest{Mode: m, Prefix: "s/", Query: "needle x", Limit: 10, MaxFiles: 2, MaxChars: 1000, MaxFileChars: 100})
+		res := mustSearch(t, s, search.Request{Mode: m, Prefix: "s/", Query: "needle x", Limit: 10, MaxFiles: 2, MaxChars: 1000, MaxFileChars: 100})
 		for _, m := range res.Matches {
 			if m.Path == "s/needle.md" {
 				t.Fatalf("the lookahead file was scored: %+v", res)
@@ -489,7 +491,7 @@ var bm25SearchCases = []Case{
 		} {
 			create(t, e.Store, p+name, c)
 		}
-		r := store.SearchRequest{Prefix: p, Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000}
+		r := search.Request{Prefix: p, Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000}
 		for q, want := range map[string][]string{
 			"cycling":           {p + "commute.md"},
 			"FOOD":              {p + "food.md"},
@@ -498,42 +500,42 @@ var bm25SearchCases = []Case{
 			"office food trips": {p + "food.md", p + "commute.md", p + "travel.md"}, // trips → travel, a related word, last
 		} {
 			r.Query = q
-			eqSlice(t, q, matchPaths(search(t, e.Store, r)), want)
+			eqSlice(t, q, matchPaths(mustSearch(t, e.Store, r)), want)
 		}
 		// N = 3, df = 1: idf = ln(1 + 2.5/1.5); commute.md has 8 terms and
 		// the average is 6: tf = 1/(0.25 + 0.75·8/6) = 0.8, so the score is
 		// idf · 0.8 · 2.2 / (0.8 + 1.2) = 0.8631 (4 decimals).
 		r.Query = "cycling"
-		eq(t, "score", search(t, e.Store, r).Matches[0].Score, 0.8631)
-		r.Mode = store.SearchBM25
-		eq(t, "explicit bm25 score", search(t, e.Store, r).Matches[0].Score, 0.8631)
+		eq(t, "score", mustSearch(t, e.Store, r).Matches[0].Score, 0.8631)
+		r.Mode = search.BM25
+		eq(t, "explicit bm25 score", mustSearch(t, e.Store, r).Matches[0].Score, 0.8631)
 	}},
 	{"search_bm25_idf_from_scope_only", func(t *testing.T, e *Env) {
 		const p = "a/main/"
 		create(t, e.Store, p+"x.md", "the the the the the weather")
 		create(t, e.Store, p+"y.md", "the fish")
 		create(t, e.Store, p+"z.md", "the end")
-		r := store.SearchRequest{Prefix: p, Query: "the fish", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000}
-		before := search(t, e.Store, r)
+		r := search.Request{Prefix: p, Query: "the fish", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000}
+		before := mustSearch(t, e.Store, r)
 		eqSlice(t, "rare terms outweigh common ones", matchPaths(before)[:1], []string{p + "y.md"})
 		// Other tenants, and deeper folders, change no statistic.
 		for i := range 12 {
 			create(t, e.Store, "b/main/"+string(rune('a'+i))+".md", "fish fish")
 			create(t, e.Store, p+"deep/"+string(rune('a'+i))+".md", "fish")
 		}
-		after := search(t, e.Store, r)
+		after := mustSearch(t, e.Store, r)
 		eqSlice(t, "paths", matchPaths(after), matchPaths(before))
 		for i := range after.Matches {
 			eq(t, "score "+after.Matches[i].Path, after.Matches[i].Score, before.Matches[i].Score)
 		}
 		r.Query = "a main"
-		eq(t, "the scope never scores", len(search(t, e.Store, r).Matches), 0)
+		eq(t, "the scope never scores", len(mustSearch(t, e.Store, r).Matches), 0)
 	}},
 	{"search_bm25_passage", func(t *testing.T, e *Env) {
 		text := "Early on we talked about the weather. " + strings.Repeat("Nothing of note here. ", 40) +
 			"The boiler was serviced in October by Carlos. " + strings.Repeat("More small talk. ", 40) + "The end, boiler."
 		create(t, e.Store, "p/log.md", text)
-		res := search(t, e.Store, store.SearchRequest{Prefix: "p/", Query: "who serviced the boiler", Limit: 5, MaxFiles: 5, MaxChars: 80, MaxFileChars: 10000})
+		res := mustSearch(t, e.Store, search.Request{Prefix: "p/", Query: "who serviced the boiler", Limit: 5, MaxFiles: 5, MaxChars: 80, MaxFileChars: 10000})
 		if len(res.Matches) != 1 || !strings.Contains(res.Matches[0].Snippet, "boiler was serviced") {
 			t.Fatalf("snippet is not the best passage: %+v", res.Matches)
 		}
@@ -543,17 +545,17 @@ var bm25SearchCases = []Case{
 		create(t, e.Store, "w/a.md", "Café in São Paulo; 東京タワー")
 		create(t, e.Store, "w/b.md", "nothing")
 		for _, q := range []string{"CAFE", "sao", "東京", "タワー"} {
-			res := search(t, e.Store, store.SearchRequest{Prefix: "w/", Query: q, Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+			res := mustSearch(t, e.Store, search.Request{Prefix: "w/", Query: q, Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
 			eqSlice(t, q, matchPaths(res), []string{"w/a.md"})
 		}
 		// A query without words is scored literally.
-		res := search(t, e.Store, store.SearchRequest{Prefix: "w/", Query: ";", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+		res := mustSearch(t, e.Store, search.Request{Prefix: "w/", Query: ";", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
 		eqSlice(t, "punctuation", matchPaths(res), []string{"w/a.md"})
 		eq(t, "literal score", res.Matches[0].Score, 1.0)
 	}},
 	{"search_mode_invalid", func(t *testing.T, e *Env) {
 		create(t, e.Store, "v/a.md", "x")
-		_, err := e.Store.Search(ctx(t), store.SearchRequest{Prefix: "v/", Query: "x", Mode: "vector", Limit: 1, MaxFiles: 1, MaxChars: 10, MaxFileChars: 10})
+		_, err := e.Store.Search(ctx(t), search.Request{Prefix: "v/", Query: "x", Mode: "vector", Limit: 1, MaxFiles: 1, MaxChars: 10, MaxFileChars: 10})
 		if !errors.Is(err, store.ErrInvalidSearchMode) {
 			t.Fatalf("mode vector: %v", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -208,7 +209,7 @@ var storeCases = []Case{
 		for _, p := range []string{"tenant//", "/tenant", "a b/", "../", "x/../"} {
 			_, err := e.Store.ListPaths(ctx(t), p, 10)
 			mustErr(t, err, store.ErrInvalidPath, "list "+p)
-			_, err = e.Store.Search(ctx(t), store.SearchRequest{Prefix: p, Query: "x", Limit: 1, MaxFiles: 1, MaxChars: 10, MaxFileChars: 10})
+			_, err = e.Store.Search(ctx(t), search.Request{Prefix: p, Query: "x", Limit: 1, MaxFiles: 1, MaxChars: 10, MaxFileChars: 10})
 			mustErr(t, err, store.ErrInvalidPath, "search "+p)
 		}
 	}},

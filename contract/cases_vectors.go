@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 // hybridStore returns a store over the Env's driver with emb as its
 // embedder (history on when history is set), closed at the end of the test.
-func hybridStore(t *testing.T, e *Env, emb store.Embedder, history bool) *store.Store {
+func hybridStore(t *testing.T, e *Env, emb search.Embedder, history bool) *store.Store {
 	t.Helper()
 	opts := e.Options()
 	opts.Embedder = emb
@@ -58,7 +59,7 @@ func rawPaths(t *testing.T, d driver.Driver, prefix string) []string {
 func indexRows(t *testing.T, d driver.Driver, prefix string) []string {
 	var out []string
 	for _, p := range rawPaths(t, d, prefix) {
-		if store.IsIndexPath(p) {
+		if search.IsIndexPath(p) {
 			out = append(out, p)
 		}
 	}
@@ -74,9 +75,9 @@ var hybridNotes = map[string]string{
 	"garden.md": "Tomatoes and basil grow well on the balcony.",
 }
 
-func hybridSearch(t *testing.T, s *store.Store, prefix, q string, mode store.SearchMode) store.SearchResult {
+func hybridSearch(t *testing.T, s *store.Store, prefix, q string, mode search.Mode) search.Result {
 	t.Helper()
-	return search(t, s, store.SearchRequest{Prefix: prefix, Query: q, Mode: mode, Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 20000})
+	return mustSearch(t, s, search.Request{Prefix: prefix, Query: q, Mode: mode, Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 20000})
 }
 
 // rawCreate writes a file through the driver, behind the store's back (as
@@ -123,8 +124,8 @@ var vectorCases = []Case{
 			t.Fatal("every candidate question is near a note for FakeEmbedder; add one that is not")
 		}
 		var words []string // BM25's matches when one file has every word
-		for _, m := range []store.SearchMode{store.SearchBM25, store.SearchHybrid} {
-			res := search(t, s, store.SearchRequest{Prefix: p, Query: absent, Mode: m, Limit: 3, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 30000})
+		for _, m := range []search.Mode{search.BM25, search.Hybrid} {
+			res := mustSearch(t, s, search.Request{Prefix: p, Query: absent, Mode: m, Limit: 3, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 30000})
 			if len(res.Matches) != 0 || res.Truncated {
 				t.Fatalf("%s: %q, which no file mentions = %v (truncated %v), want no match, not truncated", m, absent, matchPaths(res), res.Truncated)
 			}
@@ -133,11 +134,11 @@ var vectorCases = []Case{
 			}
 			// Every word of the query in one file: words decide, and no
 			// file found by vectors alone is returned at score 0.
-			res = search(t, s, store.SearchRequest{Prefix: p, Query: "kitten sofa afternoon", Mode: m, Limit: 3, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 30000})
+			res = mustSearch(t, s, search.Request{Prefix: p, Query: "kitten sofa afternoon", Mode: m, Limit: 3, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 30000})
 			if len(res.Matches) == 0 || res.Matches[0].Path != p+"cat.md" || res.Truncated || len(res.Related) != 0 {
 				t.Fatalf("%s: %v (truncated %v), want cat.md first, not truncated", m, matchPaths(res), res.Truncated)
 			}
-			if m == store.SearchBM25 {
+			if m == search.BM25 {
 				words = matchPaths(res)
 			}
 			for _, mt := range res.Matches {
@@ -176,7 +177,7 @@ var vectorCases = []Case{
 			walked = append(walked, path)
 		}
 		eqSlice(t, "walked", walked, list(t, s, "", 100))
-		for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid} {
+		for _, m := range []search.Mode{search.Literal, search.BM25, search.Hybrid} {
 			for _, mt := range hybridSearch(t, s, p, "format chunks model", m).Matches {
 				if strings.Contains(mt.Path, store.ReservedSegmentPrefix) {
 					t.Fatalf("%s search returned %s", m, mt.Path)
@@ -219,7 +220,7 @@ var vectorCases = []Case{
 		waitIndexed(t, s)
 		rawCreate(t, e.Driver, p+"car.md", hybridNotes["car.md"], "ext-1")
 		_, texts := emb.Counts()
-		res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid)
+		res := hybridSearch(t, s, p, "vehicle", search.Hybrid)
 		if len(res.Matches) == 0 || res.Matches[0].Path != p+"car.md" {
 			t.Fatalf("after an external write = %v, want car.md first", matchPaths(res))
 		}
@@ -227,11 +228,11 @@ var vectorCases = []Case{
 			t.Fatalf("the search embedded %d texts, want the query and the new file's chunk", after-texts)
 		}
 		waitIndexed(t, s) // the search handed its vector to the indexer
-		if !slices.Contains(indexRows(t, e.Driver, p), p+store.IndexSegment+"/car.md") {
+		if !slices.Contains(indexRows(t, e.Driver, p), p+search.IndexSegment+"/car.md") {
 			t.Fatalf("no index record written back: %v", indexRows(t, e.Driver, p))
 		}
 		_, texts = emb.Counts()
-		hybridSearch(t, s, p, "vehicle", store.SearchHybrid)
+		hybridSearch(t, s, p, "vehicle", search.Hybrid)
 		if _, after := emb.Counts(); after != texts+1 {
 			t.Fatalf("a search after the repair embedded %d texts, want only the query", after-texts)
 		}
@@ -251,7 +252,7 @@ var vectorCases = []Case{
 		create(t, s, stale, "automobile")
 		create(t, s, p+"sedan.md", "The sedan is in the garage.")
 		waitIndexed(t, s)
-		if res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid); matchPaths(res)[0] != stale {
+		if res := hybridSearch(t, s, p, "vehicle", search.Hybrid); matchPaths(res)[0] != stale {
 			t.Fatalf("before the change: %v, want n1.md first", matchPaths(res))
 		}
 		// Behind the store's back, n1.md stops being about cars: its
@@ -263,7 +264,7 @@ var vectorCases = []Case{
 		if err := e.Driver.ReplaceFile(ctx(t), driver.File{Path: stale, Content: "Bananas are yellow.", Version: "ext-2"}, f.Version); err != nil {
 			t.Fatal(err)
 		}
-		res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid)
+		res := hybridSearch(t, s, p, "vehicle", search.Hybrid)
 		if len(res.Matches) == 0 || res.Matches[0].Path != p+"sedan.md" {
 			t.Fatalf("a stale vector was scored: %v, want sedan.md first", matchPaths(res))
 		}
@@ -271,7 +272,7 @@ var vectorCases = []Case{
 		// fake-2 embeds every chunk it scores itself.
 		other := &FakeEmbedder{ModelID: "fake-2"}
 		s2 := hybridStore(t, e, other, false)
-		hybridSearch(t, s2, p, "vehicle", store.SearchHybrid)
+		hybridSearch(t, s2, p, "vehicle", search.Hybrid)
 		if _, texts := other.Counts(); texts != len(hybridNotes)+2 {
 			t.Fatalf("model fake-2 embedded %d texts, want every chunk and the query (%d)", texts, len(hybridNotes)+2)
 		}
@@ -287,7 +288,7 @@ var vectorCases = []Case{
 			t.Fatal(err)
 		}
 		waitIndexed(t, s)
-		eqSlice(t, "index rows after delete", indexRows(t, e.Driver, "k/"), []string{"k/sub/" + store.IndexSegment + "/b.md"})
+		eqSlice(t, "index rows after delete", indexRows(t, e.Driver, "k/"), []string{"k/sub/" + search.IndexSegment + "/b.md"})
 		// A file removed behind the store's back leaves its record: forget erases it.
 		f, _ := e.Driver.GetFile(ctx(t), "k/sub/b.md")
 		if err := e.Driver.DeleteFile(ctx(t), "k/sub/b.md", f.Version); err != nil {
@@ -307,7 +308,7 @@ var vectorCases = []Case{
 		create(t, s, "tenant-b/main/b.md", "automobile automobile vehicle car")
 		create(t, s, "tenant-a/main/sub/c.md", "car car car")
 		waitIndexed(t, s)
-		res := hybridSearch(t, s, "tenant-a/main/", "car", store.SearchHybrid)
+		res := hybridSearch(t, s, "tenant-a/main/", "car", search.Hybrid)
 		// A folder of one file: found by meaning alone, it is related,
 		// not a match; either way, only the tenant's own file.
 		res.Matches = append(res.Matches, res.Related...)
@@ -317,25 +318,25 @@ var vectorCases = []Case{
 		emb := &FakeEmbedder{}
 		s := hybridStore(t, e, emb, false)
 		const p = "b/"
-		for i := range store.MaxSearchEmbeds + 16 {
+		for i := range search.MaxSearchEmbeds + 16 {
 			rawCreate(t, e.Driver, fmt.Sprintf("%sn%03d.md", p, i), fmt.Sprintf("note %d about the automobile and other things", i), fmt.Sprintf("ext-%d", i))
 		}
-		res := search(t, s, store.SearchRequest{Prefix: p, Query: "vehicle", Mode: store.SearchHybrid, Limit: 7, MaxFiles: 1000, MaxChars: 300, MaxFileChars: 1000})
-		if _, texts := emb.Counts(); texts > store.MaxSearchEmbeds+1 {
-			t.Fatalf("one search embedded %d texts, over %d chunks and the query", texts, store.MaxSearchEmbeds)
+		res := mustSearch(t, s, search.Request{Prefix: p, Query: "vehicle", Mode: search.Hybrid, Limit: 7, MaxFiles: 1000, MaxChars: 300, MaxFileChars: 1000})
+		if _, texts := emb.Counts(); texts > search.MaxSearchEmbeds+1 {
+			t.Fatalf("one search embedded %d texts, over %d chunks and the query", texts, search.MaxSearchEmbeds)
 		}
-		if len(res.Matches) > 7 || budgetUsed(p, res) > 300 || res.Scanned != store.MaxSearchEmbeds+16 {
+		if len(res.Matches) > 7 || budgetUsed(p, res) > 300 || res.Scanned != search.MaxSearchEmbeds+16 {
 			t.Fatalf("bounds: %d matches, %d chars, %d scanned", len(res.Matches), budgetUsed(p, res), res.Scanned)
 		}
 		// A folder past MaxFiles: its term index covers it whole, and once
 		// its vector cache is built the files closest in meaning join the
 		// candidates (at most MaxFiles of them are read; cut to MaxFileChars,
 		// their vectors are the cut ends', never scored).
-		req := store.SearchRequest{Prefix: p, Query: "vehicle", Mode: store.SearchHybrid, Limit: 5, MaxFiles: 10, MaxChars: 4000, MaxFileChars: 10}
-		search(t, s, req)
+		req := search.Request{Prefix: p, Query: "vehicle", Mode: search.Hybrid, Limit: 5, MaxFiles: 10, MaxChars: 4000, MaxFileChars: 10}
+		mustSearch(t, s, req)
 		waitIndexed(t, s)
-		res = search(t, s, req)
-		if res.Scanned != store.MaxSearchEmbeds+16 || !res.Truncated || res.Fallback != "" {
+		res = mustSearch(t, s, req)
+		if res.Scanned != search.MaxSearchEmbeds+16 || !res.Truncated || res.Fallback != "" {
 			t.Fatalf("max files/chars: %d matches and %d related, scanned %d, truncated %v, fallback %q", len(res.Matches), len(res.Related), res.Scanned, res.Truncated, res.Fallback)
 		}
 		for _, m := range res.Matches {
@@ -355,8 +356,8 @@ var vectorCases = []Case{
 		write(t, s, p+"cars.md", "car car", "")
 		waitIndexed(t, s)
 		eq(t, "index rows while down", len(indexRows(t, e.Driver, p)), 0)
-		got := hybridSearch(t, s, p, "car tomatoes", store.SearchHybrid)
-		want := hybridSearch(t, s, p, "car tomatoes", store.SearchBM25)
+		got := hybridSearch(t, s, p, "car tomatoes", search.Hybrid)
+		want := hybridSearch(t, s, p, "car tomatoes", search.BM25)
 		if len(got.Matches) == 0 || !slices.Equal(matchPaths(got), matchPaths(want)) {
 			t.Fatalf("embedder down: %v, want the BM25 result %v", matchPaths(got), matchPaths(want))
 		}
@@ -364,7 +365,7 @@ var vectorCases = []Case{
 			eq(t, name, read(t, s, p+name, 1000).Content, c)
 		}
 		emb.SetDown(false)
-		res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid)
+		res := hybridSearch(t, s, p, "vehicle", search.Hybrid)
 		if len(res.Matches) == 0 || res.Matches[0].Path != p+"car.md" && res.Matches[0].Path != p+"cars.md" {
 			t.Fatalf("embedder back: %v", matchPaths(res))
 		}
@@ -431,7 +432,7 @@ var vectorCases = []Case{
 		waitIndexed(t, s)
 		waitIndexed(t, s2)
 		_, texts := emb.Counts()
-		res := hybridSearch(t, s, p, "vehicle", store.SearchHybrid)
+		res := hybridSearch(t, s, p, "vehicle", search.Hybrid)
 		if len(res.Matches) == 0 || res.Matches[0].Path != p+"shared.md" {
 			t.Fatalf("after concurrent writers: %v", matchPaths(res))
 		}

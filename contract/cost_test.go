@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/contract"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -32,7 +33,7 @@ func TestRootSearchSkipsFolders(t *testing.T) {
 		}
 	}
 	c.Reset()
-	res, err := s.Search(t.Context(), store.SearchRequest{Query: "needle", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
+	res, err := s.Search(t.Context(), search.Request{Query: "needle", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ var Synonyms = [][]string{
 
 const fakeDims = 64
 
-// Model implements store.Embedder.
+// Model implements search.Embedder.
 func (f *FakeEmbedder) Model() string {
 	if f.ModelID == "" {
 		return "fake-1"
@@ -60,7 +60,7 @@ func (f *FakeEmbedder) Counts() (calls, texts int) {
 	return f.calls, f.texts
 }
 
-// Embed implements store.Embedder.
+// Embed implements search.Embedder.
 func (f *FakeEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

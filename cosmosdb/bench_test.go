@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/cosmosdb"
 )
@@ -121,7 +122,7 @@ func BenchmarkSearch(b *testing.B) {
 		n := 0
 		for b.Loop() {
 			n++
-			res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536})
+			res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/dynamodb"
 )
@@ -95,7 +96,7 @@ func BenchmarkSearch(b *testing.B) {
 			loadFiles(b, d, "kamal/main/", 200)
 			n.reset()
 			for b.Loop() {
-				res, err := s.Search(ctx, store.SearchRequest{Prefix: "kamal/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536})
+				res, err := s.Search(ctx, search.Request{Prefix: "kamal/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536})
 				if err != nil || res.Scanned != 200 {
 					b.Fatal(res.Scanned, err)
 				}

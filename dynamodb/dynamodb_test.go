@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/contract/emulator"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/dynamodb"
 )
@@ -189,7 +190,7 @@ func TestScopeReadsAreQueries(t *testing.T) {
 			check("o", paths[:6], "Scan")
 
 			n.reset()
-			res, err := s.Search(ctx, store.SearchRequest{Prefix: "org/kamal/", Query: "kamal", Limit: 10, MaxFiles: 100, MaxChars: 1000, MaxFileChars: 100})
+			res, err := s.Search(ctx, search.Request{Prefix: "org/kamal/", Query: "kamal", Limit: 10, MaxFiles: 100, MaxChars: 1000, MaxFileChars: 100})
 			if err != nil || len(res.Matches) != 2 || res.Scanned != 2 {
 				t.Fatalf("search = %+v, %v", res, err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -55,7 +56,7 @@ func adkHybridSearch(t *testing.T, e *contract.Env) {
 	if err := s.WaitIndexed(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	search := func(mode store.SearchMode) []string {
+	find := func(mode search.Mode) []string {
 		t.Helper()
 		mem, err := memory.New(s, &memory.Options{SearchMode: mode})
 		if err != nil {
@@ -101,10 +102,10 @@ func adkHybridSearch(t *testing.T, e *contract.Env) {
 		}
 		return files
 	}
-	if got := search(""); len(got) == 0 || got[0] != "commute.md" {
+	if got := find(""); len(got) == 0 || got[0] != "commute.md" {
 		t.Fatalf("hybrid search_memory(%q) = %q, want commute.md first", hybridE2EQuery, got)
 	}
-	for _, f := range search(store.SearchBM25) {
+	for _, f := range find(search.BM25) {
 		if f == "commute.md" {
 			t.Fatalf("BM25 alone found commute.md for %q: the case no longer tells hybrid from BM25", hybridE2EQuery)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/e2e/internal/scale"
 	"github.com/agentmem/agentmem/wordvec"
@@ -111,7 +112,7 @@ var scaleBackends = map[string]scaleBackend{
 }
 
 // scaleEmbedder is module wordvec's offline embedder, loaded once.
-var scaleEmbedder = sync.OnceValues(func() (store.Embedder, error) { return wordvec.New(context.Background(), nil) })
+var scaleEmbedder = sync.OnceValues(func() (search.Embedder, error) { return wordvec.New(context.Background(), nil) })
 
 // BenchmarkSearchScale measures search_memory (the notebook's tool, as an
 // agent calls it) over one user's folder as it grows (issue 36), per
@@ -163,7 +164,7 @@ func BenchmarkSearchScale(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for _, c := range corpora {
 				b.Run(scaleName(c), func(b *testing.B) {
-					f := loadScale(b, name, be, c, slices.Contains(modes, string(store.SearchHybrid)))
+					f := loadScale(b, name, be, c, slices.Contains(modes, string(search.Hybrid)))
 					b.Run("load", func(b *testing.B) {
 						for b.Loop() {
 						}
@@ -171,7 +172,7 @@ func BenchmarkSearchScale(b *testing.B) {
 					})
 					for _, bound := range bounds {
 						for _, mode := range modes {
-							b.Run(bound+"-"+mode, func(b *testing.B) { f.search(b, bound, store.SearchMode(mode)) })
+							b.Run(bound+"-"+mode, func(b *testing.B) { f.search(b, bound, search.Mode(mode)) })
 						}
 					}
 				})
@@ -260,7 +261,7 @@ func loadScale(b *testing.B, backend string, be scaleBackend, c scale.Corpus, hy
 	f.indexed = time.Since(began)
 	f.heap, f.rss = heapInuse(), rss()
 	if sr, ok := raw.(driver.ScopeReader); ok && hybrid {
-		rows, err := sr.ReadScope(ctx, driver.ScopeParams{Prefix: scale.Folder(scaleUser) + store.IndexSegment + "/", Limit: c.Len() + 1, MaxChars: 1 << 20})
+		rows, err := sr.ReadScope(ctx, driver.ScopeParams{Prefix: scale.Folder(scaleUser) + search.IndexSegment + "/", Limit: c.Len() + 1, MaxChars: 1 << 20})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -320,7 +321,7 @@ func (f *scaleFixture) report(b *testing.B) {
 // search asks the needles' questions in turn, one per iteration, through
 // a notebook with the bound ("default" or "lifted") and mode, and reports
 // what it found and how long it took.
-func (f *scaleFixture) search(b *testing.B, bound string, mode store.SearchMode) {
+func (f *scaleFixture) search(b *testing.B, bound string, mode search.Mode) {
 	ctx := b.Context()
 	var lim memory.Limits
 	switch bound {
@@ -341,7 +342,7 @@ func (f *scaleFixture) search(b *testing.B, bound string, mode store.SearchMode)
 	// The folder's search index (and, for hybrid, its vector cache, which
 	// follows the term index) is built by the first searches: measured
 	// here once, untimed in the loop, as a long-lived server sees it.
-	first := !f.searched && mode == store.SearchBM25
+	first := !f.searched && mode == search.BM25
 	f.searched = true
 	var heap0 uint64
 	if first {

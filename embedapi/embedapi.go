@@ -8,21 +8,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/core/search"
 )
 
-// Embedder is core's store.Embedder: a batch of texts in, one vector per
+// Embedder is core's search.Embedder: a batch of texts in, one vector per
 // text out, in order, with Model naming the model and its dimensions
 // ("openai:text-embedding-3-small@1536"). Embed embeds texts as documents
 // (the side that is stored and searched).
-type Embedder = store.Embedder
+type Embedder = search.Embedder
 
-// QueryEmbedder is core's store.QueryEmbedder, implemented by every
+// QueryEmbedder is core's search.QueryEmbedder, implemented by every
 // provider here: EmbedQuery embeds a search query, which some models embed
 // differently from the documents it is matched against (Gemini's
 // RETRIEVAL_QUERY task type, Voyage's input_type "query"); the store uses it
 // for a search's query when the embedder has it.
-type QueryEmbedder = store.QueryEmbedder
+type QueryEmbedder = search.QueryEmbedder
 
 // Errors. Each is checked with errors.Is; service failures are *APIError
 // values wrapping one of them.

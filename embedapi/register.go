@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -18,7 +19,7 @@ var providers = []string{"openai", "ollama", "gemini", "voyage"}
 
 func init() {
 	for _, p := range providers {
-		store.RegisterEmbedder(p, func(ctx context.Context, model string) (store.Embedder, error) {
+		store.RegisterEmbedder(p, func(ctx context.Context, model string) (search.Embedder, error) {
 			e, err := Parse(ctx, p+":"+model)
 			if errors.Is(err, ErrInvalidSpec) || errors.Is(err, ErrNoModel) || errors.Is(err, ErrInvalidOption) {
 				return nil, fmt.Errorf("%w: %w", store.ErrInvalidURL, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -35,7 +36,7 @@ func TestRegistered(t *testing.T) {
 	if _, err := s.Write(t.Context(), store.WriteRequest{Path: "u/main/a.md", Content: "likes tea"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Search(t.Context(), store.SearchRequest{Prefix: "u/main/", Query: "tea", Mode: store.SearchHybrid,
+	res, err := s.Search(t.Context(), search.Request{Prefix: "u/main/", Query: "tea", Mode: search.Hybrid,
 		Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
 	if err != nil || len(res.Matches) != 1 {
 		t.Fatalf("hybrid search = %+v, %v", res, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/contract/emulator"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/firestore"
 )
@@ -265,7 +266,7 @@ func BenchmarkSearch(b *testing.B) {
 		put("u/other/x.md", "flights")
 		c.on.Store(true)
 		for b.Loop() {
-			res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536})
+			res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/firestore"
 )
@@ -89,7 +90,7 @@ func BenchmarkNN(b *testing.B) {
 	if _, err := s.Reindex(ctx, "u/main/"); err != nil {
 		b.Fatal(err)
 	}
-	indexRead := driver.ScopeParams{Prefix: "u/main/" + store.IndexSegment + "/", Limit: nnFiles + 1, MaxChars: 300_001}
+	indexRead := driver.ScopeParams{Prefix: "u/main/" + search.IndexSegment + "/", Limit: nnFiles + 1, MaxChars: 300_001}
 	rows, err := d.ReadScope(ctx, indexRead)
 	if err != nil {
 		b.Fatal(err)
@@ -131,16 +132,16 @@ func BenchmarkNN(b *testing.B) {
 		}
 		return nil
 	})
-	search := func(m store.SearchMode) func(b *testing.B) map[string]bool {
+	find := func(m search.Mode) func(b *testing.B) map[string]bool {
 		return func(b *testing.B) map[string]bool {
-			if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: nnQuery, Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+			if _, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: nnQuery, Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 				b.Fatal(err)
 			}
 			return nil
 		}
 	}
-	for _, m := range []store.SearchMode{store.SearchBM25, store.SearchHybrid} {
-		measure("today/search-"+string(m), search(m))
+	for _, m := range []search.Mode{search.BM25, search.Hybrid} {
+		measure("today/search-"+string(m), find(m))
 	}
 
 	vecs := client.Collection(d.Collection().ID + "-nn")
@@ -224,7 +225,7 @@ func BenchmarkNN(b *testing.B) {
 		}
 		return nil
 	}
-	bm25 := search(store.SearchBM25)
+	bm25 := find(search.BM25)
 	e2e := func(b *testing.B) map[string]bool {
 		bm25(b)
 		got := nearest(b)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	amotel "github.com/agentmem/agentmem/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -88,7 +89,7 @@ func TestBackgroundSpansAreNewRoots(t *testing.T) {
 	background := map[string]int{}
 	for _, sp := range spans {
 		path := attrs(sp)[amotel.KeyPath].AsString()
-		if sp.Name() != "store.Index" && !store.IsIndexPath(path) && path != "u/main/pruned.md" {
+		if sp.Name() != "store.Index" && !search.IsIndexPath(path) && path != "u/main/pruned.md" {
 			continue // the request's own work
 		}
 		if sp.SpanContext().TraceID() == reqTrace {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	amotel "github.com/agentmem/agentmem/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -203,7 +204,7 @@ func TestCapabilities(t *testing.T) {
 		if _, err := st.Write(ctx, store.WriteRequest{Path: "k/main/a.md", Content: "x", Operation: &store.Operation{ID: "o", Fingerprint: "f"}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Search(ctx, store.SearchRequest{Prefix: "k/main/", Query: "x", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100}); err != nil {
+		if _, err := st.Search(ctx, search.Request{Prefix: "k/main/", Query: "x", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}

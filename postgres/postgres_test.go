@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -517,7 +518,7 @@ func TestEveryQueryExecMode(t *testing.T) {
 			if err != nil || f.Content != content || f.Metadata["k"] != "v'" || f.OperationID != "op" {
 				t.Fatalf("read = %+v, %v", f, err)
 			}
-			res, err := s.Search(ctx, store.SearchRequest{Prefix: "a/", Query: "quoted", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
+			res, err := s.Search(ctx, search.Request{Prefix: "a/", Query: "quoted", Limit: 5, MaxFiles: 5, MaxChars: 100, MaxFileChars: 100})
 			if err != nil || len(res.Matches) != 1 {
 				t.Fatalf("search = %+v, %v", res, err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -102,7 +103,7 @@ func BenchmarkSearch(b *testing.B) {
 	defer s.Close()
 	c.take()
 	for b.Loop() {
-		if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u3/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+		if _, err := s.Search(ctx, search.Request{Prefix: "u3/main/", Query: "flights", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 			b.Fatal(err)
 		}
 	}

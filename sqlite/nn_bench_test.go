@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -104,7 +105,7 @@ func benchNN(b *testing.B, words int) {
 	if _, err := s.Reindex(ctx, "u/main/"); err != nil {
 		b.Fatal(err)
 	}
-	indexRead := driver.ScopeParams{Prefix: "u/main/" + store.IndexSegment + "/", Limit: nnFiles + 1, MaxChars: 300_001}
+	indexRead := driver.ScopeParams{Prefix: "u/main/" + search.IndexSegment + "/", Limit: nnFiles + 1, MaxChars: 300_001}
 	rows, err := d.ReadScope(ctx, indexRead)
 	if err != nil {
 		b.Fatal(err)
@@ -151,9 +152,9 @@ func benchNN(b *testing.B, words int) {
 		}
 		return nil
 	})
-	for _, m := range []store.SearchMode{store.SearchBM25, store.SearchHybrid} {
+	for _, m := range []search.Mode{search.BM25, search.Hybrid} {
 		measure("today/search-"+string(m), func(b *testing.B) map[string]bool {
-			if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: nnQuery, Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+			if _, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: nnQuery, Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 				b.Fatal(err)
 			}
 			return nil
@@ -303,7 +304,7 @@ func benchNN(b *testing.B, words int) {
 	e2e := func(query string) func(b *testing.B) map[string]bool {
 		top := knn(query)
 		return func(b *testing.B) map[string]bool {
-			if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: nnQuery, Mode: store.SearchBM25, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+			if _, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: nnQuery, Mode: search.BM25, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 				b.Fatal(err)
 			}
 			got := top(b)

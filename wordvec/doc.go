@@ -1,6 +1,6 @@
 // Package wordvec is an offline text embedder: averaged GloVe word vectors
 // from a table compiled into the binary, needing no key, no network and no
-// model download. Its Embedder is a store.Embedder (Model and Embed); the
+// model download. Its Embedder is a search.Embedder (Model and Embed); the
 // module requires only the standard library and agentmem's core.
 //
 //	e, err := wordvec.New(ctx, nil)

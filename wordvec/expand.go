@@ -9,7 +9,7 @@ import (
 
 // Query expansion: each query word's nearest words in the table, which a
 // hybrid search adds to its BM25 ranking at a fraction of a word's weight
-// (store.QueryExpander).
+// (search.QueryExpander).
 const (
 	// expandVocabulary bounds the words a neighbour is drawn from: the
 	// most frequent ones, which are the words notes are written in.

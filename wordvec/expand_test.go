@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/core/search"
 )
 
 var (
-	_ store.QueryExpander = (*Embedder)(nil)
-	_ store.QueryExpander = (*lazy)(nil)
+	_ search.QueryExpander = (*Embedder)(nil)
+	_ search.QueryExpander = (*lazy)(nil)
 )
 
 // TestExpandQuery: a query word gains its near words (auto for

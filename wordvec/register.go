@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -18,10 +19,10 @@ import (
 // that lists files) does not pay for it.
 const Name = "wordvec"
 
-var _ store.Embedder = (*Embedder)(nil)
+var _ search.Embedder = (*Embedder)(nil)
 
 func init() {
-	store.RegisterEmbedder(Name, func(ctx context.Context, model string) (store.Embedder, error) {
+	store.RegisterEmbedder(Name, func(ctx context.Context, model string) (search.Embedder, error) {
 		var o Options
 		suffix := ""
 		switch model {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	_ "github.com/agentmem/agentmem/core/memstore" // the "mem" scheme
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -24,7 +25,7 @@ func TestRegistered(t *testing.T) {
 	if _, err := s.Write(t.Context(), store.WriteRequest{Path: "u/main/a.md", Content: "Prefers trains to planes."}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Search(t.Context(), store.SearchRequest{Prefix: "u/main/", Query: "railway", Mode: store.SearchHybrid,
+	res, err := s.Search(t.Context(), search.Request{Prefix: "u/main/", Query: "railway", Mode: search.Hybrid,
 		Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
 	// Found by meaning alone in a folder of one file: related, not a match.
 	if err != nil || len(res.Matches) != 0 || len(res.Related) != 1 {

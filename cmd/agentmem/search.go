@@ -10,11 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 func (a *app) searchCmd() *cobra.Command {
-	var r store.SearchRequest
+	var r search.Request
 	var jsonOut bool
 	var mode string
 	c := &cobra.Command{
@@ -48,12 +49,12 @@ tool refuses prints its {"error": …} and exits 2.`,
   agentmem search --mode literal kamal/ tea`,
 		Args: args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			r.Prefix, r.Query, r.Mode = argv[0], argv[1], store.SearchMode(mode)
+			r.Prefix, r.Query, r.Mode = argv[0], argv[1], search.Mode(mode)
 			if cmd.Flags().Changed("mode") && (mode == "" || !r.Mode.Valid()) {
 				return usagef("search: --mode %q: use literal, bm25 or hybrid", mode)
 			}
 			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
-				if r.Mode == store.SearchHybrid && s.Embedder() == nil {
+				if r.Mode == search.Hybrid && s.Embedder() == nil {
 					return usagef("search: --mode hybrid needs an embedder, and this store has none (embedder=none or --embedder none)")
 				}
 				if jsonOut {
@@ -75,7 +76,7 @@ tool refuses prints its {"error": …} and exits 2.`,
 // search prints the store's search of every folder under r.Prefix: the
 // matches, or the files close in meaning when none, then on stderr what
 // was left out and why the search scanned, if it did.
-func (a *app) search(ctx context.Context, s *store.Store, r store.SearchRequest) error {
+func (a *app) search(ctx context.Context, s *store.Store, r search.Request) error {
 	r.Recursive = true
 	sctx, cancel := a.request(ctx)
 	defer cancel()
@@ -102,7 +103,7 @@ func (a *app) search(ctx context.Context, s *store.Store, r store.SearchRequest)
 
 // printMatches prints each match as "score path", then its snippet
 // indented by a tab.
-func printMatches(w io.Writer, ms []store.Match) {
+func printMatches(w io.Writer, ms []search.Match) {
 	for _, m := range ms {
 		fmt.Fprintf(w, "%g %s\n", m.Score, m.Path)
 		fmt.Fprintf(w, "\t%s\n", strings.ReplaceAll(strings.TrimRight(m.Snippet, "\n"), "\n", "\n\t"))
@@ -112,7 +113,7 @@ func printMatches(w io.Writer, ms []store.Match) {
 // searchJSON prints what the notebook's search_memory returns for the
 // scope r.Prefix, NAMESPACE/AGENT/: the tool itself answers, with the
 // notebook's default bounds unless a bound flag was given.
-func (a *app) searchJSON(ctx context.Context, cmd *cobra.Command, s *store.Store, r store.SearchRequest) error {
+func (a *app) searchJSON(ctx context.Context, cmd *cobra.Command, s *store.Store, r search.Request) error {
 	scope := strings.TrimSuffix(r.Prefix, "/")
 	if scope == "" || strings.HasSuffix(scope, "/") {
 		return usagef("search --json: PREFIX must name a notebook's scope, NAMESPACE/AGENT/ (such as kamal/main/), got %q", r.Prefix)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/wordvec"
 )
@@ -50,7 +51,7 @@ func TestSearchJSONIsSearchMemory(t *testing.T) {
 		{"kamal/other/", "kamal", "other", "tea"},
 		{"team/ana/main/", "team/ana", "main", "peanut allergy"},
 	} {
-		for _, mode := range []store.SearchMode{"", store.SearchLiteral, store.SearchBM25, store.SearchHybrid} {
+		for _, mode := range []search.Mode{"", search.Literal, search.BM25, search.Hybrid} {
 			m, err := memory.New(s, &memory.Options{AgentName: c.agent, SearchMode: mode})
 			if err != nil {
 				t.Fatal(err)
@@ -133,9 +134,9 @@ func TestSearchIsTheStoresRecursiveSearch(t *testing.T) {
 	}{
 		{"garage weather", "", false, ""},
 		{"where is my quixle", "", true, `no match: 21 files scored under "kamal/"`},
-		{"weather", "literal", false, "(" + store.FallbackLiteral + ")"},
+		{"weather", "literal", false, "(" + search.FallbackLiteral + ")"},
 	} {
-		req := store.SearchRequest{Prefix: "kamal/", Query: c.query, Mode: store.SearchMode(c.mode), Recursive: true, Limit: 4, MaxFiles: 1000, MaxChars: 8000, MaxFileChars: 65536}
+		req := search.Request{Prefix: "kamal/", Query: c.query, Mode: search.Mode(c.mode), Recursive: true, Limit: 4, MaxFiles: 1000, MaxChars: 8000, MaxFileChars: 65536}
 		res, err := s.Search(t.Context(), req)
 		if err != nil {
 			t.Fatal(err)

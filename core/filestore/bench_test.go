@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -384,7 +385,7 @@ func BenchmarkSearch(b *testing.B) {
 				dd = primitivesOnly{d}
 			}
 			s := store.New(dd, nil)
-			req := store.SearchRequest{Prefix: "u/main/", Query: "staging 999", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 2000}
+			req := search.Request{Prefix: "u/main/", Query: "staging 999", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 2000}
 			t := time.Now()
 			for range 5 {
 				res, err := s.Search(b.Context(), req)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -38,7 +39,7 @@ func IsTemporaryName(name string) bool { return strings.HasPrefix(name, tmpPrefi
 // neither listed nor temporary ("café.md", "my notes.md") is in the
 // directory but reached by no store operation.
 func Listed(rel string) bool {
-	return !IsTemporaryName(path.Base(rel)) && (store.ValidatePath(rel) == nil || store.IsIndexPath(rel))
+	return !IsTemporaryName(path.Base(rel)) && (store.ValidatePath(rel) == nil || search.IsIndexPath(rel))
 }
 
 // Driver stores memory files in a directory.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -177,7 +178,7 @@ func TestSymlinkConfinement(t *testing.T) {
 	if _, err := s.Write(ctx, store.WriteRequest{Path: "t/main/topic.md", Content: "secret topic"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Search(ctx, store.SearchRequest{Prefix: "t/main/", Query: "secret", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
+	res, err := s.Search(ctx, search.Request{Prefix: "t/main/", Query: "secret", Limit: 10, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
 	if err != nil || len(res.Matches) != 1 || res.Matches[0].Path != "t/main/topic.md" || res.Scanned != 1 {
 		t.Fatalf("search with an escaping file = %+v, %v", res, err)
 	}

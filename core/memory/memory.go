@@ -11,6 +11,7 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -87,9 +88,9 @@ type Options struct {
 	// Limits bound reads, injection and search.
 	Limits Limits
 	// SearchMode is how search_memory ranks files: "" or
-	// [store.SearchBM25] (the default), or [store.SearchLiteral], the
+	// [search.BM25] (the default), or [search.Literal], the
 	// reference notebook's term counts.
-	SearchMode store.SearchMode
+	SearchMode search.Mode
 	// Guidance overrides the usage guidance put in the instructions: nil
 	// means the default guidance (about 200 tokens); a pointer to "" means no guidance (and no
 	// instructions at all).
@@ -143,7 +144,7 @@ type Memory struct {
 	logger   *slog.Logger
 	backend  string
 	names    toolNames
-	mode     store.SearchMode
+	mode     search.Mode
 }
 
 // New returns a Memory over s. A nil s is an error wrapping

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -37,7 +38,7 @@ type SearchMatch struct {
 	// Snippet is a window of the file around its best passage (the first
 	// hit in literal mode).
 	Snippet string `json:"snippet"`
-	// Score is the store's score (see store.Match): BM25, or content hits
+	// Score is the store's score (see search.Match): BM25, or content hits
 	// plus twice the name hits in literal mode.
 	Score float64 `json:"score"`
 }
@@ -49,7 +50,7 @@ func normalizeQuery(q string) (string, *ToolError) {
 	if runes(q) > MaxQueryChars {
 		return "", toolErr(fmt.Sprintf("The query must be at most %d characters.", MaxQueryChars))
 	}
-	terms := store.Fields(q)
+	terms := search.Fields(q)
 	if len(terms) == 0 {
 		return "", toolErr("Pass a non-empty query.")
 	}
@@ -90,7 +91,7 @@ func (m *Memory) search(ctx context.Context, inv Invocation, query string) (any,
 func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (any, error) {
 	l := m.limits
 	prefix := sc.path + "/"
-	r, err := m.s.Search(ctx, store.SearchRequest{
+	r, err := m.s.Search(ctx, search.Request{
 		Prefix: prefix, Query: q, Mode: m.mode, Limit: l.MaxSearchResults, MaxFiles: l.MaxSearchFiles,
 		MaxChars: l.MaxSearchResultChars, MaxFileChars: l.MaxMemorySize,
 	})
@@ -115,9 +116,9 @@ func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (an
 // returned: at most MaxSearchResults matches, names plus snippets within
 // MaxSearchResultChars. A path outside the scope or nested below it is
 // ErrScope. It also returns the snippet chars.
-func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, int, error) {
+func boundSearch(r search.Result, prefix string, l Limits) (*SearchResult, int, error) {
 	out := &SearchResult{Matches: []SearchMatch{}, Truncated: r.Truncated || len(r.Matches) > l.MaxSearchResults}
-	if r.Fallback == store.FallbackBuilding { // literal mode always scans: nothing to tell the model
+	if r.Fallback == search.FallbackBuilding { // literal mode always scans: nothing to tell the model
 		out.Fallback = r.Fallback
 	}
 	var chars int
@@ -143,7 +144,7 @@ func boundSearch(r store.SearchResult, prefix string, l Limits) (*SearchResult, 
 // search matches whose names and snippets fit in MaxSearchResultChars, and
 // reports the snippet chars and whether any was cut. A path outside the
 // scope or nested below it is ErrScope.
-func boundMatches(ms []store.Match, prefix string, l Limits) ([]SearchMatch, int, bool, error) {
+func boundMatches(ms []search.Match, prefix string, l Limits) ([]SearchMatch, int, bool, error) {
 	out := []SearchMatch{}
 	remaining, chars, truncated := l.MaxSearchResultChars, 0, false
 	for _, mt := range ms[:min(len(ms), l.MaxSearchResults)] {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -15,14 +16,14 @@ func TestSearchModes(t *testing.T) {
 	put(t, s, "ana/main/commute.md", "- Cycles to the office when it is dry.\n")
 	put(t, s, "ana/main/travel.md", "- Prefers trains; the food on planes is bad.\n")
 	for _, c := range []struct {
-		mode  store.SearchMode
+		mode  search.Mode
 		query string
 		want  []string
 	}{
 		{"", "cycling", []string{"commute.md"}},
-		{store.SearchBM25, "food", []string{"food.md", "travel.md"}},
-		{store.SearchLiteral, "cycling", nil},
-		{store.SearchLiteral, "food", []string{"food.md", "travel.md"}},
+		{search.BM25, "food", []string{"food.md", "travel.md"}},
+		{search.Literal, "cycling", nil},
+		{search.Literal, "food", []string{"food.md", "travel.md"}},
 	} {
 		m := mustNew(t, s, &Options{SearchMode: c.mode})
 		r := call(t, m, inv("ana"), "search_memory", map[string]any{"query": c.query}).(*SearchResult)
@@ -48,7 +49,7 @@ func TestSearchSharesTheBudget(t *testing.T) {
 		body := strings.Repeat(fmt.Sprintf("We talked about the weather on day %d. ", i), 60)
 		put(t, s, fmt.Sprintf("ana/main/session-%02d.md", i), body+"Then the marathon came up. "+body)
 	}
-	for _, mode := range []store.SearchMode{store.SearchBM25, store.SearchLiteral} {
+	for _, mode := range []search.Mode{search.BM25, search.Literal} {
 		m := mustNew(t, s, &Options{SearchMode: mode})
 		r := call(t, m, inv("ana"), "search_memory", map[string]any{"query": "marathon"}).(*SearchResult)
 		if len(r.Matches) != DefaultMaxSearchResults || !r.Truncated {
@@ -72,7 +73,7 @@ func TestSearchSharesTheBudget(t *testing.T) {
 // related words in the default modes.
 func TestSearchDescriptionFollowsMode(t *testing.T) {
 	_, s := newMem(t, nil)
-	desc := func(mode store.SearchMode) string {
+	desc := func(mode search.Mode) string {
 		for _, spec := range mustNew(t, s, &Options{SearchMode: mode}).Tools() {
 			if spec.Name == SearchTool {
 				return spec.Description
@@ -81,10 +82,10 @@ func TestSearchDescriptionFollowsMode(t *testing.T) {
 		t.Fatalf("mode %q: no %s tool", mode, SearchTool)
 		return ""
 	}
-	if d := desc(store.SearchLiteral); !strings.Contains(d, "for words") || strings.Contains(d, "related") {
+	if d := desc(search.Literal); !strings.Contains(d, "for words") || strings.Contains(d, "related") {
 		t.Errorf("literal: %q", d)
 	}
-	for _, mode := range []store.SearchMode{"", store.SearchBM25} {
+	for _, mode := range []search.Mode{"", search.BM25} {
 		if d := desc(mode); !strings.Contains(d, "related words") || !strings.Contains(d, "bounded snippets") {
 			t.Errorf("%q: %q", mode, d)
 		}

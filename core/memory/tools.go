@@ -8,7 +8,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/agentmem/agentmem/core/store"
+	"github.com/agentmem/agentmem/core/search"
 )
 
 // ToolSpec describes one tool to a framework.
@@ -105,7 +105,7 @@ func (m *Memory) Tools() []ToolSpec {
 // in: literal scoring counts the query's words; the default modes also
 // match other forms of them and related words (and meaning, hybrid).
 func (m *Memory) searchDescription() string {
-	if m.mode == store.SearchLiteral {
+	if m.mode == search.Literal {
 		return "Search the memory files of the current user for words. Returns bounded snippets; " +
 			"read a file when a larger excerpt is relevant."
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -336,7 +337,7 @@ func TestIdempotentTools(t *testing.T) {
 // Reference test 25: search tool.
 func TestSearchTool(t *testing.T) {
 	// The reference notebook scores literally.
-	m, s := newMem(t, &Options{SearchMode: store.SearchLiteral})
+	m, s := newMem(t, &Options{SearchMode: search.Literal})
 	put(t, s, "tenant-a/main/alpha.md", "alpha alpha")
 	put(t, s, "tenant-a/main/beta.md", "alpha")
 	put(t, s, "tenant-a/main/nested/deep.md", "alpha alpha alpha")
@@ -352,7 +353,7 @@ func TestSearchTool(t *testing.T) {
 		}
 	}
 	// The hidden scope does not use the char budget.
-	m14 := mustNew(t, s, &Options{SearchMode: store.SearchLiteral, Limits: Limits{MaxSearchResultChars: 14}})
+	m14 := mustNew(t, s, &Options{SearchMode: search.Literal, Limits: Limits{MaxSearchResultChars: 14}})
 	put(t, s, "a-rather-long-tenant-name/main/topic.md", "needle")
 	r = call(t, m14, inv("a-rather-long-tenant-name"), "search_memory", map[string]any{"query": "needle"}).(*SearchResult)
 	if len(r.Matches) != 1 || r.Matches[0].File+r.Matches[0].Snippet != "topic.mdneedle" {
@@ -376,11 +377,11 @@ func TestSearchTool(t *testing.T) {
 }
 
 func TestSearchRebound(t *testing.T) {
-	var matches []store.Match
+	var matches []search.Match
 	for i := range 5 {
-		matches = append(matches, store.Match{Path: fmt.Sprintf("ns/main/topic-%d.md", i), Snippet: strings.Repeat("s", 100), Score: 1})
+		matches = append(matches, search.Match{Path: fmt.Sprintf("ns/main/topic-%d.md", i), Snippet: strings.Repeat("s", 100), Score: 1})
 	}
-	r := store.SearchResult{Matches: matches, Scanned: 11}
+	r := search.Result{Matches: matches, Scanned: 11}
 	l := Limits{MaxSearchResults: 2, MaxSearchResultChars: 25, MaxSearchFiles: 1}
 	out, _, err := boundSearch(r, "ns/main/", l)
 	if err != nil || len(out.Matches) != 1 || runes(out.Matches[0].File+out.Matches[0].Snippet) != 25 || out.Scanned != 11 || !out.Truncated {
@@ -390,11 +391,11 @@ func TestSearchRebound(t *testing.T) {
 	if out, _, _ := boundSearch(r, "ns/main/", l); len(out.Matches) != 0 || !out.Truncated {
 		t.Fatalf("tiny budget = %+v", out)
 	}
-	r.Matches = []store.Match{{Path: "other/main/x.md"}}
+	r.Matches = []search.Match{{Path: "other/main/x.md"}}
 	if _, _, err := boundSearch(r, "ns/main/", l); !errors.Is(err, ErrScope) || !strings.Contains(err.Error(), "outside the requested scope") {
 		t.Fatalf("out of scope: %v", err)
 	}
-	r.Matches = []store.Match{{Path: "ns/main/deeper/x.md"}}
+	r.Matches = []search.Match{{Path: "ns/main/deeper/x.md"}}
 	if _, _, err := boundSearch(r, "ns/main/", l); !errors.Is(err, ErrScope) || !strings.Contains(err.Error(), "nested result") {
 		t.Fatalf("nested: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -44,8 +45,8 @@ func BenchmarkSearchLargeScope(b *testing.B) {
 	}
 	var took [2]time.Duration
 	for i := range b.N {
-		for m, mode := range []store.SearchMode{store.SearchLiteral, store.SearchBM25} {
-			req := store.SearchRequest{Prefix: "u/main/", Mode: mode, Query: fmt.Sprintf("w%d w%d", 3+i%40, 700+i%50),
+		for m, mode := range []search.Mode{search.Literal, search.BM25} {
+			req := search.Request{Prefix: "u/main/", Mode: mode, Query: fmt.Sprintf("w%d w%d", 3+i%40, 700+i%50),
 				Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 20000}
 			began := time.Now()
 			if _, err := s.Search(ctx, req); err != nil {

@@ -9,12 +9,14 @@
 //
 // A store keeps Markdown files at "/"-separated paths and offers bounded
 // reads, compare-and-swap writes and deletes, prefix listing and bounded
-// lexical search. Every mutation may carry an [Operation]; the store then
+// search ([Store.Search], answered by the [search] package's engine from
+// the indexes it keeps of the store's changes). Every mutation may carry an [Operation]; the store then
 // applies it exactly once, however often it is retried or replayed, and a
 // replay returns the original result.
 //
-// All validation, bounds, version generation, metadata rules, receipt
-// handling and search scoring live here, once; drivers only store rows.
+// All validation, bounds, version generation, metadata rules and receipt
+// handling live here, once (search scoring in package search); drivers
+// only store rows.
 //
 // # Paths
 //

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/agentmem/agentmem/core/driver"
+
+	"github.com/agentmem/agentmem/core/search"
 )
 
 // EmbedderParam is the store URL parameter, understood by [Open] on every
@@ -32,7 +34,7 @@ const NoEmbedder = "none"
 // "wordvec"). It reports a model or an option it does not know with an
 // error wrapping [ErrInvalidURL], as a [URLOpener] does; other failures (a
 // missing API key) are its own errors.
-type EmbedderOpener func(ctx context.Context, model string) (Embedder, error)
+type EmbedderOpener func(ctx context.Context, model string) (search.Embedder, error)
 
 var embedders struct {
 	mu      sync.RWMutex
@@ -95,7 +97,7 @@ func Embedders() []string {
 // malformed spec and for a name no imported package registered (the error
 // names the import that adds it); an opener's own failure (an unknown
 // model, a missing API key) is wrapped, so errors.Is finds its sentinel.
-func OpenEmbedder(ctx context.Context, spec string) (Embedder, error) {
+func OpenEmbedder(ctx context.Context, spec string) (search.Embedder, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("agentmem: pass a context to OpenEmbedder, not nil: %w", ErrNilArgument)
 	}
@@ -153,7 +155,7 @@ func unknownEmbedder(name string) error {
 
 // embedderParam takes EmbedderParam off q: whether the URL gives it, and
 // the embedder it names (nil for "none").
-func embedderParam(ctx context.Context, u *url.URL, q url.Values) (bool, Embedder, error) {
+func embedderParam(ctx context.Context, u *url.URL, q url.Values) (bool, search.Embedder, error) {
 	vals, ok := q[EmbedderParam]
 	if !ok {
 		return false, nil, nil
@@ -171,4 +173,4 @@ func embedderParam(ctx context.Context, u *url.URL, q url.Values) (bool, Embedde
 
 // Embedder returns the store's embedder ([Options.Embedder], or the one
 // the URL named), nil when hybrid search is off.
-func (s *Store) Embedder() Embedder { return s.search.embedder }
+func (s *Store) Embedder() search.Embedder { return s.search.Embedder() }

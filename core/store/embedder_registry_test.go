@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -33,7 +34,7 @@ func (e fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 var errNoKey = errors.New("fake: key missing")
 
 func init() {
-	store.RegisterEmbedder("test-fake", func(_ context.Context, model string) (store.Embedder, error) {
+	store.RegisterEmbedder("test-fake", func(_ context.Context, model string) (search.Embedder, error) {
 		switch model {
 		case "nokey":
 			return nil, errNoKey
@@ -149,7 +150,7 @@ func TestOpenEmbedder(t *testing.T) {
 
 // TestRegisterEmbedderPanics: programming errors are found at start-up.
 func TestRegisterEmbedderPanics(t *testing.T) {
-	open := func(context.Context, string) (store.Embedder, error) { return fakeEmbedder{}, nil }
+	open := func(context.Context, string) (search.Embedder, error) { return fakeEmbedder{}, nil }
 	for name, f := range map[string]func(){
 		"empty":     func() { store.RegisterEmbedder("", open) },
 		"none":      func() { store.RegisterEmbedder("none", open) },

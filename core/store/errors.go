@@ -21,8 +21,8 @@ var (
 	ErrInvalidPath = errors.New("agentmem: invalid memory path")
 	// ErrInvalidBound reports a non-positive max_chars or limit.
 	ErrInvalidBound = errors.New("agentmem: bound must be positive")
-	// ErrInvalidSearchMode reports a SearchRequest.Mode that is not one of
-	// the SearchMode constants.
+	// ErrInvalidSearchMode reports a search.Request.Mode that is not one of
+	// the search.Mode constants.
 	ErrInvalidSearchMode = errors.New("agentmem: unknown search mode: use \"bm25\", \"literal\", \"hybrid\" (with an embedder) or \"\" for the default")
 	// ErrInvalidMetadata reports metadata with NUL or over 4,096 chars.
 	ErrInvalidMetadata = errors.New("agentmem: invalid write metadata")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -39,7 +40,7 @@ func ExampleObserver() {
 	_, _ = s.Write(ctx, store.WriteRequest{Path: "ana/main/trip.md", Content: "Paris\n", Expected: "stale"})
 	_, _ = s.Read(ctx, "ana/main/trip.md", 100)
 	_, _ = s.Read(ctx, "ana/main/absent.md", 100)
-	_, _ = s.Search(ctx, store.SearchRequest{Prefix: "ana/main/", Query: "bangkok", Limit: 5, MaxFiles: 50, MaxChars: 500, MaxFileChars: 1000})
+	_, _ = s.Search(ctx, search.Request{Prefix: "ana/main/", Query: "bangkok", Limit: 5, MaxFiles: 50, MaxChars: 500, MaxFileChars: 1000})
 	_, _ = s.Delete(ctx, store.DeleteRequest{Path: "ana/main/trip.md", Expected: m.Version})
 	// Output:
 	// Write: ok (0)

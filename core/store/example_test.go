@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -68,7 +69,7 @@ func ExampleStore_Search() {
 	} {
 		_, _ = s.Write(ctx, store.WriteRequest{Path: p, Content: c})
 	}
-	res, _ := s.Search(ctx, store.SearchRequest{
+	res, _ := s.Search(ctx, search.Request{
 		Prefix: "kamal/main/", Query: "early flight", Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
 	})
 	for _, m := range res.Matches {
@@ -76,8 +77,8 @@ func ExampleStore_Search() {
 	}
 	fmt.Println("scanned", res.Scanned)
 	// The reference notebook's literal scoring counts substrings.
-	res, _ = s.Search(ctx, store.SearchRequest{
-		Prefix: "kamal/main/", Query: "flights", Mode: store.SearchLiteral, Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
+	res, _ = s.Search(ctx, search.Request{
+		Prefix: "kamal/main/", Query: "flights", Mode: search.Literal, Limit: 5, MaxFiles: 100, MaxChars: 200, MaxFileChars: 4000,
 	})
 	for _, m := range res.Matches {
 		fmt.Printf("%s %.0f\n", m.Path, m.Score)

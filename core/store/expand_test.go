@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -34,7 +35,7 @@ func (e *flatExpander) ExpandQuery(ctx context.Context, query string) ([]string,
 	return e.related[query], nil
 }
 
-var _ store.QueryExpander = (*flatExpander)(nil)
+var _ search.QueryExpander = (*flatExpander)(nil)
 
 // TestHybridSearchExpandsQueries: a hybrid search ranks a note that only
 // an expansion word matches above the rest, the query's own words still
@@ -65,7 +66,7 @@ func TestHybridSearchExpandsQueries(t *testing.T) {
 			if err := s.WaitIndexed(ctx); err != nil {
 				t.Fatal(err)
 			}
-			req := store.SearchRequest{Prefix: "u/main/", Query: "spouse job", Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000}
+			req := search.Request{Prefix: "u/main/", Query: "spouse job", Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000}
 			res, err := s.Search(ctx, req)
 			if err != nil {
 				t.Fatal(err)
@@ -86,7 +87,7 @@ func TestHybridSearchExpandsQueries(t *testing.T) {
 			if tc.exp.err != nil && first[0] != "job.md" {
 				t.Errorf("matches %v: want job.md first", got)
 			}
-			for _, mode := range []store.SearchMode{store.SearchBM25, store.SearchLiteral} {
+			for _, mode := range []search.Mode{search.BM25, search.Literal} {
 				req.Mode = mode
 				res, err := s.Search(ctx, req)
 				if err != nil {
@@ -119,9 +120,9 @@ func TestBM25AddsRelatedWords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	search := func(mode store.SearchMode) []string {
+	find := func(mode search.Mode) []string {
 		t.Helper()
-		res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "workout habits", Mode: mode, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
+		res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "workout habits", Mode: mode, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,10 +132,10 @@ func TestBM25AddsRelatedWords(t *testing.T) {
 		}
 		return got
 	}
-	if got := search(store.SearchBM25); len(got) != 2 || got[0] != "routine.md" || got[1] != "fitness.md" {
+	if got := find(search.BM25); len(got) != 2 || got[0] != "routine.md" || got[1] != "fitness.md" {
 		t.Errorf("BM25: matches %v, want routine.md (the query's word), then fitness.md (a related word)", got)
 	}
-	if got := search(store.SearchLiteral); len(got) != 1 || got[0] != "routine.md" {
+	if got := find(search.Literal); len(got) != 1 || got[0] != "routine.md" {
 		t.Errorf("literal: matches %v, want routine.md alone", got)
 	}
 }
@@ -167,7 +168,7 @@ func TestBM25RelatedOddQueries(t *testing.T) {
 		"Workout's workouts WORKOUT!":           1,
 		"workout " + strings.Repeat("x", 70000): 1,
 	} {
-		res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: q, Mode: store.SearchBM25, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
+		res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: q, Mode: search.BM25, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
 		if err != nil {
 			t.Fatalf("%.40q: %v", q, err)
 		}
@@ -179,7 +180,7 @@ func TestBM25RelatedOddQueries(t *testing.T) {
 
 // TestBM25RelatedWordsCanOutrank: related words count 0.3 of a query word
 // each, so several of them in a short note outweigh the query's word once
-// in a longer note, as SearchBM25's doc says: the query's own words rank
+// in a longer note, as search.BM25's doc says: the query's own words rank
 // first mostly, not always.
 func TestBM25RelatedWordsCanOutrank(t *testing.T) {
 	ctx := t.Context()
@@ -195,7 +196,7 @@ func TestBM25RelatedWordsCanOutrank(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "workout", Mode: store.SearchBM25, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
+	res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "workout", Mode: search.BM25, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000})
 	if err != nil {
 		t.Fatal(err)
 	}

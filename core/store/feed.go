@@ -8,7 +8,7 @@ import (
 	"errors"
 )
 
-// published tells the store's indexes that the file at p changed: once per
+// published tells the store's search engine that the file at p changed: once per
 // mutation that landed (m, err its result), never for a replay, which
 // changed nothing, nor for a mutation refused before it could land. A
 // backend error leaves the outcome unknown, so the indexes look at the
@@ -16,14 +16,10 @@ import (
 // ctx, the mutation's, only links the background work it starts (see
 // indexJob.origin).
 func (s *Store) published(ctx context.Context, p string, m Mutation, err error) {
-	if s.search == nil {
+	if s.search == nil || m.Replayed || unchanged(err) {
 		return
 	}
-	s.search.indexAfter(ctx, p, m, err)
-	if m.Replayed || s.search.terms == nil || unchanged(err) {
-		return
-	}
-	s.search.terms.changed(p)
+	s.search.Changed(ctx, p, err == nil)
 }
 
 // unchanged reports whether err says a mutation changed nothing.

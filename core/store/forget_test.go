@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	_ "github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -43,7 +44,7 @@ func TestForget(t *testing.T) {
 	mustWrite(t, s, "kamal-b/main/MEMORY.md", "- c\n", "")
 	mustWrite(t, s, "kamal.md", "- d\n", "")
 	// An index row left by a file deleted behind the store's back.
-	if err := s.Driver().CreateFile(ctx, driver.File{Path: "kamal/main/" + store.IndexSegment + "/gone.md", Content: "{}", Version: "v1"}); err != nil {
+	if err := s.Driver().CreateFile(ctx, driver.File{Path: "kamal/main/" + search.IndexSegment + "/gone.md", Content: "{}", Version: "v1"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -66,7 +67,7 @@ func TestForget(t *testing.T) {
 	if page, err := s.History(ctx, store.HistoryRequest{Prefix: "kamal/", Limit: 10}); err != nil || len(page.Entries) != 0 {
 		t.Fatalf("history after forget: %v %v", page.Entries, err)
 	}
-	if rows, err := s.Driver().ListFiles(ctx, driver.ListParams{Prefix: "kamal/main/" + store.IndexSegment, Limit: 10}); err != nil || len(rows) != 0 {
+	if rows, err := s.Driver().ListFiles(ctx, driver.ListParams{Prefix: "kamal/main/" + search.IndexSegment, Limit: 10}); err != nil || len(rows) != 0 {
 		t.Fatalf("index rows after forget: %v %v", rows, err)
 	}
 

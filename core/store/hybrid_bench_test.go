@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -104,7 +105,7 @@ func BenchmarkIndexedWrite(b *testing.B) {
 			}
 			_ = on.s.WaitIndexed(ctx)
 			b.ReportMetric(float64(emb.texts.Load()-before), "embeds/unchanged-rewrite")
-			row, _ := on.d.GetFile(ctx, "u/main/"+store.IndexSegment+"/note.md")
+			row, _ := on.d.GetFile(ctx, "u/main/"+search.IndexSegment+"/note.md")
 			chunks := strings.Count(row.Content, `"h":`)
 			b.ReportMetric(float64(len(row.Content))/float64(max(chunks, 1)), "index-bytes/chunk")
 		})
@@ -125,17 +126,17 @@ func BenchmarkHybridSearch(b *testing.B) {
 	}
 	// One search repairs 64 chunks; the rest are indexed behind it.
 	for range 40 {
-		if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "cat project", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+		if _, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "cat project", Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.WaitIndexed(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid} {
+	for _, m := range []search.Mode{search.Literal, search.BM25, search.Hybrid} {
 		b.Run(string(m), func(b *testing.B) {
 			for range b.N {
-				if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "which city does the cat live in", Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
+				if _, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "which city does the cat live in", Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // ListOptions continues a listing of [Store.ListPaths] or [Store.Walk].
@@ -143,7 +144,7 @@ func (s *Store) nextNamespace(ctx context.Context, after string) (ns, next strin
 				continue // never backwards, whatever the driver does
 			}
 			after = e.Path
-			if end, ok := reservedAt(e.Path); ok {
+			if end, ok := rowpath.ReservedAt(e.Path); ok {
 				after = end // the store's derived rows are never files
 				continue
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -154,7 +155,7 @@ func TestObserverOperations(t *testing.T) {
 			_, _ = s.Read(ctx, "k/main/absent.md", 10)
 			_, _ = s.Read(ctx, "../x", 10)
 			_, _ = s.ListPaths(ctx, "k/", 10)
-			_, _ = s.Search(ctx, store.SearchRequest{Prefix: "k/main/", Query: "hanoi", Limit: 5, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
+			_, _ = s.Search(ctx, search.Request{Prefix: "k/main/", Query: "hanoi", Limit: 5, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
 			for range s.Walk(ctx, "k/", 0) {
 			}
 			for range s.Walk(ctx, "../", 0) {

@@ -5,19 +5,19 @@ package store
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // MaxSegmentChars is the longest allowed path segment, in runes.
-const MaxSegmentChars = 200
+const MaxSegmentChars = rowpath.MaxSegmentChars
 
 // ReservedSegmentPrefix starts the path segments no backend accepts: a
 // file store keeps its bookkeeping (".agentmem/") and temporary files
 // (".agentmem-tmp-…") under such names, so every backend refuses them
 // alike, at any depth.
-const ReservedSegmentPrefix = ".agentmem"
+const ReservedSegmentPrefix = rowpath.Reserved
 
 // ValidatePath reports whether p is a valid store path: "/"-separated
 // segments of 1–200 characters from [A-Za-z0-9_.-], none containing "..",
@@ -26,7 +26,7 @@ const ReservedSegmentPrefix = ".agentmem"
 // [ReservedSegmentPrefix]. The error wraps ErrInvalidPath, and also
 // ErrReservedPath for a reserved segment.
 func ValidatePath(p string) error {
-	if !validPath(p) {
+	if !rowpath.ValidSegments(p) {
 		return fmt.Errorf("%w: %q", ErrInvalidPath, p)
 	}
 	return reservedSegment(p)
@@ -40,7 +40,7 @@ func ValidatePrefix(p string) error {
 		return nil
 	}
 	trimmed := strings.TrimSuffix(p, "/")
-	if !validPath(trimmed) {
+	if !rowpath.ValidSegments(trimmed) {
 		return fmt.Errorf("%w: %q", ErrInvalidPath, p)
 	}
 	return reservedSegment(trimmed)
@@ -56,40 +56,6 @@ func reservedSegment(p string) error {
 	return nil
 }
 
-func validPath(p string) bool {
-	if p == "" {
-		return false
-	}
-	for seg := range strings.SplitSeq(p, "/") {
-		if !validSegment(seg) {
-			return false
-		}
-	}
-	return true
-}
-
-func validSegment(s string) bool {
-	if n := utf8.RuneCountInString(s); n < 1 || n > MaxSegmentChars {
-		return false
-	}
-	if s == "." || strings.Contains(s, "..") {
-		return false // "." would alias its parent in a file store
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// isFolder reports whether prefix names a whole folder: the root "" or a
-// prefix ending in "/".
-func isFolder(prefix string) bool { return prefix == "" || strings.HasSuffix(prefix, "/") }
-
 // pastFolder returns, for a path nested below prefix ("p/f/x.md" under
 // "p/"), a string greater than every path in its folder ("p/f/~") and
 // smaller than every later path ("p/f0"): "~" sorts after every byte a
@@ -100,13 +66,6 @@ func pastFolder(path, prefix string) string {
 		return prefix + rest[:i+1] + "~"
 	}
 	return path
-}
-
-// directlyUnder reports whether path lies directly under prefix: it starts
-// with prefix and the rest holds no "/".
-func directlyUnder(path, prefix string) bool {
-	rest, ok := strings.CutPrefix(path, prefix)
-	return ok && rest != "" && !strings.Contains(rest, "/")
 }
 
 func cutRunes(s string, n int) (string, bool) { return driver.CutRunes(s, n) }

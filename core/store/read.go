@@ -8,6 +8,7 @@ import (
 	"maps"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // Read returns at most maxChars runes of the file at path, with the version
@@ -104,11 +105,11 @@ func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, 
 		}
 		skip := ""
 		for _, e := range entries {
-			if end, ok := reservedAt(e.Path); ok {
+			if end, ok := rowpath.ReservedAt(e.Path); ok {
 				skip = max(skip, end) // the store's derived rows are never files
 				continue
 			}
-			if e.Tombstone || (direct && !directlyUnder(e.Path, prefix)) {
+			if e.Tombstone || (direct && !rowpath.DirectlyUnder(e.Path, prefix)) {
 				continue
 			}
 			out = append(out, e.Path)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -78,7 +79,7 @@ func TestReindex(t *testing.T) {
 		t.Fatalf("first Reindex = %+v (embedder saw %d texts)", st, e1.count())
 	}
 	chunks := st.Embedded
-	if st, err := s1.Reindex(ctx, "u/"); err != nil || st != (store.ReindexStats{Files: 3, Current: 3}) || e1.count() != chunks {
+	if st, err := s1.Reindex(ctx, "u/"); err != nil || st != (search.ReindexStats{Files: 3, Current: 3}) || e1.count() != chunks {
 		t.Fatalf("rerun = %+v, %v (embedder saw %d texts, %d before)", st, err, e1.count(), chunks)
 	}
 
@@ -103,7 +104,7 @@ func TestReindex(t *testing.T) {
 		t.Fatalf("Reindex after an external edit = %+v, %v (embedder saw %d texts, %d before)", st, err, e2.count(), before)
 	}
 	before = e2.count()
-	res, err := s2.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "coffee", Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
+	res, err := s2.Search(ctx, search.Request{Prefix: "u/main/", Query: "coffee", Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
 	if err != nil || len(res.Matches) == 0 {
 		t.Fatalf("search = %+v, %v", res, err)
 	}
@@ -164,7 +165,7 @@ func TestIndexKeepsVectorsBesideAZeroOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.count()
-	if _, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "railway journeys", Mode: store.SearchHybrid,
+	if _, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "railway journeys", Mode: search.Hybrid,
 		Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536}); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestIndexRecordsAZeroOnlyFile(t *testing.T) {
 	}
 	for i := range 2 {
 		before := e.count()
-		res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "railway journeys", Mode: store.SearchHybrid,
+		res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "railway journeys", Mode: search.Hybrid,
 			Limit: 5, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
 		if err != nil {
 			t.Fatal(err)

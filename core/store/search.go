@@ -1,55 +1,24 @@
-// Search: choosing candidates, ranking them (BM25 or hybrid) and shaping the
-// matches within the caller's bounds.
+// Search, as the store offers it: the methods that validate a call and hand
+// it to the search engine (core/search), and the engine's view of the
+// store (searchHost).
 
 package store
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"unicode"
-	"unicode/utf8"
+	"iter"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/internal/lexis"
+	"github.com/agentmem/agentmem/core/search"
 )
 
-// Fields splits s on runs of Unicode whitespace (including U+001C–U+001F,
-// as Python's str.split does) and never yields empty strings.
-func Fields(s string) []string {
-	return strings.FieldsFunc(s, isSpace)
-}
-
-func isSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
-
-// candidate is one file's bounded content, to be scored.
-type candidate struct {
-	path    string
-	content string
-	cut     bool // content is a prefix of the file
-	// body, when set, is the term index's counts of content's body for
-	// the search's query (content is exactly what was indexed): scoring
-	// reads them instead of analysing content.
-	body *indexedBody
-}
-
-// indexedBody is a body's length in terms and the frequency of each
-// group of a query's terms in it (variants weighted), from the term
-// index.
-type indexedBody struct {
-	n  int
-	tf []float64
-}
-
 // Search runs a bounded search over the files directly under r.Prefix
-// (every folder under it with r.Recursive; see [SearchRequest.Recursive])
+// (every folder under it with r.Recursive; see [Request.Recursive])
 // and returns the best matches first (by score, then path); the names and
 // snippets of all matches together fit in r.MaxChars runes, shared among
 // them. r.Mode picks the ranking: BM25 by default, or the reference
-// notebook's literal term counts ([SearchLiteral]); see [SearchMode].
+// notebook's literal term counts ([Literal]); see [Mode].
 //
 // r.Prefix is a plain string prefix, as for ListPaths, narrowed to one
 // folder: the files searched are those whose path starts with r.Prefix and
@@ -61,516 +30,120 @@ type indexedBody struct {
 // fails with ErrInvalidPath for a bad prefix, ErrInvalidBound when Limit,
 // MaxFiles, MaxChars or MaxFileChars is not positive and
 // ErrInvalidSearchMode for an unknown Mode.
-func (s *Store) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
-	return s.search.Search(ctx, r)
-}
-
-// Search is [Store.Search].
-func (s *engine) Search(ctx context.Context, r SearchRequest) (res SearchResult, err error) {
+func (s *Store) Search(ctx context.Context, r search.Request) (res search.Result, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpSearch})
 	defer func() { o.done(err, false, len(res.Matches)) }()
 	if err := s.usable(ctx); err != nil {
-		return SearchResult{}, err
+		return search.Result{}, err
 	}
 	if err := ValidatePrefix(r.Prefix); err != nil {
-		return SearchResult{}, err
+		return search.Result{}, err
 	}
 	for _, b := range []struct {
 		name string
 		n    int
 	}{{"limit", r.Limit}, {"max_files", r.MaxFiles}, {"max_chars", r.MaxChars}, {"max_file_chars", r.MaxFileChars}} {
 		if b.n <= 0 {
-			return SearchResult{}, fmt.Errorf("%w: %s must be positive, got %d", ErrInvalidBound, b.name, b.n)
+			return search.Result{}, fmt.Errorf("%w: %s must be positive, got %d", ErrInvalidBound, b.name, b.n)
 		}
 	}
 	if !r.Mode.Valid() {
-		return SearchResult{}, fmt.Errorf("%w, got %q", ErrInvalidSearchMode, r.Mode)
+		return search.Result{}, fmt.Errorf("%w, got %q", ErrInvalidSearchMode, r.Mode)
 	}
-	switch {
-	case r.Mode == "" && s.embedder != nil:
-		r.Mode = SearchHybrid
-	case r.Mode == "":
-		r.Mode = SearchBM25
-	case r.Mode == SearchHybrid && s.embedder == nil:
-		return SearchResult{}, fmt.Errorf("%w: hybrid search needs an embedder (store.Options.Embedder, or embedder= in the store URL)", ErrInvalidSearchMode)
+	if r.Mode == search.Hybrid && s.search.Embedder() == nil {
+		return search.Result{}, fmt.Errorf("%w: hybrid search needs an embedder (store.Options.Embedder, or embedder= in the store URL)", ErrInvalidSearchMode)
 	}
-	terms := Fields(strings.ToLower(r.Query))
-	if len(terms) == 0 {
-		return SearchResult{Matches: []Match{}}, nil
-	}
-	s.cache.tick() // a new generation: what this search reads stays cached
-	if r.Recursive {
-		return s.searchTree(ctx, r, terms)
-	}
-	f, err := s.searchFolder(ctx, r, terms)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	res = f.result(r.Limit, r.MaxChars)
-	s.fellBack(ctx, res, r.Prefix)
-	return res, nil
+	return s.search.Search(ctx, r)
 }
 
-// found is one folder's search before shaping: its hits and related
-// files ranked (sorted by score, then path), the files it covered,
-// whether anything was left out before shaping, and why it scanned.
-type found struct {
-	hits, related []hit
-	scanned       int
-	truncated     bool
-	fallback      string
+// WaitIndexed blocks until the background indexer has nothing queued or
+// running (retries scheduled for later do not count), or has stopped
+// ([Store.Shutdown], [Store.Close]), or ctx is done (ctx's error); while
+// it waits, queued paths are indexed without resting (see indexQuiet).
+// Without an embedder it returns at once. Tests and commands that exit
+// after writing use it; searches never need it (a search embeds, within
+// its bounds, what the index lacks).
+func (s *Store) WaitIndexed(ctx context.Context) error { return s.search.WaitIndexed(ctx) }
+
+// ForgetIndex erases the search index rows under prefix (a namespace,
+// "kamal/"): those of deleted files that a delete behind the store's back
+// left, and those of files that still exist (a search or write indexes them
+// again). It returns how many rows it removed. Deleting a file through the
+// store erases its rows by itself; a command that forgets a namespace calls
+// this after deleting its files. Errors: ErrInvalidPath for an empty or bad
+// prefix, or the backend's error.
+func (s *Store) ForgetIndex(ctx context.Context, prefix string) (int, error) {
+	if err := s.usable(ctx); err != nil {
+		return 0, err
+	}
+	if prefix == "" {
+		return 0, ErrInvalidPath
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return 0, err
+	}
+	return s.search.ForgetIndex(ctx, prefix)
 }
 
-// result shapes f into at most limit matches within maxChars runes, and
-// the related files when nothing matched.
-func (f *found) result(limit, maxChars int) SearchResult {
-	res := SearchResult{Matches: []Match{}, Scanned: f.scanned, Fallback: f.fallback}
-	var cut bool
-	res.Matches, cut = shape(f.hits, limit, maxChars)
-	res.Truncated = cut || f.truncated
-	if len(res.Matches) == 0 && len(f.related) > 0 {
-		res.Related, _ = shape(f.related, limit, maxChars)
-	}
-	return res
-}
-
-// searchFolder ranks the files directly under r.Prefix in r.Mode (set):
-// from the folder's term index when it can answer, else by a scan.
-func (s *engine) searchFolder(ctx context.Context, r SearchRequest, terms []string) (found, error) {
-	if r.Mode == SearchHybrid {
-		return s.searchHybrid(ctx, r, terms)
-	}
-	fallback := FallbackLiteral
-	if r.Mode == SearchBM25 {
-		f, ok, reason, err := s.searchIndexed(ctx, r)
-		if ok || err != nil {
-			return f, err
-		}
-		fallback = reason
-	}
-	cands, truncated, err := s.candidates(ctx, r)
-	if err != nil {
-		return found{}, err
-	}
-	f := rankHits(&s.cache, r, terms, cands)
-	f.truncated = f.truncated || truncated
-	f.fallback = fallback
-	return f, nil
-}
-
-// fellBack logs that a search scanned at most max_files files of a folder
-// whose index was being built, when files were left out.
-func (s *engine) fellBack(ctx context.Context, res SearchResult, prefix string) {
-	if res.Truncated && res.Fallback == FallbackBuilding {
-		s.warn(ctx, "a search scanned at most max_files files of a folder while its index was being built", "", prefix, nil)
-	}
-}
-
-// searchTree is Search with r.Recursive: each folder under r.Prefix that
-// holds a file is searched as a search of it alone would (its own index,
-// statistics and MaxFiles), and the hits of all of them are merged by
-// score, then path, and shaped once, sharing Limit and MaxChars (names
-// counted from r.Prefix). Scanned is the sum of the folders', Truncated
-// whether any folder or the shaping left something out, Related the
-// folders' related files when no folder matched, and Fallback the most
-// telling of the folders' reasons ([FallbackBuilding] first).
-func (s *engine) searchTree(ctx context.Context, r SearchRequest, terms []string) (SearchResult, error) {
-	scopes, err := s.scopesUnder(ctx, r.Prefix)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	var all found
-	for _, scope := range scopes {
-		q := r
-		q.Prefix, q.Recursive = scope, false
-		f, err := s.searchFolder(ctx, q, terms)
-		if err != nil {
-			return SearchResult{}, err
-		}
-		all.hits = append(all.hits, f.hits...)
-		all.related = append(all.related, f.related...)
-		all.scanned += f.scanned
-		all.truncated = all.truncated || f.truncated
-		if slices.Index(fallbackOrder, f.fallback) > slices.Index(fallbackOrder, all.fallback) {
-			all.fallback = f.fallback
-		}
-	}
-	for _, hits := range [][]hit{all.hits, all.related} {
-		for i := range hits {
-			hits[i].rel = strings.TrimPrefix(hits[i].c.path, r.Prefix)
-		}
-		sortHits(hits)
-	}
-	res := all.result(r.Limit, r.MaxChars)
-	s.fellBack(ctx, res, r.Prefix)
-	return res, nil
-}
-
-// fallbackOrder ranks the reasons a folder scanned, the least telling
-// first: a recursive search reports its folders' last in this order.
-var fallbackOrder = []string{"", FallbackLiteral, FallbackVectors, FallbackBuilding}
-
-// scopesUnder returns, in path order, the scope of each folder under
-// prefix that holds a file: the folder itself, or prefix for the files
-// directly under a prefix that ends inside a name ("notes/p05" for
-// notes/p05.md).
-func (s *engine) scopesUnder(ctx context.Context, prefix string) ([]string, error) {
-	var scopes []string
-	seen := map[string]bool{}
-	err := s.walk(ctx, prefix, DefaultWalkPageSize, func(p string) bool {
-		if !strings.HasPrefix(p, prefix) {
-			return true
-		}
-		scope := p[:strings.LastIndexByte(p, '/')+1]
-		if len(scope) < len(prefix) {
-			scope = prefix // a partial name: "notes/p05"
-		}
-		if !seen[scope] {
-			seen[scope] = true
-			scopes = append(scopes, scope)
-		}
-		return true
-	})
-	return scopes, err
-}
-
-// searchIndexed answers a BM25 search from the folder's term index: the
-// files its terms rank best over the whole folder (and those changed since
-// they were indexed) are read and scored from their content, with the
-// folder's statistics, so the result is what a scan of every file would
-// give, at the cost of a few reads. ok is false when the index cannot
-// answer (reason says why); the caller then scans.
-func (s *engine) searchIndexed(ctx context.Context, r SearchRequest) (_ found, ok bool, reason string, err error) {
-	if s.terms == nil {
-		return found{}, false, "", nil
-	}
-	folder := r.Prefix[:strings.LastIndexByte(r.Prefix, '/')+1]
-	sc := scanners.Get().(*lexis.Scanner)
-	defer scanners.Put(sc)
-	bq := newBM25Query(sc, r.Query, nil)
-	if bq == nil {
-		return found{}, false, "", nil // no word: scored literally
-	}
-	fi, fresh, err := s.terms.folder(ctx, folder, r.MaxFiles)
-	if err != nil || fi == nil {
-		return found{}, false, FallbackBuilding, err
-	}
-	cands, st, covered, truncated, err := s.indexCandidates(ctx, fi, bq, r, r.Limit+extraCandidates, fresh, nil, 0)
-	if err != nil {
-		return found{}, false, "", err
-	}
-	hits := bq.score(&s.cache, sc, r.Prefix, cands, st)
-	sortHits(hits)
-	return found{hits: hits, scanned: covered, truncated: truncated}, true, "", nil
-}
-
-// indexCandidates reads the k files fi ranks best for bq under r.Prefix,
-// the more paths, and those of the folder changed since they were
-// indexed, each cut to r.MaxFileChars (at most r.MaxFiles in all), and
-// returns them sorted by path with the folder's statistics, the files the
-// ranking covered and whether a file was cut. A file whose content is not
-// what was indexed (changed behind the store's back) is queued again.
+// Reindex brings the search index of every file under prefix up to date
+// with the store's embedder, one file at a time: after a model change
+// every chunk is embedded again (in batches of at most 64 texts), after
+// changes behind the store's back only the changed chunks, and a file
+// whose record was made from its version by this model is skipped. So it
+// is resumable: after an interruption (ctx done, a failed embedding), a
+// rerun redoes nothing that is current. It holds one file's chunks at a
+// time, whatever the prefix holds. The term index of the folders under
+// prefix, in memory and persisted ([search.TermSegment]), is erased first (also
+// when Reindex then refuses for want of an embedder) and built again from
+// the files by each folder's next search. Index rows of files deleted behind the
+// store's back are left to [Store.ForgetIndex].
 //
-// fresh are files read during this search (by the index's build), whose
-// content is taken as it is instead of being read again.
-//
-// maxTerms, when positive, bounds the length (in terms) of the files
-// taken from fi's ranking (see [folderIndex.capTerms]).
-func (s *engine) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Query, r SearchRequest, k int, fresh []driver.ScopeFile, more []string, maxTerms int) (_ []candidate, _ *corpusStats, covered int, truncated bool, _ error) {
-	top, st, covered := fi.top(bq, r.Prefix, k)
-	if maxTerms > 0 {
-		top = fi.capTerms(top, maxTerms, r.Limit+extraCandidates)
+// Errors: [ErrInvalidSearchMode] without an embedder, ErrInvalidPath for
+// a bad prefix, the embedder's or the backend's error (with the stats of
+// the work done before it), ctx's error.
+func (s *Store) Reindex(ctx context.Context, prefix string) (search.ReindexStats, error) {
+	if err := s.usable(ctx); err != nil {
+		return search.ReindexStats{}, err
 	}
-	// BM25's and the other candidates in turn, so that MaxFiles keeps
-	// the best of both.
-	read := make([]string, 0, len(top)+len(more))
-	for i := range max(len(top), len(more)) {
-		for _, list := range [][]string{top, more} {
-			if i < len(list) && !slices.Contains(read, list[i]) {
-				read = append(read, list[i])
-			}
+	perr := ValidatePrefix(prefix)
+	if perr == nil {
+		// Built again, from the store, by the next search; the persisted
+		// term index too (with or without an embedder).
+		if err := s.search.ForgetTerms(ctx, prefix); err != nil {
+			return search.ReindexStats{}, err
 		}
 	}
-	for _, p := range s.terms.pendingIn(fi.folder) {
-		if strings.HasPrefix(p, r.Prefix) && directlyUnder(p, fi.folder) && !slices.Contains(read, p) {
-			read = append(read, p)
-		}
+	if s.search.Embedder() == nil {
+		return search.ReindexStats{}, fmt.Errorf("%w: reindexing needs an embedder (store.Options.Embedder, or embedder= in the store URL)", ErrInvalidSearchMode)
 	}
-	truncated = len(read) > r.MaxFiles // files ranked or changed, never read nor scored
-	read = read[:min(len(read), r.MaxFiles)]
-	rows := make(map[string]*driver.File, len(read))
-	var missing []string
-	got := make(map[string]driver.ScopeFile, len(fresh))
-	for _, f := range fresh {
-		got[f.Path] = f
+	if perr != nil {
+		return search.ReindexStats{}, perr
 	}
-	for _, p := range read {
-		if f, ok := got[p]; ok && (!f.Truncated || r.MaxFileChars <= maxIndexedChars) {
-			rows[p] = &driver.File{Path: p, Content: f.Content}
-		} else {
-			missing = append(missing, p)
-		}
-	}
-	more2, err := s.getFiles(ctx, missing)
-	if err != nil {
-		return nil, nil, 0, false, err
-	}
-	maps.Copy(rows, more2)
-	slices.Sort(read)
-	cands := make([]candidate, 0, len(read))
-	for _, p := range read {
-		f := rows[p]
-		indexed := fi.has(p)
-		if gone := f == nil || f.Tombstone; gone && indexed {
-			covered-- // counted by the index, gone
-		} else if !gone && !indexed {
-			covered++ // not indexed yet, read
-		}
-		current := f != nil && !f.Tombstone && fi.indexedAs(p, f.Content)
-		if !current {
-			s.terms.changed(p) // changed behind the index: look again
-		}
-		if f == nil || f.Tombstone {
-			continue
-		}
-		content, cut := cutRunes(f.Content, r.MaxFileChars)
-		truncated = truncated || cut
-		c := candidate{path: p, content: content, cut: cut}
-		if current && !cut && r.MaxFileChars <= maxIndexedChars {
-			c.body = fi.bodyCounts(bq, p)
-		}
-		cands = append(cands, c)
-	}
-	return cands, st, covered, truncated, nil
+	return s.search.Reindex(ctx, prefix)
 }
 
-// candidates returns up to MaxFiles files directly under the prefix, each
-// cut to MaxFileChars, and whether anything was left out: a file cut or
-// vanished, or more files than MaxFiles.
-func (s *engine) candidates(ctx context.Context, r SearchRequest) ([]candidate, bool, error) {
-	want := r.MaxFiles + 1
-	truncated := false
-	// ReadScope takes a whole folder ("" or ending in "/") and returns its
-	// first files; a prefix that ends inside a name ("notes/p05") would
-	// hand it a partial name that no driver's scope key matches, and
-	// passing the folder instead could fill Limit with the files sorted
-	// before the prefix. Such prefixes take the listing path, which
-	// starts at the prefix itself on every backend.
-	if s.scope != nil && isFolder(r.Prefix) {
-		files, err := s.scope.ReadScope(ctx, driver.ScopeParams{Prefix: r.Prefix, Limit: want, MaxChars: r.MaxFileChars})
-		if err != nil {
-			return nil, false, err
-		}
-		out := make([]candidate, 0, len(files))
-		for _, f := range files {
-			if !directlyUnder(f.Path, r.Prefix) {
-				continue // a driver bug must not widen the scope
-			}
-			if len(out) == r.MaxFiles {
-				truncated = true // the lookahead: more files than MaxFiles
-				break
-			}
-			content, cut := cutRunes(f.Content, r.MaxFileChars)
-			truncated = truncated || cut || f.Truncated
-			out = append(out, candidate{path: f.Path, content: content, cut: cut || f.Truncated})
-		}
-		return out, truncated, nil
-	}
-	paths, err := s.list(ctx, r.Prefix, want, true)
-	if err != nil {
-		return nil, false, err
-	}
-	read := paths[:min(len(paths), r.MaxFiles)]
-	rows, err := s.getFiles(ctx, read)
-	if err != nil {
-		return nil, false, err
-	}
-	out := make([]candidate, 0, len(paths))
-	for _, p := range read {
-		f := rows[p]
-		if f == nil || f.Tombstone {
-			truncated = true // vanished after listing
-			continue
-		}
-		content, cut := cutRunes(f.Content, r.MaxFileChars)
-		truncated = truncated || cut
-		out = append(out, candidate{path: p, content: content, cut: cut})
-	}
-	if len(paths) > r.MaxFiles {
-		truncated = true // the lookahead: more files than MaxFiles, never read nor scored
-	}
-	return out, truncated, nil
+// searchHost is the store as its search engine sees it (search.Host).
+type searchHost struct{ s *Store }
+
+func (h searchHost) Usable(ctx context.Context) error { return h.s.usable(ctx) }
+
+func (h searchHost) GetFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
+	return h.s.getFiles(ctx, paths)
 }
 
-// hit is one scored file, with how to cut its snippet.
-type hit struct {
-	c       candidate
-	rel     string // scope-relative name
-	score   float64
-	snippet func(width int) string
-	// cover is the share of the query's own terms' IDF that the file
-	// has (BM25 only; related and expansion words do not count).
-	cover float64
+func (h searchHost) List(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
+	return h.s.list(ctx, prefix, limit, direct)
 }
 
-// rank scores cands (sorted by path, contents already bounded, at most
-// r.MaxFiles of them) in r's mode, with the analysis kept in cache, and
-// shapes the best into matches: what a scan of one folder returns.
-func rank(cache *analysisCache, r SearchRequest, terms []string, cands []candidate) SearchResult {
-	f := rankHits(cache, r, terms, cands)
-	return f.result(r.Limit, r.MaxChars)
+func (h searchHost) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error] {
+	return h.s.Walk(ctx, prefix, pageSize)
 }
 
-// rankHits is rank before shaping: the hits sorted by score, then path.
-func rankHits(cache *analysisCache, r SearchRequest, terms []string, cands []candidate) found {
-	var f found
-	if len(cands) > r.MaxFiles {
-		cands, f.truncated = cands[:r.MaxFiles], true
-	}
-	f.scanned = len(cands)
-	if r.Mode != SearchLiteral {
-		f.hits = bm25(cache, r.Prefix, r.Query, cands)
-	}
-	if f.hits == nil { // literal mode, or a query without words
-		f.hits = lexical(r.Prefix, terms, cands)
-	}
-	sortHits(f.hits)
-	return f
+func (h searchHost) Warn(ctx context.Context, msg, path string, err error) {
+	h.s.warn(ctx, msg, "", path, err)
 }
 
-// lexical scores candidates exactly as the reference does: each term's
-// non-overlapping hits in the content plus twice those in the name. terms
-// must be lower-cased. Only positive scores are returned.
-func lexical(prefix string, terms []string, cands []candidate) []hit {
-	hits := []hit{}
-	for _, c := range cands {
-		rel := strings.TrimPrefix(c.path, prefix)
-		lrel, text := strings.ToLower(rel), strings.ToLower(c.content)
-		score := 0
-		for _, t := range terms {
-			score += strings.Count(text, t) + 2*strings.Count(lrel, t)
-		}
-		if score > 0 {
-			content := c.content
-			hits = append(hits, hit{c: c, rel: rel, score: float64(score), snippet: func(w int) string { return snippet(content, terms, w) }})
-		}
-	}
-	return hits
-}
-
-// minShare is the snippet length, in runes, that each match is given at
-// least when the budget is shared; a budget too small for that returns
-// fewer matches rather than all of them with useless snippets.
-const minShare = 50
-
-// shape turns ranked hits into at most limit matches whose names and
-// snippets fit in maxChars runes together, and reports whether anything
-// was left out. The budget is shared by water-filling: each match needs
-// its name plus its whole content; the ones that need less than an equal
-// share get what they need, the others split the rest equally. When that
-// leaves some match less than its name plus minShare (or its need), fewer
-// matches share it; a single match takes the whole budget, as in the
-// reference.
-func shape(hits []hit, limit, maxChars int) ([]Match, bool) {
-	n := min(limit, len(hits))
-	names := make([]int, n)
-	needs := make([]int, n)
-	for i, h := range hits[:n] {
-		names[i] = utf8.RuneCountInString(h.rel)
-		needs[i] = names[i] + utf8.RuneCountInString(h.c.content)
-	}
-	var alloc []int
-	for k := n; k >= 1; k-- {
-		alloc = waterfill(needs[:k], maxChars)
-		ok := true
-		for i := range k {
-			if alloc[i] < min(needs[i], names[i]+minShare) {
-				ok = false
-				break
-			}
-		}
-		if ok || k == 1 {
-			break
-		}
-	}
-	out := []Match{}
-	truncated := false
-	for i, a := range alloc {
-		available := a - names[i]
-		if available <= 0 {
-			truncated = true
-			break
-		}
-		out = append(out, Match{Path: hits[i].c.path, Snippet: hits[i].snippet(available), Score: hits[i].score})
-	}
-	return out, truncated || len(out) < len(hits)
-}
-
-// waterfill splits total among needs (in rank order): the smallest needs
-// are met in full while they are below an equal share of what is left; the
-// rest split what remains equally, the better ranked taking the remainder.
-func waterfill(needs []int, total int) []int {
-	alloc := make([]int, len(needs))
-	order := make([]int, len(needs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(needs[a], needs[b]) })
-	left := total
-	for j, i := range order {
-		alloc[i] = min(needs[i], left/(len(order)-j))
-		left -= alloc[i]
-	}
-	for i := range alloc {
-		d := min(left, needs[i]-alloc[i])
-		alloc[i] += d
-		left -= d
-	}
-	return alloc
-}
-
-// snippet returns a window of at most width runes of content around the
-// first hit of any term (lower-cased terms), with "..." marking cut ends.
-func snippet(content string, terms []string, width int) string {
-	if width <= 0 {
-		return ""
-	}
-	lower := strings.ToLower(content)
-	center := -1
-	for _, t := range terms {
-		if i := strings.Index(lower, t); i >= 0 {
-			ri := utf8.RuneCountInString(lower[:i])
-			if center < 0 || ri < center {
-				center = ri
-			}
-		}
-	}
-	center = max(center, 0)
-	return window([]rune(content), center-width/3, width)
-}
-
-// window returns at most width runes of runes starting at start (pulled
-// back when the window would pass the end), with "..." replacing the
-// first and last three runes where the text is cut.
-func window(runes []rune, start, width int) string {
-	start = max(0, start)
-	end := min(len(runes), start+width)
-	start = max(0, end-width)
-	s := slices.Clone(runes[start:end])
-	dots := func(at int) {
-		if len(s) >= 3 {
-			copy(s[at:at+3], []rune("..."))
-		} else {
-			for i := range s {
-				s[i] = '.'
-			}
-		}
-	}
-	if start > 0 {
-		dots(0)
-	}
-	if end < len(runes) {
-		dots(max(0, len(s)-3))
-	}
-	return string(s)
+func (h searchHost) Observe(ctx context.Context, op string) (context.Context, func(err error, n int)) {
+	ctx, o := h.s.observe(ctx, OperationInfo{Op: Op(op)})
+	return ctx, func(err error, n int) { o.done(err, false, n) }
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -31,9 +32,9 @@ func TestSearchCacheSameResults(t *testing.T) {
 	queries := []string{"which city does the cat live in", "flights Lisbon", "project 3", "trains", "!!!", "detail week"}
 	for round := range 3 {
 		for _, q := range queries {
-			for _, m := range []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid} {
+			for _, m := range []search.Mode{search.Literal, search.BM25, search.Hybrid} {
 				for _, maxFileChars := range []int{65536, 700} {
-					r := store.SearchRequest{Prefix: "u/main/", Query: q, Mode: m, Limit: 8, MaxFiles: 100, MaxChars: 4000, MaxFileChars: maxFileChars}
+					r := search.Request{Prefix: "u/main/", Query: q, Mode: m, Limit: 8, MaxFiles: 100, MaxChars: 4000, MaxFileChars: maxFileChars}
 					// The indexer settles what earlier searches queued, so
 					// that the copy below holds the index rows this search
 					// reads (a row written in between changed the vectors
@@ -103,9 +104,9 @@ func TestSearchCacheNeverStale(t *testing.T) {
 	if err := s.WaitIndexed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	search := func(mode store.SearchMode, q string) []string {
+	find := func(mode search.Mode, q string) []string {
 		t.Helper()
-		res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: q, Mode: mode, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
+		res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: q, Mode: mode, Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,8 +116,8 @@ func TestSearchCacheNeverStale(t *testing.T) {
 		}
 		return paths
 	}
-	for _, m := range []store.SearchMode{store.SearchBM25, store.SearchHybrid} {
-		search(m, "zebra") // analyses every file
+	for _, m := range []search.Mode{search.BM25, search.Hybrid} {
+		find(m, "zebra") // analyses every file
 	}
 	f, err := d.GetFile(ctx, "u/main/n2.md")
 	if err != nil {
@@ -130,17 +131,17 @@ func TestSearchCacheNeverStale(t *testing.T) {
 	// checks the folder again (at most a minute later, or at once after
 	// Reindex); until then a file it ranks is read and scored as it is,
 	// so its snippet is never the old content's.
-	if got := search(store.SearchHybrid, "zebra"); len(got) == 0 || got[0] != "u/main/n2.md" {
+	if got := find(search.Hybrid, "zebra"); len(got) == 0 || got[0] != "u/main/n2.md" {
 		t.Errorf("hybrid: after a hand edit that kept the version, zebra finds %v, want u/main/n2.md first", got)
 	}
-	res, err := s.Search(ctx, store.SearchRequest{Prefix: "u/main/", Query: "city 2", Mode: store.SearchBM25, Limit: 1, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
+	res, err := s.Search(ctx, search.Request{Prefix: "u/main/", Query: "city 2", Mode: search.BM25, Limit: 1, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 65536})
 	if err != nil || len(res.Matches) != 1 || !strings.Contains(res.Matches[0].Snippet, "zebra") {
 		t.Errorf("bm25: after a hand edit, city 2 = %+v, %v; want n2.md with its new content's snippet", res, err)
 	}
 	if _, err := s.Reindex(ctx, "u/main/"); err != nil {
 		t.Fatal(err)
 	}
-	if got := search(store.SearchBM25, "zebra"); len(got) == 0 || got[0] != "u/main/n2.md" {
+	if got := find(search.BM25, "zebra"); len(got) == 0 || got[0] != "u/main/n2.md" {
 		t.Errorf("bm25: after a hand edit and Reindex, zebra finds %v, want u/main/n2.md first", got)
 	}
 	if err := s.WaitIndexed(ctx); err != nil {
@@ -149,16 +150,16 @@ func TestSearchCacheNeverStale(t *testing.T) {
 
 	// An index row replaced, same version, by a malformed one: its old
 	// vectors are not scored, so the search embeds the file's chunk itself.
-	row, err := d.GetFile(ctx, "u/main/"+store.IndexSegment+"/n3.md")
+	row, err := d.GetFile(ctx, "u/main/"+search.IndexSegment+"/n3.md")
 	if err != nil || row == nil {
 		t.Fatalf("index row: %v, %v", row, err)
 	}
-	search(store.SearchHybrid, "cat")
+	find(search.Hybrid, "cat")
 	if err := d.ReplaceFile(ctx, driver.File{Path: row.Path, Content: "{not json", Version: row.Version}, row.Version); err != nil {
 		t.Fatal(err)
 	}
 	before := emb.texts.Load()
-	search(store.SearchHybrid, "cat")
+	find(search.Hybrid, "cat")
 	// The query and n3's one chunk (and perhaps the indexer's repair of n3).
 	if got := emb.texts.Load() - before; got < 2 {
 		t.Errorf("after its index row was corrupted, %d texts were embedded, want at least 2 (the query and the chunk the row no longer holds)", got)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -48,8 +49,8 @@ func TestRecursiveSearchRelated(t *testing.T) {
 		}
 		mustWrite(t, s, folder+"z.md", "The zorblat is parked behind the garage.", "")
 	}
-	req := store.SearchRequest{Prefix: "u/", Query: "where is my quixle", Mode: store.SearchHybrid, Limit: 10, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 1000}
-	var want []store.Match
+	req := search.Request{Prefix: "u/", Query: "where is my quixle", Mode: search.Hybrid, Limit: 10, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 1000}
+	var want []search.Match
 	for _, folder := range []string{"u/a/", "u/b/"} {
 		q := req
 		q.Prefix = folder
@@ -62,7 +63,7 @@ func TestRecursiveSearchRelated(t *testing.T) {
 		}
 		want = append(want, res.Related...)
 	}
-	slices.SortFunc(want, func(a, b store.Match) int {
+	slices.SortFunc(want, func(a, b search.Match) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Path, b.Path))
 	})
 	req.Recursive = true
@@ -93,13 +94,13 @@ func TestRecursiveSearchFallback(t *testing.T) {
 	for n := range 120 {
 		mustWrite(t, s, fmt.Sprintf("u/b/n%03d.md", n), "a needle in a haystack", "")
 	}
-	req := store.SearchRequest{Prefix: "u/", Query: "needle", Mode: store.SearchBM25, Recursive: true, Limit: 5, MaxFiles: 100, MaxChars: 2000, MaxFileChars: 1000}
+	req := search.Request{Prefix: "u/", Query: "needle", Mode: search.BM25, Recursive: true, Limit: 5, MaxFiles: 100, MaxChars: 2000, MaxFileChars: 1000}
 	res, err := s.Search(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Fallback != store.FallbackBuilding || !res.Truncated || res.Scanned != 101 {
-		t.Fatalf("while u/b/'s index is built: fallback %q, truncated %v, scanned %d; want %q, truncated, 1+100 files", res.Fallback, res.Truncated, res.Scanned, store.FallbackBuilding)
+	if res.Fallback != search.FallbackBuilding || !res.Truncated || res.Scanned != 101 {
+		t.Fatalf("while u/b/'s index is built: fallback %q, truncated %v, scanned %d; want %q, truncated, 1+100 files", res.Fallback, res.Truncated, res.Scanned, search.FallbackBuilding)
 	}
 	if err := s.WaitIndexed(ctx); err != nil {
 		t.Fatal(err)
@@ -110,11 +111,11 @@ func TestRecursiveSearchFallback(t *testing.T) {
 	if res.Fallback != "" || res.Scanned != 121 {
 		t.Fatalf("indexed: fallback %q, scanned %d; want none, 121 files", res.Fallback, res.Scanned)
 	}
-	req.Mode = store.SearchLiteral
+	req.Mode = search.Literal
 	if res, err = s.Search(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	if res.Fallback != store.FallbackLiteral {
-		t.Fatalf("literal: fallback %q, want %q", res.Fallback, store.FallbackLiteral)
+	if res.Fallback != search.FallbackLiteral {
+		t.Fatalf("literal: fallback %q, want %q", res.Fallback, search.FallbackLiteral)
 	}
 }

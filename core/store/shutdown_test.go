@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -67,7 +68,7 @@ func (w *closeWatch) call(ctx context.Context, p string) {
 	if w.closed.Load() {
 		w.t.Errorf("driver call on %s after Close", p)
 	}
-	if store.IsIndexPath(p) {
+	if search.IsIndexPath(p) {
 		w.mu.Lock()
 		w.indexCtxs = append(w.indexCtxs, ctx.Value(reqKey{}))
 		w.mu.Unlock()
@@ -187,7 +188,7 @@ func TestShutdownDrainsTheQueue(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	for i := range n {
-		p := fmt.Sprintf("u/main/%s/f%02d.md", store.IndexSegment, i)
+		p := fmt.Sprintf("u/main/%s/f%02d.md", search.IndexSegment, i)
 		f, err := d.GetFile(t.Context(), p)
 		if err != nil || f == nil || !strings.Contains(f.Content, `"model":"fake"`) {
 			t.Errorf("index row %s after Shutdown: %v, %v", p, f, err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -26,7 +27,7 @@ func TestHybridSearchOutlivesAStalledEmbedder(t *testing.T) {
 		}
 		s := store.New(d, &store.Options{Embedder: newHangingEmbedder(t, polite)})
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		res, err := s.Search(sctx, store.SearchRequest{Prefix: "u/main/", Query: "heron river", Mode: store.SearchHybrid,
+		res, err := s.Search(sctx, search.Request{Prefix: "u/main/", Query: "heron river", Mode: search.Hybrid,
 			Limit: 5, MaxFiles: 100, MaxChars: 2000, MaxFileChars: 10000})
 		searchErr := sctx.Err()
 		cancel()

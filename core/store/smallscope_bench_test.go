@@ -3,6 +3,7 @@ package store_test
 import (
 	"testing"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkSearchSmallScope(b *testing.B) {
 		"how does the user get to work",
 	}
 	for i := range b.N {
-		req := store.SearchRequest{Prefix: "u/main/", Mode: store.SearchBM25, Query: queries[i%len(queries)],
+		req := search.Request{Prefix: "u/main/", Mode: search.BM25, Query: queries[i%len(queries)],
 			Limit: 10, MaxFiles: 100, MaxChars: 4000, MaxFileChars: 4000}
 		if _, err := s.Search(ctx, req); err != nil {
 			b.Fatal(err)

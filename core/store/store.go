@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 )
 
 // Default option values.
@@ -68,18 +69,18 @@ type Options struct {
 	History *HistoryOptions
 	// Embedder, when set, turns on hybrid search: [Store.Search] fuses BM25
 	// with the cosine of the query's vector and the vectors of the files'
-	// chunks, and that becomes the default mode ([SearchHybrid]). After
+	// chunks, and that becomes the default mode ([search.Hybrid]). After
 	// each write, append or delete that lands, a background queue (its
 	// worker started by New, drained by [Store.Shutdown] within its
 	// deadline and by Close within [CloseTimeout]) re-embeds the file's
 	// changed chunks and keeps their vectors, stamped with the chunk's
-	// hash and the model id, in the file's folder (see [IndexSegment]); it
+	// hash and the model id, in the file's folder (see [search.IndexSegment]); it
 	// never slows or fails the write, and a search embeds, within its
 	// bounds, the chunks the index lacks (a file changed by another
 	// process, or one the queue left at shutdown, say). Each indexing job
 	// runs under a context of its own, never the request's, and the
 	// [Observer] sees it as an [OpIndex] operation. nil means BM25 only.
-	Embedder Embedder
+	Embedder search.Embedder
 }
 
 // Store is the portable memory store. It is safe for concurrent use.
@@ -104,7 +105,7 @@ type Store struct {
 	logDetails bool
 	observer   Observer
 
-	search *engine // search and its indexes, kept by the change feed (feed.go)
+	search *search.Engine // search and its indexes, kept by the change feed (feed.go)
 
 	mu           sync.Mutex
 	completed    map[string]struct{} // versions whose receipts this store saw settled
@@ -138,12 +139,12 @@ func New(d driver.Driver, opts *Options) *Store {
 			}
 		}
 	}
-	var embedder Embedder
+	so := &search.Options{Now: s.now}
 	if opts != nil {
-		embedder = opts.Embedder
+		so.Embedder = opts.Embedder
 	}
 	if d == nil {
-		s.search = newEngine(s, nil, s.now, embedder)
+		s.search = search.New(searchHost{s}, nil, so)
 		return s
 	}
 	c := driver.CapabilitiesOf(d)
@@ -169,7 +170,7 @@ func New(d driver.Driver, opts *Options) *Store {
 	if c.History {
 		s.historian = d.(driver.Historian)
 	}
-	s.search = newEngine(s, d, s.now, embedder)
+	s.search = search.New(searchHost{s}, d, so)
 	return s
 }
 
@@ -230,7 +231,7 @@ func (s *Store) shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		// One deadline for Close: the term index's writes, then the
 		// indexer's queue.
-		err := s.search.close(ctx, time.Now().Add(s.closeTimeout))
+		err := s.search.Close(ctx, time.Now().Add(s.closeTimeout))
 		cerr := s.d.Close()
 		switch {
 		case err == nil:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -42,7 +43,7 @@ func testNilDriver(t *testing.T, s *store.Store) {
 	_, lerr := s.ListPaths(ctx, "", 10)
 	_, werr := s.Write(ctx, store.WriteRequest{Path: "a.md", Content: "x"})
 	_, derr := s.Delete(ctx, store.DeleteRequest{Path: "a.md"})
-	_, serr := s.Search(ctx, store.SearchRequest{Query: "x", Limit: 1, MaxFiles: 1, MaxChars: 1, MaxFileChars: 1})
+	_, serr := s.Search(ctx, search.Request{Query: "x", Limit: 1, MaxFiles: 1, MaxChars: 1, MaxFileChars: 1})
 	_, oerr := s.GetOperation(ctx, store.Operation{ID: "i", Fingerprint: "f"})
 	_, perr := s.PruneExpired(ctx)
 	for name, err := range map[string]error{"Read": rerr, "ListPaths": lerr, "Write": werr, "Delete": derr,

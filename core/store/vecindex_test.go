@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -45,7 +46,7 @@ func TestHybridSearchOfALargeFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	req := store.SearchRequest{Prefix: "u/main/", Query: "where is my quixle", Mode: store.SearchHybrid, Limit: 5, MaxFiles: 100, MaxChars: 2000, MaxFileChars: 1000}
+	req := search.Request{Prefix: "u/main/", Query: "where is my quixle", Mode: search.Hybrid, Limit: 5, MaxFiles: 100, MaxChars: 2000, MaxFileChars: 1000}
 	if _, err := s.Search(ctx, req); err != nil { // builds the indexes
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"iter"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // Page sizes of [Store.Walk].
@@ -25,7 +26,7 @@ const (
 // [DefaultWalkPageSize]; more than [MaxWalkPageSize] is cut to it), each
 // starting after the last path of the one before, so memory stays bounded
 // however many files there are. Receipts, tombstones and the
-// search index ([IndexSegment]) are never yielded. With
+// search index ([search.IndexSegment]) are never yielded. With
 // [ListOptions].After the walk starts after that path: it resumes a walk
 // whose last path was After.
 //
@@ -101,7 +102,7 @@ func (s *Store) walkAfter(ctx context.Context, prefix, after string, pageSize in
 				continue // never backwards, never twice, whatever the driver does
 			}
 			after = e.Path
-			if end, ok := reservedAt(e.Path); ok {
+			if end, ok := rowpath.ReservedAt(e.Path); ok {
 				after = end // the store's derived rows are never files
 				continue
 			}

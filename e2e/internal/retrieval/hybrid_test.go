@@ -3,6 +3,7 @@ package retrieval
 import (
 	"testing"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/wordvec"
 )
@@ -18,7 +19,7 @@ func BenchmarkRetrievalHybrid(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchmark(b, []store.SearchMode{store.SearchLiteral, store.SearchBM25, store.SearchHybrid}, &store.Options{Embedder: emb})
+	benchmark(b, []search.Mode{search.Literal, search.BM25, search.Hybrid}, &store.Options{Embedder: emb})
 }
 
 // TestHybridSaysNoMatch pins honest answers with the offline embedder: on
@@ -36,7 +37,7 @@ func TestHybridSaysNoMatch(t *testing.T) {
 		set    Set
 		recall float64 // recall@3 for notes, @5 for conversations
 	}{{Notes(), 0.98}, {Notes2(), 0.875}, {Notes3(), 0.90}, {Chats(), 0.98}} {
-		rep, err := EvaluateWith(t.Context(), WithAbsent(c.set), store.SearchHybrid, &store.Options{Embedder: emb})
+		rep, err := EvaluateWith(t.Context(), WithAbsent(c.set), search.Hybrid, &store.Options{Embedder: emb})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -137,14 +138,14 @@ func (r Report) ReportMetrics(b Metrics) {
 
 // Evaluate runs every query of set through search_memory in mode, with
 // default limits, and scores the results.
-func Evaluate(ctx context.Context, set Set, mode store.SearchMode) (Report, error) {
+func Evaluate(ctx context.Context, set Set, mode search.Mode) (Report, error) {
 	return EvaluateWith(ctx, set, mode, nil)
 }
 
 // EvaluateWith is Evaluate on a store with opts (nil = defaults): an
-// Options.Embedder measures [store.SearchHybrid]. Modules that have an
+// Options.Embedder measures [search.Hybrid]. Modules that have an
 // embedder (wordvec) measure hybrid search with it.
-func EvaluateWith(ctx context.Context, set Set, mode store.SearchMode, opts *store.Options) (Report, error) {
+func EvaluateWith(ctx context.Context, set Set, mode search.Mode, opts *store.Options) (Report, error) {
 	r, err := NewRunnerWith(ctx, set, mode, opts)
 	if err != nil {
 		return nil, err
@@ -242,13 +243,13 @@ type Runner struct {
 
 // NewRunner writes set's files to a fresh in-memory store and returns a
 // Runner searching them in mode with default limits.
-func NewRunner(ctx context.Context, set Set, mode store.SearchMode) (*Runner, error) {
+func NewRunner(ctx context.Context, set Set, mode search.Mode) (*Runner, error) {
 	return NewRunnerWith(ctx, set, mode, nil)
 }
 
 // NewRunnerWith is NewRunner on a store with opts (nil = defaults); with
 // an embedder it returns once the files are indexed.
-func NewRunnerWith(ctx context.Context, set Set, mode store.SearchMode, opts *store.Options) (*Runner, error) {
+func NewRunnerWith(ctx context.Context, set Set, mode search.Mode, opts *store.Options) (*Runner, error) {
 	d, err := memstore.New(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
@@ -271,7 +272,7 @@ func NewRunnerWith(ctx context.Context, set Set, mode store.SearchMode, opts *st
 		_ = s.Close()
 		return nil, err
 	}
-	words, err := memory.New(s, &memory.Options{SearchMode: store.SearchBM25})
+	words, err := memory.New(s, &memory.Options{SearchMode: search.BM25})
 	if err != nil {
 		_ = s.Close()
 		return nil, err

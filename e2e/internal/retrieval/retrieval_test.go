@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -63,7 +64,7 @@ func TestEvaluate(t *testing.T) {
 			{Q: "plumbix", Want: []string{"c.md"}, Kind: "y", Wording: "w"}, // no such word, no related word
 		}},
 	}
-	rep, err := Evaluate(t.Context(), set, store.SearchBM25)
+	rep, err := Evaluate(t.Context(), set, search.BM25)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +88,11 @@ func TestConversationsBM25BeatsLiteral(t *testing.T) {
 // literal search's.
 func bm25BeatsLiteral(t *testing.T, set Set) {
 	t.Helper()
-	lit, err := Evaluate(t.Context(), set, store.SearchLiteral)
+	lit, err := Evaluate(t.Context(), set, search.Literal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bm, err := Evaluate(t.Context(), set, store.SearchBM25)
+	bm, err := Evaluate(t.Context(), set, search.BM25)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestFindDevSetFailsClearly(t *testing.T) {
 	}
 }
 
-var modes = []store.SearchMode{store.SearchLiteral, store.SearchBM25}
+var modes = []search.Mode{search.Literal, search.BM25}
 
 // BenchmarkRetrieval reports search quality through search_memory with
 // default limits: on dev.json and the three notes sets (recall@1, recall@3, MRR
@@ -155,7 +156,7 @@ func BenchmarkRetrieval(b *testing.B) { benchmark(b, modes, nil) }
 
 // benchmark runs the retrieval benchmark of each set in each mode, each on
 // a store with a copy of opts (nil = defaults).
-func benchmark(b *testing.B, modes []store.SearchMode, opts *store.Options) {
+func benchmark(b *testing.B, modes []search.Mode, opts *store.Options) {
 	var sets []Set
 	dev, skip, err := devSet(".")
 	switch {
@@ -227,7 +228,7 @@ func TestNotesSet(t *testing.T) {
 // words in questions no longer rank notes that merely share them, and
 // agent nouns meet their verbs ("runner" finds "Runs").
 func TestNotesBM25(t *testing.T) {
-	rep, err := Evaluate(t.Context(), Notes(), store.SearchBM25)
+	rep, err := Evaluate(t.Context(), Notes(), search.BM25)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	"github.com/agentmem/agentmem/wordvec"
 )
@@ -218,7 +219,7 @@ func TestHarness(t *testing.T) {
 			if err := s.WaitIndexed(ctx); err != nil {
 				t.Fatal(err)
 			}
-			for _, mode := range []store.SearchMode{store.SearchBM25, store.SearchHybrid} {
+			for _, mode := range []search.Mode{search.BM25, search.Hybrid} {
 				m, err := memory.New(s, &memory.Options{SearchMode: mode, Limits: memory.Limits{MaxSearchFiles: c.Len()}})
 				if err != nil {
 					t.Fatal(err)

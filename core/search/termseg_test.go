@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // readCounter counts the memory files (not the store's derived rows) read
@@ -24,7 +25,7 @@ type readCounter struct {
 }
 
 func (c *readCounter) GetFile(ctx context.Context, p string) (*driver.File, error) {
-	if _, reserved := reservedAt(p); !reserved {
+	if _, reserved := rowpath.ReservedAt(p); !reserved {
 		c.mu.Lock()
 		c.files++
 		c.mu.Unlock()
@@ -53,7 +54,7 @@ func persistedFolder(t *testing.T, n int) *nnDriver {
 	t.Helper()
 	ctx := t.Context()
 	d := &nnDriver{rows: map[string]driver.File{}}
-	s := New(d, nil)
+	s := newTestStore(d, nil)
 	for i := range n {
 		mustWrite(t, s, fmt.Sprintf("u/main/n%04d.md", i), fmt.Sprintf("note %d about the weekly groceries and the bus timetable", i))
 	}
@@ -70,11 +71,11 @@ func persistedFolder(t *testing.T, n int) *nnDriver {
 	return d
 }
 
-func persistReq(q string) SearchRequest {
-	return SearchRequest{Prefix: "u/main/", Query: q, Mode: SearchBM25, Limit: 5, MaxFiles: 50, MaxChars: 2000, MaxFileChars: 2000}
+func persistReq(q string) Request {
+	return Request{Prefix: "u/main/", Query: q, Mode: BM25, Limit: 5, MaxFiles: 50, MaxChars: 2000, MaxFileChars: 2000}
 }
 
-func mustWrite(t *testing.T, s *Store, p, content string) {
+func mustWrite(t *testing.T, s *testStore, p, content string) {
 	t.Helper()
 	var expected string
 	if f, err := s.Read(t.Context(), p, 1); err == nil {
@@ -85,7 +86,7 @@ func mustWrite(t *testing.T, s *Store, p, content string) {
 	}
 }
 
-func mustSearch(t *testing.T, s *Store, r SearchRequest) SearchResult {
+func mustSearch(t *testing.T, s *testStore, r Request) Result {
 	t.Helper()
 	res, err := s.Search(t.Context(), r)
 	if err != nil {
@@ -94,7 +95,7 @@ func mustSearch(t *testing.T, s *Store, r SearchRequest) SearchResult {
 	return res
 }
 
-func matched(res SearchResult) []string {
+func matched(res Result) []string {
 	var out []string
 	for _, m := range res.Matches {
 		out = append(out, m.Path)
@@ -112,7 +113,7 @@ func TestTermIndexPersists(t *testing.T) {
 		t.Fatal("no manifest written")
 	}
 	c := &readCounter{nnDriver: d}
-	b := New(c, nil)
+	b := newTestStore(c, nil)
 	defer b.Close()
 	res := mustSearch(t, b, persistReq("where is the spare key"))
 	if res.Fallback != "" || !reflect.DeepEqual(matched(res), []string{"u/main/needle.md"}) || res.Scanned != 301 {
@@ -132,7 +133,7 @@ func TestTermIndexPersists(t *testing.T) {
 	}
 
 	// Another store changes the folder; b sees it once it rechecks.
-	a := New(d, nil)
+	a := newTestStore(d, nil)
 	defer a.Close()
 	mustSearch(t, a, persistReq("key"))
 	mustWrite(t, a, "u/main/n0007.md", "the passport is in the drawer by the bed")
@@ -140,7 +141,7 @@ func TestTermIndexPersists(t *testing.T) {
 	if err := a.WaitIndexed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b.search.terms.recheck = 0
+	b.terms.recheck = 0
 	mustSearch(t, b, persistReq("passport")) // starts the recheck
 	if err := b.WaitIndexed(ctx); err != nil {
 		t.Fatal(err)
@@ -158,13 +159,13 @@ func TestTermIndexPersists(t *testing.T) {
 // of content no listing shows.
 func TestTermIndexShutdownWrites(t *testing.T) {
 	d := persistedFolder(t, 120)
-	a := New(d, nil)
+	a := newTestStore(d, nil)
 	mustSearch(t, a, persistReq("key"))
 	mustWrite(t, a, "u/main/n0042.md", "the heron nests by the old mill")
 	if err := a.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	b := New(d, nil)
+	b := newTestStore(d, nil)
 	defer b.Close()
 	res := mustSearch(t, b, persistReq("heron mill"))
 	if res.Fallback != "" || !reflect.DeepEqual(matched(res), []string{"u/main/n0042.md"}) {
@@ -182,7 +183,7 @@ func TestTermIndexRepairsFromStore(t *testing.T) {
 	d := persistedFolder(t, 120)
 	d.rows["u/main/behind.md"] = driver.File{Path: "u/main/behind.md", Content: "an otter by the weir", Version: "v-behind"}
 	delete(d.rows, "u/main/needle.md")
-	b := New(d, nil)
+	b := newTestStore(d, nil)
 	res := mustSearch(t, b, persistReq("otter weir"))
 	if res.Fallback != "" || !reflect.DeepEqual(matched(res), []string{"u/main/behind.md"}) {
 		t.Fatalf("a file created behind the index: %+v", res)
@@ -209,7 +210,7 @@ func TestTermIndexRepairsFromStore(t *testing.T) {
 		},
 	} {
 		spoil()
-		s := New(d, nil)
+		s := newTestStore(d, nil)
 		if res := mustSearch(t, s, persistReq("otter")); res.Fallback != FallbackBuilding {
 			t.Fatalf("%s: fallback %q, want the build's", name, res.Fallback)
 		}
@@ -222,7 +223,7 @@ func TestTermIndexRepairsFromStore(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		r := New(d, nil)
+		r := newTestStore(d, nil)
 		if res := mustSearch(t, r, persistReq("otter")); res.Fallback != "" {
 			t.Fatalf("%s: the index was not written again: %+v", name, res)
 		}
@@ -234,14 +235,14 @@ func TestTermIndexRepairsFromStore(t *testing.T) {
 // index's rows, and no flush writes them again behind the erasure.
 func TestTermIndexForgetErases(t *testing.T) {
 	d := persistedFolder(t, 80)
-	s := New(d, nil)
+	s := newTestStore(d, nil)
 	defer s.Close()
 	mustSearch(t, s, persistReq("key"))
 	mustWrite(t, s, "u/main/late.md", "written just before the erasure") // a flush is scheduled
 	if _, err := s.ForgetIndex(t.Context(), "u/"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.search.terms.wait(t.Context()); err != nil {
+	if err := s.terms.wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for p := range d.rows {
@@ -300,15 +301,15 @@ func TestIndexQueueOverflow(t *testing.T) {
 	ctx := t.Context()
 	e := gateEmbedder{make(chan struct{})}
 	d := &nnDriver{rows: map[string]driver.File{}}
-	s := New(d, &Options{Embedder: e})
+	s := newTestStore(d, &Options{Embedder: e})
 	defer s.Close()
 	n := maxIndexQueue + 300
 	for i := range n {
 		mustWrite(t, s, fmt.Sprintf("u/f%d/n%05d.md", i%2, i), fmt.Sprintf("note %d about the ferry", i))
 	}
-	s.search.ix.mu.Lock()
-	queued, overflowed := len(s.search.ix.jobs), len(s.search.ix.overflow)
-	s.search.ix.mu.Unlock()
+	s.ix.mu.Lock()
+	queued, overflowed := len(s.ix.jobs), len(s.ix.overflow)
+	s.ix.mu.Unlock()
 	if queued > maxIndexQueue || overflowed != 2 {
 		t.Fatalf("queued %d, overflowed folders %d: the burst did not overflow the queue", queued, overflowed)
 	}
@@ -351,7 +352,7 @@ func (d stallDriver) CreateFile(ctx context.Context, f driver.File) error {
 func TestCloseBoundsIndexWrites(t *testing.T) {
 	for _, background := range []bool{false, true} {
 		d := newStallDriver()
-		s := New(d, nil)
+		s := newTestStore(d, nil)
 		s.closeTimeout = 50 * time.Millisecond
 		mustWrite(t, s, "u/main/a.md", "a heron by the weir")
 		mustSearch(t, s, persistReq("heron"))
@@ -374,9 +375,9 @@ func TestCloseBoundsIndexWrites(t *testing.T) {
 // segments, read as a store loads them.
 func persistedTerms(t *testing.T, d *nnDriver) []string {
 	t.Helper()
-	s := New(d, nil)
+	s := newTestStore(d, nil)
 	defer s.Close()
-	ti := s.search.terms
+	ti := s.terms
 	m, _, err := ti.readManifest(t.Context(), "u/main/")
 	if err != nil || m == nil {
 		return nil
@@ -402,10 +403,10 @@ func persistedTerms(t *testing.T, d *nnDriver) []string {
 func TestTermIndexForgetAcrossStores(t *testing.T) {
 	ctx := t.Context()
 	d := persistedFolder(t, 80)
-	b := New(d, nil) // another process, which has loaded the folder
+	b := newTestStore(d, nil) // another process, which has loaded the folder
 	defer b.Close()
 	mustSearch(t, b, persistReq("spare key"))
-	a := New(d, nil)
+	a := newTestStore(d, nil)
 	if _, err := a.Forget(ctx, "u/main/", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +444,7 @@ func TestTermIndexBadManifest(t *testing.T) {
 		b, _ := json.Marshal(m)
 		row.Content = string(b)
 		d.rows[mp] = row
-		s := New(d, nil)
+		s := newTestStore(d, nil)
 		if res := mustSearch(t, s, persistReq("spare key")); res.Fallback != FallbackBuilding {
 			t.Fatalf("rows %d: fallback %q, want the build's", rows, res.Fallback)
 		}
@@ -480,9 +481,9 @@ func TestTermIndexSyncKeepsNewerChange(t *testing.T) {
 	ctx := t.Context()
 	d := persistedFolder(t, 80)
 	h := &syncHook{nnDriver: d, blocked: make(chan struct{}), release: make(chan struct{})}
-	a := New(h, nil)
+	a := newTestStore(h, nil)
 	defer a.Close()
-	b := New(d, nil)
+	b := newTestStore(d, nil)
 	defer b.Close()
 	mustSearch(t, a, persistReq("spare key"))
 	mustSearch(t, b, persistReq("spare key"))
@@ -496,7 +497,7 @@ func TestTermIndexSyncKeepsNewerChange(t *testing.T) {
 	mustWrite(t, a, "u/main/q.md", "alpha version one")
 	<-h.blocked // a's flush reads b's segment
 	mustWrite(t, a, "u/main/q.md", "omega zebra version two")
-	fi := a.search.terms.folders["u/main/"]
+	fi := a.terms.folders["u/main/"]
 	for !fi.indexedAs("u/main/q.md", "omega zebra version two") {
 		time.Sleep(5 * time.Millisecond) // the feed applies v2
 	}
@@ -510,7 +511,7 @@ func TestTermIndexSyncKeepsNewerChange(t *testing.T) {
 	if err := a.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c := New(d, nil)
+	c := newTestStore(d, nil)
 	defer c.Close()
 	if got := matched(mustSearch(t, c, persistReq("zebra"))); !reflect.DeepEqual(got, []string{"u/main/q.md"}) {
 		t.Fatalf("a new store: %v", got)
@@ -534,13 +535,13 @@ func TestTermIndexSegmentsMerge(t *testing.T) {
 		return m
 	}
 	base := manifest().Segments[0].ID
-	s := New(d, nil)
+	s := newTestStore(d, nil)
 	defer s.Close()
 	mustSearch(t, s, persistReq("key"))
-	other := New(d, nil) // another process, holding the base, follows the merges
+	other := newTestStore(d, nil) // another process, holding the base, follows the merges
 	defer other.Close()
 	mustSearch(t, other, persistReq("key"))
-	other.search.terms.recheck = 0
+	other.terms.recheck = 0
 	for i := range 2 * maxDeltas {
 		mustWrite(t, s, fmt.Sprintf("u/main/n%04d.md", i), fmt.Sprintf("round %d: the lighthouse keeper's log", i))
 		if err := s.WaitIndexed(ctx); err != nil {
@@ -555,7 +556,7 @@ func TestTermIndexSegmentsMerge(t *testing.T) {
 			if err := other.WaitIndexed(ctx); err != nil {
 				t.Fatal(err)
 			}
-			q := SearchRequest{Prefix: "u/main/", Query: "lighthouse keeper's log", Mode: SearchBM25, Limit: 100, MaxFiles: 100, MaxChars: 1 << 20, MaxFileChars: 2000}
+			q := Request{Prefix: "u/main/", Query: "lighthouse keeper's log", Mode: BM25, Limit: 100, MaxFiles: 100, MaxChars: 1 << 20, MaxFileChars: 2000}
 			if got := len(mustSearch(t, other, q).Matches); got != i+1 {
 				t.Fatalf("after change %d the other store finds %d of the keeper's notes, want %d", i, got, i+1)
 			}
@@ -575,12 +576,12 @@ func TestTermIndexSegmentsMerge(t *testing.T) {
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := New(d, nil)
+	r := newTestStore(d, nil)
 	defer r.Close()
 	if got := matched(mustSearch(t, r, persistReq("cat lamp"))); !reflect.DeepEqual(got, []string{"u/main/n3500.md"}) {
 		t.Fatalf("a new store: %v", got)
 	}
-	res := mustSearch(t, r, SearchRequest{Prefix: "u/main/", Query: "lighthouse keeper", Mode: SearchBM25, Limit: 2000, MaxFiles: 2000, MaxChars: 1 << 22, MaxFileChars: 2000})
+	res := mustSearch(t, r, Request{Prefix: "u/main/", Query: "lighthouse keeper", Mode: BM25, Limit: 2000, MaxFiles: 2000, MaxChars: 1 << 22, MaxFileChars: 2000})
 	if res.Fallback != "" || len(res.Matches) != quarter+1 {
 		t.Fatalf("a new store finds %d files of the keeper (fallback %q), want %d", len(res.Matches), res.Fallback, quarter+1)
 	}

@@ -1,7 +1,7 @@
 // The search index's rows: the vectors of a file's chunks, kept in a reserved
 // segment of its folder, and the Embedder interfaces that make them.
 
-package store
+package search
 
 import (
 	"context"
@@ -13,9 +13,11 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
-// Embedder turns texts into vectors for hybrid search ([SearchHybrid]).
+// Embedder turns texts into vectors for hybrid search ([Hybrid]).
 // Embed is given the chunks of memory files (documents); it must return
 // one vector per text, in order, all of one length. Model names the model
 // and anything else that changes the vectors (dimensions, a prefix): a
@@ -40,7 +42,7 @@ type QueryEmbedder interface {
 // adds them to its BM25 ranking, each counting for a fraction of a query
 // word, so that a note found by neither its words nor its vector alone
 // ("spouse" for a note about a partner) can still rank, beside the
-// related words every BM25 ranking adds (see [SearchBM25]). An error or
+// related words every BM25 ranking adds (see [BM25]). An error or
 // no words leaves the ranking as it is. BM25 and literal searches never
 // ask the expander.
 type QueryExpander interface {
@@ -52,13 +54,13 @@ type QueryExpander interface {
 // where the store keeps the search index of those files: the record of
 // "kamal/notes/a.md" is "kamal/notes/.agentmem-index/a.md" (a long record
 // continues in ".agentmem-index-2/a.md", ".agentmem-index-3/a.md", …). The
-// name starts with [ReservedSegmentPrefix], so no user path can name it,
+// name starts with [rowpath.Reserved], so no user path can name it,
 // and it lies under the file's own folder, so reading one scope's index
 // reads that scope's rows only (the same partition on Cosmos DB and
 // DynamoDB). These rows are derived data written through the driver's
 // primitives: never listed, walked, searched or recorded in history as
-// files, erased with their file and by [Store.ForgetIndex].
-const IndexSegment = ReservedSegmentPrefix + "-index"
+// files, erased with their file and by store.Store.ForgetIndex.
+const IndexSegment = rowpath.Reserved + "-index"
 
 // maxRecordChars bounds one index row's JSON, in bytes (it is ASCII): well
 // under DynamoDB's 400 KB item limit with the row's keys and attributes.
@@ -79,29 +81,6 @@ func indexPath(p string, part int) string {
 // directly in folder dir ("" or ending in "/").
 func indexFolder(dir string) string { return dir + IndexSegment + "/" }
 
-// reservedAt returns, for a row path with a segment starting with
-// ReservedSegmentPrefix (the store's derived rows), a string past every
-// path in that segment's folder ("k/.agentmem-index/~"), and false for an
-// ordinary path.
-func reservedAt(p string) (string, bool) {
-	off := 0
-	for {
-		rest := p[off:]
-		if strings.HasPrefix(rest, ReservedSegmentPrefix) {
-			end := strings.IndexByte(rest, '/')
-			if end < 0 {
-				return p + "~", true
-			}
-			return p[:off+end+1] + "~", true
-		}
-		i := strings.IndexByte(rest, '/')
-		if i < 0 {
-			return "", false
-		}
-		off += i + 1
-	}
-}
-
 // isIndexRow reports whether p is the path of an index record part:
 // [folder/]IndexSegment[-N]/name, with folder a valid path and N >= 2.
 func isIndexRow(p string) bool {
@@ -118,11 +97,11 @@ func isIndexRow(p string) bool {
 			return false
 		}
 	}
-	if ValidatePath(name) != nil {
+	if !rowpath.Valid(name) {
 		return false
 	}
 	parent := strings.Join(segs[:len(segs)-2], "/")
-	return parent == "" || ValidatePath(parent) == nil
+	return parent == "" || rowpath.Valid(parent)
 }
 
 // IsIndexPath reports whether p names a row of the store's search index
@@ -262,7 +241,7 @@ func encodeRecord(rec record) ([]string, error) {
 			return nil, err
 		}
 		if len(b) > maxRecordChars {
-			return nil, fmt.Errorf("agentmem: index record of %d bytes: %w", len(b), ErrTooLarge)
+			return nil, fmt.Errorf("search: index record of %d bytes: %w", len(b), errTooLarge)
 		}
 		out[i] = string(b)
 	}
@@ -270,7 +249,7 @@ func encodeRecord(rec record) ([]string, error) {
 }
 
 // errEmbedder wraps an embedder's failure or malformed answer.
-var errEmbedder = errors.New("agentmem: embedder failed")
+var errEmbedder = errors.New("search: embedder failed")
 
 // embedChecked calls e.Embed and checks the answer: one finite, non-zero
 // vector per text, all of one length. Vectors come back normalised.

@@ -1,6 +1,6 @@
 // Reindex: rebuilding the search index of the files under a prefix.
 
-package store
+package search
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/agentmem/agentmem/core/internal/chunk"
 )
 
-// ReindexStats counts what [Store.Reindex] did.
+// ReindexStats counts what store.Store.Reindex did.
 type ReindexStats struct {
 	// Files is how many files under the prefix it visited.
 	Files int
@@ -29,59 +29,35 @@ type ReindexStats struct {
 	Reused int
 }
 
-// Reindex brings the search index of every file under prefix up to date
-// with the store's embedder, one file at a time: after a model change
-// every chunk is embedded again (in batches of at most 64 texts), after
-// changes behind the store's back only the changed chunks, and a file
-// whose record was made from its version by this model is skipped. So it
-// is resumable: after an interruption (ctx done, a failed embedding), a
-// rerun redoes nothing that is current. It holds one file's chunks at a
-// time, whatever the prefix holds. The term index of the folders under
-// prefix, in memory and persisted ([TermSegment]), is erased first (also
-// when Reindex then refuses for want of an embedder) and built again from
-// the files by each folder's next search. Index rows of files deleted behind the
-// store's back are left to [Store.ForgetIndex].
-//
-// Errors: [ErrInvalidSearchMode] without an embedder, ErrInvalidPath for
-// a bad prefix, the embedder's or the backend's error (with the stats of
-// the work done before it), ctx's error.
-func (s *Store) Reindex(ctx context.Context, prefix string) (ReindexStats, error) {
-	return s.search.Reindex(ctx, prefix)
+// ForgetTerms erases the term index of the folders under prefix, in
+// memory and persisted (TermSegment), and the vector cache's: each
+// folder's next search builds them again from its files.
+func (s *Engine) ForgetTerms(ctx context.Context, prefix string) error {
+	if s.terms == nil {
+		return nil
+	}
+	s.vecs.forget(prefix)
+	unlock, err := s.terms.forget(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = s.eraseRows(ctx, prefix, isTermRow)
+	return err
 }
 
-// Reindex is [Store.Reindex].
-func (s *engine) Reindex(ctx context.Context, prefix string) (ReindexStats, error) {
+// Reindex embeds again, where their records are not current, the files
+// under prefix, a valid prefix the store has checked, on an Engine with
+// an embedder (see store.Store.Reindex).
+func (s *Engine) Reindex(ctx context.Context, prefix string) (ReindexStats, error) {
 	var st ReindexStats
-	if err := s.usable(ctx); err != nil {
-		return st, err
-	}
-	if s.terms != nil && ValidatePrefix(prefix) == nil {
-		// Built again, from the store, by the next search; the persisted
-		// term index too (with or without an embedder).
-		s.vecs.forget(prefix)
-		unlock, err := s.terms.forget(ctx, prefix)
-		if err != nil {
-			return st, err
-		}
-		_, err = s.eraseRows(ctx, prefix, isTermRow)
-		unlock()
-		if err != nil {
-			return st, err
-		}
-	}
-	if s.embedder == nil {
-		return st, fmt.Errorf("%w: reindexing needs an embedder (store.Options.Embedder, or embedder= in the store URL)", ErrInvalidSearchMode)
-	}
-	if err := ValidatePrefix(prefix); err != nil {
-		return st, err
-	}
-	for p, err := range s.Walk(ctx, prefix, 0) {
+	for p, err := range s.h.Walk(ctx, prefix, 0) {
 		if err != nil {
 			return st, err
 		}
 		st.Files++
 		if err := s.reindexPath(ctx, p, &st); err != nil {
-			return st, fmt.Errorf("agentmem: reindexing %s: %w", p, err)
+			return st, fmt.Errorf("search: reindexing %s: %w", p, err)
 		}
 	}
 	return st, nil
@@ -91,7 +67,7 @@ func (s *engine) Reindex(ctx context.Context, prefix string) (ReindexStats, erro
 // under the store's model and hands them, with what it read, to
 // indexRecord, which writes the record (so every record is written by one
 // piece of code).
-func (s *engine) reindexPath(ctx context.Context, p string, st *ReindexStats) error {
+func (s *Engine) reindexPath(ctx context.Context, p string, st *ReindexStats) error {
 	in, err := s.readIndex(ctx, p)
 	if err != nil {
 		return err

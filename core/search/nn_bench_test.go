@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"cmp"
@@ -174,7 +174,7 @@ func (d *nnDriver) ReadScope(_ context.Context, p driver.ScopeParams) ([]driver.
 
 // nnStore returns a store over an in-memory driver holding the indexed
 // corpus.
-func nnStore(b *testing.B, words int) (*Store, *nnDriver) {
+func nnStore(b *testing.B, words int) (*testStore, *nnDriver) {
 	ctx := b.Context()
 	d := &nnDriver{rows: map[string]driver.File{}}
 	for i := range nnFiles {
@@ -182,7 +182,7 @@ func nnStore(b *testing.B, words int) (*Store, *nnDriver) {
 			b.Fatal(err)
 		}
 	}
-	s := New(d, &Options{Embedder: nnEmbedder{}})
+	s := newTestStore(d, &Options{Embedder: nnEmbedder{}})
 	b.Cleanup(func() { _ = s.Close() })
 	if _, err := s.Reindex(ctx, "u/main/"); err != nil {
 		b.Fatal(err)
@@ -190,8 +190,8 @@ func nnStore(b *testing.B, words int) (*Store, *nnDriver) {
 	return s, d
 }
 
-func nnRequest(m SearchMode) SearchRequest {
-	return SearchRequest{Prefix: "u/main/", Query: nnQuery, Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}
+func nnRequest(m Mode) Request {
+	return Request{Prefix: "u/main/", Query: nnQuery, Mode: m, Limit: 10, MaxFiles: 1000, MaxChars: 4000, MaxFileChars: 65536}
 }
 
 // BenchmarkNNVectorStage is the Go baseline: the vector stage exactly as
@@ -213,13 +213,13 @@ func BenchmarkNNVectorStage(b *testing.B) {
 func benchNNVectorStage(b *testing.B, words int) {
 	ctx := b.Context()
 	s, _ := nnStore(b, words)
-	model := s.search.embedder.Model()
-	r := nnRequest(SearchHybrid)
-	cands, _, err := s.search.candidates(ctx, r)
+	model := s.embedder.Model()
+	r := nnRequest(Hybrid)
+	cands, _, err := s.candidates(ctx, r)
 	if err != nil {
 		b.Fatal(err)
 	}
-	recs, err := s.search.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
+	recs, err := s.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -232,11 +232,11 @@ func benchNNVectorStage(b *testing.B, words int) {
 	}
 	lex := map[string]int{}
 	nnMeasure(b, "go-scope", func(b *testing.B) {
-		recs, err := s.search.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
+		recs, err := s.readIndexScope(ctx, r.Prefix, r.MaxFiles+1, model)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.search.vectorScores(ctx, ctx, r.Query, nil, cands, recs, lex); err != nil {
+		if _, err := s.vectorScores(ctx, ctx, r.Query, nil, cands, recs, lex); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -246,12 +246,12 @@ func benchNNVectorStage(b *testing.B, words int) {
 			slab = append(slab, v...)
 		}
 	}
-	qv, err := embedQuery(ctx, s.search.embedder, r.Query)
+	qv, err := embedQuery(ctx, s.embedder, r.Query)
 	if err != nil {
 		b.Fatal(err)
 	}
 	nnMeasure(b, "slab", func(b *testing.B) { nnTopK(slab, qv, 10) })
-	for _, m := range []SearchMode{SearchBM25, SearchHybrid} {
+	for _, m := range []Mode{BM25, Hybrid} {
 		nnMeasure(b, "search-"+string(m), func(b *testing.B) {
 			if _, err := s.Search(ctx, nnRequest(m)); err != nil {
 				b.Fatal(err)

@@ -2,7 +2,7 @@
 // so that a hybrid search picks the files closest in meaning from the whole
 // folder without reading every index row.
 
-package store
+package search
 
 import (
 	"context"
@@ -45,7 +45,7 @@ type vecSlot struct {
 // vecIndex is a Store's vector caches, one per large folder a hybrid search
 // asked for, kept by the indexer's record writes.
 type vecIndex struct {
-	s *engine
+	s *Engine
 
 	mu      sync.Mutex
 	folders map[string]*folderVecs
@@ -85,7 +85,7 @@ func (vi *vecIndex) folder(fi *folderIndex, model string) *folderVecs {
 
 // build reads the index records of fi's files into fv.
 func (vi *vecIndex) build(fv *folderVecs, fi *folderIndex) {
-	ctx, o := vi.s.observe(vi.s.terms.ctx, OperationInfo{Op: OpIndex})
+	ctx, o := vi.s.observe(vi.s.terms.ctx, opIndex)
 	fi.mu.RLock()
 	paths := make([]string, 0, len(fi.ids))
 	for p := range fi.ids {
@@ -277,6 +277,6 @@ func (fv *folderVecs) top(qv []float32, prefix string, n int) []string {
 }
 
 // queryVector embeds query within ectx (the embedder's share of the search).
-func (s *engine) queryVector(ectx context.Context, query string) ([]float32, error) {
+func (s *Engine) queryVector(ectx context.Context, query string) ([]float32, error) {
 	return bounded(ectx, func(ctx context.Context) ([]float32, error) { return embedQuery(ctx, s.embedder, query) })
 }

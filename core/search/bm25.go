@@ -1,6 +1,6 @@
 // BM25: the lexical ranking of a search and the passage shown for each hit.
 
-package store
+package search
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // and deletes.
 func TestTermIndexRanksAsAScan(t *testing.T) {
 	ctx := t.Context()
-	s := New(&nnDriver{rows: map[string]driver.File{}}, nil)
+	s := newTestStore(&nnDriver{rows: map[string]driver.File{}}, nil)
 	defer s.Close()
 	words := strings.Fields("heron river cat city trains flights lisbon porto project week detail running runner runs " +
 		"garden tomatoes basil sofa kitten office morning coffee beans bike locks dentist molar insurance car vehicle")
@@ -40,7 +40,7 @@ func TestTermIndexRanksAsAScan(t *testing.T) {
 	check := func(when string, exact bool) {
 		t.Helper()
 		for _, q := range queries {
-			r := SearchRequest{Prefix: "u/main/", Query: q, Mode: SearchBM25, Limit: 10, MaxFiles: 10000, MaxChars: 3000, MaxFileChars: 5000}
+			r := Request{Prefix: "u/main/", Query: q, Mode: BM25, Limit: 10, MaxFiles: 10000, MaxChars: 3000, MaxFileChars: 5000}
 			got, err := s.Search(ctx, r)
 			if err != nil {
 				t.Fatal(err)
@@ -48,11 +48,11 @@ func TestTermIndexRanksAsAScan(t *testing.T) {
 			if got.Fallback != "" {
 				t.Fatalf("%s: %q fell back: %s", when, q, got.Fallback)
 			}
-			cands, _, err := s.search.candidates(ctx, r) // every file of the folder
+			cands, _, err := s.candidates(ctx, r) // every file of the folder
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := rank(&s.search.cache, r, Fields(strings.ToLower(q)), cands)
+			want := rank(&s.cache, r, Fields(strings.ToLower(q)), cands)
 			if !exact {
 				// Changes not yet indexed count in no statistics, so
 				// scores may differ a little; the files returned are
@@ -97,7 +97,7 @@ func TestTermIndexRanksAsAScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("once they are indexed", true)
-	if err := s.search.terms.wait(context.Background()); err != nil {
+	if err := s.terms.wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,7 @@
 // The analysis cache: searches' tokenised view of the files they read,
 // bounded in size.
 
-package store
+package search
 
 import (
 	"container/list"

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/ulid"
 )
 
 // BenchmarkTermIndexLoad measures what the persisted term index saves a
@@ -37,12 +38,12 @@ func BenchmarkTermIndexLoad(b *testing.B) {
 			sb.WriteString(words[rng.IntN(len(words))] + " ")
 		}
 		p := fmt.Sprintf("u/main/n%06d.md", i)
-		d.rows[p] = driver.File{Path: p, Content: sb.String(), Version: newVersion(time.Now(), "")}
+		d.rows[p] = driver.File{Path: p, Content: sb.String(), Version: ulid.New(time.Now())}
 	}
-	req := SearchRequest{Prefix: "u/main/", Query: "where is my passport for the flight", Mode: SearchBM25, Limit: 5, MaxFiles: 1000, MaxChars: 2000, MaxFileChars: 2000}
+	req := Request{Prefix: "u/main/", Query: "where is my passport for the flight", Mode: BM25, Limit: 5, MaxFiles: 1000, MaxChars: 2000, MaxFileChars: 2000}
 	first := func() (time.Duration, int) {
 		c := &readCounter{nnDriver: d}
-		s := New(c, nil)
+		s := newTestStore(c, nil)
 		defer s.Close()
 		start := time.Now()
 		for {
@@ -53,7 +54,7 @@ func BenchmarkTermIndexLoad(b *testing.B) {
 			if res.Fallback == "" {
 				return time.Since(start), c.read()
 			}
-			if err := s.search.terms.wait(ctx); err != nil {
+			if err := s.terms.wait(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -67,8 +68,8 @@ func BenchmarkTermIndexLoad(b *testing.B) {
 			}
 		}
 		build, buildReads = first() // Close writes the index
-		s := New(d, nil)
-		fi, _, err := s.search.terms.folder(ctx, "u/main/", req.MaxFiles)
+		s := newTestStore(d, nil)
+		fi, _, err := s.terms.folder(ctx, "u/main/", req.MaxFiles)
 		if err != nil || fi == nil {
 			b.Fatalf("folder: %v", err)
 		}
@@ -76,7 +77,7 @@ func BenchmarkTermIndexLoad(b *testing.B) {
 		fi.needBase = true
 		fi.mu.Unlock()
 		start := time.Now()
-		if err := s.search.terms.flush(ctx, fi); err != nil {
+		if err := s.terms.flush(ctx, fi); err != nil {
 			b.Fatal(err)
 		}
 		write = time.Since(start)

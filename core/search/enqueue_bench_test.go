@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -22,24 +22,24 @@ func BenchmarkEnqueueIndex(b *testing.B) {
 			name = "parked"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := New(nil, &Options{Embedder: nopEmbedder{}}) // no driver, no worker: this benchmark drains the queue
+			s := newTestStore(nil, &Options{Embedder: nopEmbedder{}}) // no driver, no worker: this benchmark drains the queue
 			got := make(chan struct{})
 			if parked {
 				go func() {
-					for range s.search.ix.wake {
+					for range s.ix.wake {
 						got <- struct{}{}
 					}
 				}()
 			}
 			ctx := b.Context()
 			for b.Loop() {
-				s.search.ix.parked = parked
-				s.search.indexAfter(ctx, "u/main/a.md", Mutation{}, nil)
+				s.ix.parked = parked
+				s.indexAfter(ctx, "u/main/a.md")
 				b.StopTimer()
 				if parked {
 					<-got
 				}
-				s.search.ix.queue, s.search.ix.jobs = s.search.ix.queue[:0], map[string]*indexJob{}
+				s.ix.queue, s.ix.jobs = s.ix.queue[:0], map[string]*indexJob{}
 				b.StartTimer()
 			}
 		})
