@@ -29,33 +29,39 @@ type BudgetJSON struct {
 	// CharsPerToken is the estimate's rule: a token per this many
 	// characters, rounded up.
 	CharsPerToken int `json:"chars_per_token"`
-	// Guidance is the instructions; Main the block's MEMORY.md section;
-	// Files its file list; Other its delimiters, heading and blank lines;
-	// Total the guidance and the whole block.
+	// Guidance is the instructions.
 	Guidance PartJSON `json:"guidance"`
-	Main     PartJSON `json:"main"`
-	Files    PartJSON `json:"files"`
-	Other    PartJSON `json:"other"`
-	Total    PartJSON `json:"total"`
-	// MainLines counts MEMORY.md's lines, MainShown those the block shows
-	// (the last ones), CutByMaxLines the earlier ones max_lines leaves out
-	// and CutByBudget those further left out to fit max_tokens.
-	MainLines     int `json:"main_lines"`
-	MainShown     int `json:"main_shown"`
+	// Main is the block's MEMORY.md section: its heading, the lines shown
+	// and the notes on what was left out.
+	Main PartJSON `json:"main"`
+	// Files is the block's list of the other memory files.
+	Files PartJSON `json:"files"`
+	// Other is the block's delimiters, heading and blank lines.
+	Other PartJSON `json:"other"`
+	// Total is the guidance and the whole block: at most MaxTokens.
+	Total PartJSON `json:"total"`
+	// MainLines counts MEMORY.md's lines.
+	MainLines int `json:"main_lines"`
+	// MainShown counts those the block shows (the last ones).
+	MainShown int `json:"main_shown"`
+	// CutByMaxLines counts the earlier lines max_lines leaves out.
 	CutByMaxLines int `json:"cut_by_max_lines"`
-	CutByBudget   int `json:"cut_by_budget"`
+	// CutByBudget counts the further earlier lines left out to fit
+	// max_tokens.
+	CutByBudget int `json:"cut_by_budget"`
 	// MainTruncated says MEMORY.md is over the notebook's size limit: the
 	// model never sees its end.
 	MainTruncated bool `json:"main_truncated"`
 	// MainFits is false when MEMORY.md no longer fits: the budget cut
 	// lines, it is over the size limit, or the block was cut.
 	MainFits bool `json:"main_fits"`
-	// FilesListed counts the other files the block names, FilesOmitted
-	// those left out to fit; FilesMore says more exist than the listing
-	// reads.
-	FilesListed  int  `json:"files_listed"`
-	FilesOmitted int  `json:"files_omitted"`
-	FilesMore    bool `json:"files_more"`
+	// FilesListed counts the other files the block names.
+	FilesListed int `json:"files_listed"`
+	// FilesOmitted counts the files left out of the list to fit.
+	FilesOmitted int `json:"files_omitted"`
+	// FilesMore says more files exist than the listing reads (left out
+	// uncounted).
+	FilesMore bool `json:"files_more"`
 	// Cut says the block was cut short even with every line and file
 	// left out.
 	Cut bool `json:"cut"`
