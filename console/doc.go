@@ -61,8 +61,8 @@
 // # The console's pages
 //
 // The pages are server-rendered (html/template, embedded; one small
-// script that only adds a keyboard shortcut: every page works with
-// JavaScript off). Signing in (/signin) resolves the typed API key through
+// script that only adds keyboard shortcuts, "/" for search and "e" to
+// edit: every page works with JavaScript off). Signing in (/signin) resolves the typed API key through
 // Options.Authenticate, as a bearer token would be, and starts a
 // server-side session (random id, Options.SessionTTL) held in an HttpOnly,
 // SameSite=Strict cookie, Secure over TLS or with Options.SecureCookie
@@ -103,6 +103,12 @@
 // changes as the API does: by path, newest first within a file, a page at
 // a time. Forgetting a namespace needs an admin and its typed name. The notebook
 // page uploads an export back (multipart), exactly once per form render.
+// The notebook page shows what the model pays (memory.Budget: the tokens
+// of the guidance, MEMORY.md's excerpt and the file list out of
+// MaxTokens, the lines cut, each file's tokens, a warning when MEMORY.md
+// no longer fits), as the snapshot route answers it ([BudgetJSON]);
+// folder pages (/ns/{ns}/tree/…) list a folder's subfolders and files,
+// and file pages link each folder of their path.
 //
 // Mount the handler at the root, or under a prefix with http.StripPrefix
 // (the pages find their base path from the request): the pages need the

@@ -35,6 +35,11 @@ type FileJSON struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// OperationID is the operation that last wrote the file, if any.
 	OperationID string `json:"operation_id,omitempty"`
+	// Chars is Content's length in characters (Unicode code points).
+	Chars int `json:"chars"`
+	// Tokens estimates what reading the whole file costs a model: Chars
+	// / memory.CharsPerToken, rounded up (memory.EstimateTokens).
+	Tokens int `json:"tokens"`
 }
 
 // WriteBody is the JSON body of a file write.
@@ -69,7 +74,9 @@ func (h *Handler) readFile(c *call) error {
 		c.w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.relPath, Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID})
+	sz := size(f.Content)
+	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.relPath, Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID,
+		Chars: sz.Chars, Tokens: sz.Tokens})
 }
 
 // matchesAny reports whether an If-None-Match list names version (or is

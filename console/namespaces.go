@@ -256,14 +256,17 @@ type SnapshotJSON struct {
 	// Snapshot is the <memory> block put beside the latest user prompt,
 	// "" when there is none (an empty notebook, injection off).
 	Snapshot string `json:"snapshot"`
+	// Budget is how the instructions and the snapshot spend the token
+	// budget, part by part.
+	Budget *BudgetJSON `json:"budget"`
 }
 
 func (h *Handler) snapshot(c *call) error {
-	block, err := h.mem.Snapshot(c.r.Context(), c.ns)
+	b, err := h.mem.Budget(c.r.Context(), c.ns)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c.w, http.StatusOK, SnapshotJSON{Namespace: c.ns, Instructions: h.mem.Instructions(), Snapshot: block})
+	return writeJSON(c.w, http.StatusOK, SnapshotJSON{Namespace: c.ns, Instructions: h.mem.Instructions(), Snapshot: b.Block, Budget: budgetJSON(b)})
 }
 
 // export streams the namespace as the archive agentmem export writes for

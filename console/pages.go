@@ -24,7 +24,7 @@ var assets embed.FS
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
 var pageNames = []string{"signin", "error", "namespaces", "notebook", "file", "edit", "conflict",
-	"history", "version", "diff", "search", "forget", "forgotten", "imported", "consolidated", "delete"}
+	"history", "version", "diff", "search", "forget", "forgotten", "imported", "consolidated", "delete", "folder"}
 
 // contentSecurityPolicy is sent with every page: only the console's own
 // script and style, no inline script, no framing, forms post only here.
@@ -45,9 +45,10 @@ func parsePages() (map[string]*template.Template, error) {
 		"lines": diffLines,
 		"short": shortVersion,
 	}
+	funcs["crumbs"] = crumbs // the breadcrumbs of parts.html
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}

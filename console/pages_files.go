@@ -11,14 +11,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/store"
 )
 
 type fileRow struct {
 	Path, Version, By, Client string
-	Chars                     int
+	// Size is the whole file's, in characters and estimated tokens.
+	Size PartJSON
 }
 
 type notebookData struct {
@@ -26,6 +26,8 @@ type notebookData struct {
 	Next     string
 	Snapshot string
 	Instr    string
+	// Budget is how the instructions and Snapshot spend the token budget.
+	Budget *BudgetJSON
 	// ImportToken makes the import form's submit exactly once.
 	ImportToken string
 	// Consolidate shows the "Consolidate now" form (Options.Consolidator
@@ -61,15 +63,16 @@ func (h *Handler) notebookPage(pc *pageCall) error {
 			return err
 		}
 		d.Files = append(d.Files, fileRow{Path: pc.rel(p), Version: f.Version, By: f.Metadata[UpdatedByKey],
-			Client: f.Metadata[ClientKey], Chars: utf8.RuneCountInString(f.Content)})
+			Client: f.Metadata[ClientKey], Size: size(f.Content)})
 	}
 	if more {
 		d.Next = pc.nsURL() + "/?after=" + url.QueryEscape(pc.rel(paths[len(paths)-1]))
 	}
-	if d.Snapshot, err = h.mem.Snapshot(ctx, pc.ns); err != nil {
+	b, err := h.mem.Budget(ctx, pc.ns)
+	if err != nil {
 		return err
 	}
-	d.Instr = h.mem.Instructions()
+	d.Snapshot, d.Budget, d.Instr = b.Block, budgetJSON(b), h.mem.Instructions()
 	h.render(pc.w, pc.r, http.StatusOK, "notebook", pc.data(pc.ns, d))
 	return nil
 }

@@ -132,6 +132,8 @@ var routes = []route{
 	{method: "POST", pattern: "/signout", op: "page signout", role: rolePublic, show: (*Handler).signout},
 	{method: "GET", pattern: "/{$}", op: "page home", role: roleUser, show: (*Handler).homePage},
 	{method: "GET", pattern: nsPage + "/{$}", op: "page notebook", role: roleUser, namespaced: true, show: (*Handler).notebookPage},
+	{method: "GET", pattern: nsPage + "/tree/{$}", op: "page folder", role: roleUser, namespaced: true, show: (*Handler).folderPage},
+	{method: "GET", pattern: nsPage + "/tree" + filePattern, op: "page folder", role: roleUser, namespaced: true, show: (*Handler).folderPage},
 	{method: "GET", pattern: nsPage + "/files" + filePattern, op: "page file", role: roleUser, namespaced: true, read: true, show: (*Handler).filePage},
 	{method: "GET", pattern: nsPage + "/edit" + filePattern, op: "page edit", role: roleUser, namespaced: true, read: true, show: (*Handler).editPage},
 	{method: "GET", pattern: nsPage + "/new", op: "page new", role: roleUser, namespaced: true, show: (*Handler).newPage},

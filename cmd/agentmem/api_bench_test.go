@@ -101,7 +101,9 @@ func BenchmarkServeAPI(b *testing.B) {
 // --transport http` serves them on SQLite, for a namespace of 1,000 files,
 // signed in with an admin key: namespaces is the admin's home (every
 // namespace with its file count and last change), notebook the
-// namespace's page (its first 100 files and the snapshot preview). Each
+// namespace's page (its first 100 files, the snapshot preview and its
+// budget), folder the listing of the namespace's main/ folder (its first
+// 100 files, its 1,000 paths walked). Each
 // op is one page view (GET, 200); it reports pages/s and the p50 and p99
 // in ms.
 func BenchmarkServeConsole(b *testing.B) {
@@ -170,6 +172,7 @@ func BenchmarkServeConsole(b *testing.B) {
 	}
 	b.Run("namespaces-1000-files", func(b *testing.B) { benchOps(b, "ms", page("/console/", ">1000<")) })
 	b.Run("notebook-1000-files", func(b *testing.B) { benchOps(b, "ms", page("/console/ns/ana/", "notes-0099.md")) })
+	b.Run("folder-1000-files", func(b *testing.B) { benchOps(b, "ms", page("/console/ns/ana/tree/main", "notes-0098.md")) })
 }
 
 // apiCall sends one API request with the bench key and returns its

@@ -42,13 +42,19 @@ func TestBrowserServeSQLite(t *testing.T) {
 // `agentmem serve --transport http` on a PostgreSQL store (testenv's).
 func TestBrowserServePostgres(t *testing.T) {
 	t.Parallel()
+	browserServe(t, browserPostgres(t, "browser"))
+}
+
+// browserPostgres is the URL of a fresh PostgreSQL store on testenv's
+// server, with history on, dropped when t ends.
+func browserPostgres(t *testing.T, name string) string {
 	pg := emulator.Require(t, emulator.PostgresURL)
-	u, err := postgresURL(pg, unique("browser"))
+	u, err := postgresURL(pg, unique(name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dropPostgres(u) })
-	browserServe(t, u+"&history=on")
+	return u + "&history=on"
 }
 
 // browserPrereqs is the browser test driver's folder and node, failing

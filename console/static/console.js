@@ -1,9 +1,14 @@
 // agentmem console: conveniences only; every page works without this file.
-// "/" focuses the search box (outside text fields).
+// Keys, outside text fields: "/" focuses the search box, "e" opens the
+// editor on a file page. An element with data-shortcut="<key>" is what the
+// key reaches: a field is focused, a link followed.
 document.addEventListener("keydown", function (e) {
-  if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;
+  if ((e.key !== "/" && e.key !== "e") || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
   var t = e.target;
-  if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable)) return;
-  var box = document.querySelector("[data-shortcut='/']");
-  if (box) { e.preventDefault(); box.focus(); }
+  if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
+  var el = document.querySelector("[data-shortcut='" + e.key + "']");
+  if (!el) return;
+  e.preventDefault();
+  if (el.tagName === "A") el.click();
+  else el.focus();
 });

@@ -9,7 +9,9 @@
 // framework's tool declarations, routes every tool call to [Memory.Call],
 // puts [Memory.Instructions] into the system instructions and
 // [Memory.Snapshot] beside the latest user prompt. Swapping the
-// [store.Store] underneath never changes agent code.
+// [store.Store] underneath never changes agent code. [Memory.Budget]
+// reports how the snapshot spends its token budget, part by part
+// (estimated with [EstimateTokens]), for a console to show.
 //
 // Each namespace (usually one end user) gets its own notebook at
 // <namespace>/<agent name>/<file>. The namespace is resolved by application

@@ -77,13 +77,13 @@ func (m *Memory) SnapshotOf(ctx context.Context, inv Invocation) (string, error)
 		return "", err
 	}
 	ctx, sp := m.startSpan(ctx, "memory.inject", sc)
-	budget := m.limits.MaxTokens*CharsPerToken - runes(m.Instructions()) - runes(BlockOpen) - runes(BlockClose)
+	budget := m.injectBudget()
 	if budget <= 0 {
 		sp.set("memory.injected_chars", 0)
 		sp.end("budget_exhausted", nil, nil)
 		return "", nil
 	}
-	block, err := m.snapshot(ctx, sp, sc, budget)
+	block, err := m.snapshot(ctx, sp, sc, budget, nil)
 	sp.end("ok", nil, err)
 	if err != nil {
 		if m.errMode == RaiseErrors {
@@ -96,7 +96,15 @@ func (m *Memory) SnapshotOf(ctx context.Context, inv Invocation) (string, error)
 	return block, nil
 }
 
-func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (string, error) {
+// injectBudget is the characters the block may take: MaxTokens less the
+// instructions and the block's delimiters.
+func (m *Memory) injectBudget() int {
+	return m.limits.MaxTokens*CharsPerToken - runes(m.Instructions()) - runes(BlockOpen) - runes(BlockClose)
+}
+
+// snapshot renders the block of sc within budget characters and, when rep
+// is not nil, reports on rep how it spent them.
+func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int, rep *Budget) (string, error) {
 	// One round trip: MEMORY.md and the listing together (see
 	// store.ReadAndList). The listing asks for limit+2 paths: room for
 	// MEMORY.md and one more to detect truncation.
@@ -127,8 +135,12 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int) (
 		return "", nil
 	}
 	v := m.newView(content, files, "", mainTrunc, filesTrunc)
+	lines := len(v.lines) + v.dropped
 	body, _ := driver.CutRunes(v.fit(max(1, budget/CharsPerToken)*CharsPerToken), budget)
 	block := BlockOpen + body + BlockClose
+	if rep != nil {
+		rep.report(v, lines, body)
+	}
 	sp.set("memory.injected_chars", runes(block))
 	return block, nil
 }
@@ -233,16 +245,23 @@ func (v *view) omittedMarker() string {
 func (v *view) hasMain() bool  { return len(v.lines) > 0 || v.dropped > 0 || v.mainTrunc }
 func (v *view) hasFiles() bool { return len(v.files) > 0 || v.omitted > 0 || v.filesTrunc }
 
-// length is runes(v.String()), computed without rendering.
-func (v *view) length() int {
-	n, sections := 0, 0
-	add := func(k int) { n += k; sections++ }
+// The sections of a view, in the order String renders them.
+const (
+	sectionHeading = iota
+	sectionGuidance
+	sectionMain
+	sectionFiles
+	numSections
+)
+
+// sections are the runes of each section String renders, 0 for one it
+// leaves out, computed without rendering.
+func (v *view) sections() [numSections]int {
+	var s [numSections]int
 	if v.heading != "" {
-		add(3 + runes(v.heading))
+		s[sectionHeading] = 3 + runes(v.heading)
 	}
-	if v.guidance != "" {
-		add(runes(v.guidance))
-	}
+	s[sectionGuidance] = runes(v.guidance)
 	if v.hasMain() {
 		k, cnt := runes(mainHeader)+v.lineChars, len(v.lines)
 		if v.dropped > 0 {
@@ -251,19 +270,28 @@ func (v *view) length() int {
 		if v.mainTrunc {
 			k, cnt = k+runes(v.noteMainTrunc()), cnt+1
 		}
-		add(k + cnt - 1)
+		s[sectionMain] = k + cnt - 1
 	}
 	if v.hasFiles() {
 		k, cnt := runes(filesHeader)+v.fileChars, len(v.files)
 		if note := v.noteFiles(); note != "" {
 			k, cnt = k+runes(note), cnt+1
 		}
-		add(k + cnt - 1)
+		s[sectionFiles] = k + cnt - 1
 	}
-	if sections > 1 {
-		n += 2 * (sections - 1)
+	return s
+}
+
+// length is runes(v.String()), computed without rendering: the sections
+// and the blank lines between them.
+func (v *view) length() int {
+	n, shown := 0, 0
+	for _, k := range v.sections() {
+		if k > 0 {
+			n, shown = n+k, shown+1
+		}
 	}
-	return n
+	return n + 2*max(0, shown-1)
 }
 
 // String renders the sections, joined by blank lines.
