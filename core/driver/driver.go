@@ -68,6 +68,8 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -492,6 +494,28 @@ type Capabilities struct {
 // type assertion holds and the report says so.
 type CapabilityReporter interface {
 	DriverCapabilities() Capabilities
+}
+
+// Namer is the optional backend name, for telemetry and logs: the short,
+// stable name of the engine ("memstore", "filestore", "sqlite",
+// "postgres", "dynamodb", "firestore", "cosmosdb"), never a table, a path
+// or a credential. Every agentmem backend implements it, and a wrapper
+// (an instrumentation, a fault injector) forwards its inner driver's, so a
+// wrapped driver names the backend, not the wrapper. Read it with [Name].
+type Namer interface {
+	Name() string
+}
+
+// Name returns d's backend name: d.Name() when d is a [Namer], else d's
+// type without its pointer ("mypkg.Driver"); "" for a nil d.
+func Name(d Driver) string {
+	if d == nil {
+		return ""
+	}
+	if n, ok := d.(Namer); ok {
+		return n.Name()
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", d), "*")
 }
 
 // CapabilitiesOf reports the optional interfaces of d, honouring

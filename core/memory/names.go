@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"strings"
 	"sync"
 )
@@ -42,7 +43,7 @@ func (m *Memory) caseVariant(ctx context.Context, sc scope, name string) (string
 		}
 		for _, path := range listed[i] {
 			other, ok := strings.CutPrefix(path, prefix)
-			if ok && other != name && strings.EqualFold(other, name) && strings.HasSuffix(other, ".md") && validName(other) {
+			if ok && other != name && strings.EqualFold(other, name) && strings.HasSuffix(other, ".md") && notes.ValidName(other) {
 				return other, nil
 			}
 		}
