@@ -58,11 +58,16 @@
 // # Capabilities
 //
 // [Mutator], [CollisionChecker], [Appender], [BatchGetter], [ScopeReader],
-// [SnapshotReader] and [Pruner] are optional, each with one call site in
-// the store and a documented fallback. [Historian] is optional too, but
-// has no fallback: a store with history turned on requires it. Wrappers that
-// implement all of them on behalf of another driver say which are real with
-// [CapabilityReporter]; [CapabilitiesOf] reports what the store will use.
+// [SnapshotReader] and [Pruner] are optional: the store discovers each
+// once, when it is made ([CapabilitiesOf] in store.New), and every read or
+// write that uses one has a documented fallback over the nine primitives
+// (a [ScopeReader] serves several readers: search, the term index, hybrid
+// search's passages; the others one path each). [Historian] is optional
+// too, but has no fallback: a store with history turned on requires it.
+// Wrappers that implement all of them on behalf of another driver say
+// which are real with [CapabilityReporter]; [CapabilitiesOf] reports what
+// the store will use. [Namer] only names the backend for telemetry and
+// logs ([Name]); a wrapper forwards its inner driver's.
 package driver
 
 import (

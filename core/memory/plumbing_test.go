@@ -150,7 +150,7 @@ func TestTelemetry(t *testing.T) {
 				}
 			}
 		}
-		if len(sp.attrs["memory.scope_hash"].(string)) != 16 || sp.attrs["memory.backend"] != "memtest.Driver" {
+		if len(sp.attrs["memory.scope_hash"].(string)) != 16 || sp.attrs["memory.backend"] != "memstore" {
 			t.Fatalf("%s attrs %v", sp.name, sp.attrs)
 		}
 	}

@@ -159,6 +159,9 @@ func Put(t testing.TB, s *store.Store, path, text string) {
 	}
 }
 
+// Name forwards the inner driver's backend name, as every wrapper does.
+func (d *Driver) Name() string { return driver.Name(d.Driver) }
+
 // SetFailRead sets FailRead while calls may be running.
 func (d *Driver) SetFailRead(err error) {
 	d.mu.Lock()
