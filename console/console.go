@@ -171,7 +171,7 @@ type Handler struct {
 // opts.ConsolidateOptions holds invalid Metadata, or
 // ConsolidateRecordRetention is negative.
 func New(s *store.Store, opts *Options) (*Handler, error) {
-	if s == nil || s.Driver() == nil {
+	if s == nil || s.Backend() == "" { // no driver
 		return nil, fmt.Errorf("%w: pass a store with a driver to serve", ErrOptions)
 	}
 	if opts == nil || opts.Authenticate == nil {

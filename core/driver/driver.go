@@ -511,14 +511,17 @@ type Namer interface {
 	Name() string
 }
 
-// Name returns d's backend name: d.Name() when d is a [Namer], else d's
-// type without its pointer ("mypkg.Driver"); "" for a nil d.
+// Name returns d's backend name: d.Name() when d is a [Namer] that gives
+// one, else d's type without its pointer ("mypkg.Driver"); "" only for a
+// nil d.
 func Name(d Driver) string {
 	if d == nil {
 		return ""
 	}
 	if n, ok := d.(Namer); ok {
-		return n.Name()
+		if name := n.Name(); name != "" {
+			return name
+		}
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%T", d), "*")
 }

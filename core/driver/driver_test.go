@@ -153,6 +153,11 @@ type namedChecker struct{ checker }
 
 func (namedChecker) Name() string { return "engine" }
 
+// unnamedChecker is a Namer that gives no name.
+type unnamedChecker struct{ checker }
+
+func (unnamedChecker) Name() string { return "" }
+
 func TestName(t *testing.T) {
 	for _, c := range []struct {
 		d    Driver
@@ -161,6 +166,7 @@ func TestName(t *testing.T) {
 		{namedChecker{}, "engine"},
 		{checker{}, "driver.checker"},                  // no Namer: the type
 		{&mutatingChecker{}, "driver.mutatingChecker"}, // without its pointer
+		{unnamedChecker{}, "driver.unnamedChecker"},    // an empty name: the type
 		{nil, ""},
 	} {
 		if got := Name(c.d); got != c.want {

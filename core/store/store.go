@@ -200,7 +200,8 @@ func (s *Store) Driver() driver.Driver { return s.d }
 
 // Backend returns the backend's name for telemetry and logs
 // ([driver.Name]: "sqlite", "postgres", …; a wrapped driver names the
-// backend it wraps).
+// backend it wraps), or "" when the store has no driver (store.New with
+// nil: every other method fails with [ErrNoDriver]).
 func (s *Store) Backend() string { return driver.Name(s.d) }
 
 // Shutdown stops the store gracefully: the term index writes the changes

@@ -174,8 +174,9 @@ type SearchResult struct {
 	// Matches are ordered by score (desc), then path (asc).
 	Matches []Match
 	// Scanned is the number of files the search covered: every file of
-	// the scope the term index holds, or, when it scanned ([Fallback]),
-	// the files whose content it read and scored.
+	// the scope the term index holds, or, when it scanned
+	// ([SearchResult.Fallback]), the files whose content it read and
+	// scored.
 	Scanned int
 	// Truncated reports that something was left out: more files than
 	// MaxFiles, a file longer than MaxFileChars, a file that vanished, or
