@@ -39,7 +39,10 @@ func TestBackgroundSpansAreNewRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := pruned.NewAppendQueue(mem, nil)
+	q, err := pruned.NewAppendQueue(mem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, req := h.opts.TracerProvider.Tracer("test").Start(t.Context(), "request")
 	in := memory.Invocation{Namespace: "u", RunID: "run", ToolCallID: "call"}
 	if _, err := mem.Call(ctx, in, "write_memory", []byte(`{"content":"Likes green tea."}`)); err != nil {

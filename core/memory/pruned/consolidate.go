@@ -195,11 +195,15 @@ type consolidation struct {
 // store with history, in its history entry, so `agentmem log` names the
 // consolidator and `agentmem restore` undoes the change.
 //
-// Errors: [ErrNilModel], [ErrMalformedAnswer], [ErrInvalidEdits],
-// [ErrConsolidationState], store.ErrInvalidPath (a bad namespace or
-// PrunedFile), the model's and the backend's errors. After an error, run
-// it again: it resumes where it stopped.
+// Errors: store.ErrNilArgument (a nil m), [ErrNilModel],
+// [ErrMalformedAnswer], [ErrInvalidEdits], [ErrConsolidationState],
+// store.ErrInvalidPath (a bad namespace or PrunedFile), the model's and
+// the backend's errors. After an error, run it again: it resumes where it
+// stopped.
 func Consolidate(ctx context.Context, m *memory.Memory, namespace string, model Model, opts *ConsolidateOptions) (*ConsolidateResult, error) {
+	if m == nil {
+		return nil, fmt.Errorf("pruned: pass Consolidate a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
 	if model == nil {
 		return nil, ErrNilModel
 	}

@@ -55,7 +55,7 @@ type consolidationRequest struct {
 }
 
 // userText renders r as the user text: each piece of stored or pruned text
-// inside its own block, its memory tags neutralised (escapeTags), so that
+// inside its own block, its memory tags neutralised (notes.EscapeTags), so that
 // text in one block cannot end it or start another.
 func (r consolidationRequest) userText() string {
 	var b strings.Builder

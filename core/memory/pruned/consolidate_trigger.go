@@ -3,11 +3,13 @@ package pruned
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem/core/background"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // Defaults of [TriggerOptions].
@@ -108,8 +110,12 @@ func WindowTriggerOptions(o TriggerOptions, prunedFile string, queue *AppendQueu
 }
 
 // NewTrigger returns a trigger of consolidations over m. It fails with
-// [ErrNilModel] without a model.
+// [ErrNilModel] without a model, and with store.ErrNilArgument when m is
+// nil.
 func NewTrigger(m *memory.Memory, o TriggerOptions) (*Trigger, error) {
+	if m == nil {
+		return nil, fmt.Errorf("pruned: pass NewTrigger a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
 	if o.Model == nil {
 		return nil, ErrNilModel
 	}

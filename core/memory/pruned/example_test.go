@@ -22,7 +22,11 @@ func ExampleAppendQueue() {
 	}
 	s := store.New(d, nil)
 	mem, _ := memory.New(s, nil) // failures follow Options.InjectionErrors
-	q := pruned.NewAppendQueue(mem, nil)
+	q, err := pruned.NewAppendQueue(mem, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	for _, id := range []string{"event-1", "event-2", "event-1"} { // event-1 pruned again
 		_ = q.Add(ctx, "kamal/main/pruned.md", "- user: "+id, "prune/"+id)
 	}

@@ -49,3 +49,13 @@ func call(t *testing.T, m *memory.Memory, ns, tool string, args any) any {
 
 // ctxKey carries a test value through a context.
 type ctxKey struct{}
+
+// mustQueue returns NewAppendQueue(m, opts), failing t on an error.
+func mustQueue(t *testing.T, m *memory.Memory, opts *QueueOptions) *AppendQueue {
+	t.Helper()
+	q, err := NewAppendQueue(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}

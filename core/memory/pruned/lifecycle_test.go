@@ -72,7 +72,7 @@ func TestAppendQueueCloseDeadlineCancelsTheAppend(t *testing.T) {
 	w := newWriteWatch(true)
 	s := store.New(memtest.NewDriver(t), &store.Options{Observer: w})
 	m := mustNew(t, s, nil)
-	q := NewAppendQueue(m, nil)
+	q := mustQueue(t, m, nil)
 	for i := range 10 {
 		if err := q.Add(t.Context(), "u/main/pruned.md", "entry", fmt.Sprint("op", i)); err != nil {
 			t.Fatal(err)
@@ -98,7 +98,7 @@ func TestAppendQueueRunsUnderItsOwnContext(t *testing.T) {
 	w := newWriteWatch(false)
 	s := store.New(memtest.NewDriver(t), &store.Options{Observer: w})
 	m := mustNew(t, s, nil)
-	q := NewAppendQueue(m, nil)
+	q := mustQueue(t, m, nil)
 	add, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "tenant"))
 	if err := q.Add(add, "u/main/pruned.md", "entry", "op"); err != nil {
 		t.Fatal(err)

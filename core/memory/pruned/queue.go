@@ -3,6 +3,7 @@ package pruned
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 
@@ -85,8 +86,12 @@ type queued struct {
 const maxSeen = 100_000
 
 // NewAppendQueue returns a queue that appends through m's store, under m's
-// error mode and logger.
-func NewAppendQueue(m *memory.Memory, opts *QueueOptions) *AppendQueue {
+// error mode and logger. A nil m is an error wrapping
+// store.ErrNilArgument.
+func NewAppendQueue(m *memory.Memory, opts *QueueOptions) (*AppendQueue, error) {
+	if m == nil {
+		return nil, fmt.Errorf("pruned: pass NewAppendQueue a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
 	var o QueueOptions
 	if opts != nil {
 		o = *opts
@@ -100,7 +105,7 @@ func NewAppendQueue(m *memory.Memory, opts *QueueOptions) *AppendQueue {
 		r.Metadata = maps.Clone(r.Metadata)
 		q.rotate, q.newest = &r, map[string]int{}
 	}
-	return q
+	return q, nil
 }
 
 // Add queues text for the file at path (a full store path) under the

@@ -17,7 +17,7 @@ import (
 func TestAppendQueue(t *testing.T) {
 	m, s := newMem(t, nil)
 	const path = "kamal/main/pruned.md"
-	q := NewAppendQueue(m, &QueueOptions{Size: 1}) // a full queue makes Add wait
+	q := mustQueue(t, m, &QueueOptions{Size: 1}) // a full queue makes Add wait
 	for _, e := range []struct{ text, op string }{{"one", "a"}, {"two", "b"}, {"one", "a"}, {"three", "c"}} {
 		if err := q.Add(t.Context(), path, e.text, e.op); err != nil {
 			t.Fatal(err)
@@ -30,7 +30,7 @@ func TestAppendQueue(t *testing.T) {
 		t.Fatalf("after the run: %q", got)
 	}
 	// A new queue (a restart) replays: the store's receipts answer.
-	q2 := NewAppendQueue(m, nil)
+	q2 := mustQueue(t, m, nil)
 	for _, e := range []struct{ text, op string }{{"one", "a"}, {"two (rendered anew)", "b"}, {"three", "c"}, {"four", "d"}} {
 		if err := q2.Add(t.Context(), path, e.text, e.op); err != nil {
 			t.Fatal(err)
@@ -60,7 +60,7 @@ func TestAppendQueueErrors(t *testing.T) {
 			s := store.New(d, nil)
 			m := mustNew(t, s, &memory.Options{InjectionErrors: mode, Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))})
 			var reported []error
-			q := NewAppendQueue(m, &QueueOptions{OnError: func(_ context.Context, err error) {
+			q := mustQueue(t, m, &QueueOptions{OnError: func(_ context.Context, err error) {
 				mu.Lock()
 				reported = append(reported, err)
 				mu.Unlock()
@@ -123,7 +123,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func TestAppendQueueCloseWaitsForAdds(t *testing.T) {
 	m, s := newMem(t, nil)
 	const path = "kamal/main/pruned.md"
-	q := NewAppendQueue(m, nil)
+	q := mustQueue(t, m, nil)
 	inGap, proceed := make(chan struct{}), make(chan struct{})
 	admitted = func() { close(inGap); <-proceed }
 	t.Cleanup(func() { admitted = nil })

@@ -315,7 +315,7 @@ func TestAppendQueueRotates(t *testing.T) {
 	d := memtest.NewCounting()
 	s := store.New(d, nil)
 	m := mustNew(t, s, &memory.Options{Limits: memory.Limits{MaxMemorySize: 200}})
-	q := NewAppendQueue(m, &QueueOptions{Rotate: &RotateOptions{}})
+	q := mustQueue(t, m, &QueueOptions{Rotate: &RotateOptions{}})
 	var want []string
 	for i := range 40 {
 		if err := q.Add(t.Context(), seriesBase, line(i), fmt.Sprint("q/", i)); err != nil {

@@ -93,10 +93,12 @@ func NewWindow(m *memory.Memory, o *WindowOptions) (*Window, error) {
 	if w.opts.File == "" {
 		w.opts.File = DefaultFile
 	}
-	w.queue = NewAppendQueue(m, &QueueOptions{Size: w.opts.QueueSize, OnError: w.opts.OnError,
-		Rotate: &RotateOptions{MaxFiles: w.opts.MaxFiles, MaxAge: w.opts.MaxAge}})
+	var err error
+	if w.queue, err = NewAppendQueue(m, &QueueOptions{Size: w.opts.QueueSize, OnError: w.opts.OnError,
+		Rotate: &RotateOptions{MaxFiles: w.opts.MaxFiles, MaxAge: w.opts.MaxAge}}); err != nil {
+		return nil, err
+	}
 	if c := w.opts.Consolidate; c != nil {
-		var err error
 		if w.trigger, err = NewTrigger(m, WindowTriggerOptions(*c, w.opts.File, w.queue, w.opts.OnError)); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package pruned
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -90,11 +91,22 @@ func TestWindowAdd(t *testing.T) {
 	}
 }
 
-// TestWindowErrors checks NewWindow's failures.
+// TestWindowErrors checks NewWindow's failures, and that no constructor
+// of the pipeline panics on a nil notebook.
 func TestWindowErrors(t *testing.T) {
 	var nilMem *memory.Memory
 	if _, err := NewWindow(nilMem, nil); !errors.Is(err, store.ErrNilArgument) {
 		t.Errorf("nil Memory: %v", err)
+	}
+	if _, err := NewAppendQueue(nilMem, nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("NewAppendQueue, nil Memory: %v", err)
+	}
+	model := ModelFunc(func(context.Context, ModelRequest) (ModelResponse, error) { return ModelResponse{}, nil })
+	if _, err := NewTrigger(nilMem, TriggerOptions{Model: model}); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("NewTrigger, nil Memory: %v", err)
+	}
+	if _, err := Consolidate(t.Context(), nilMem, "u", model, nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("Consolidate, nil Memory: %v", err)
 	}
 	m, _ := newMem(t, nil)
 	if _, err := NewWindow(m, &WindowOptions{Consolidate: &TriggerOptions{}}); !errors.Is(err, ErrNilModel) {
