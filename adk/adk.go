@@ -38,7 +38,7 @@
 // memory.Options.InjectionErrors set to memory.RaiseErrors; a namespace
 // resolver failure always does. The history window follows the same
 // policy for its background appends (see [HistoryWindow]); its own
-// sentinels are [ErrNoSession] and memory.ErrQueueClosed. The memory
+// sentinels are [ErrNoSession] and pruned.ErrQueueClosed. The memory
 // service returns [memory.ErrNoUser], [ErrNoApp] and the store's errors.
 //
 // # Consistency
@@ -130,7 +130,7 @@ var ErrNilMemory = fmt.Errorf("adk: pass a notebook (memory.New) to NewToolset, 
 // llmagent.Config.Toolsets. With a nil mem the toolset has no tools and
 // fails every request with [ErrNilMemory]; with a
 // [HistoryWindow].Consolidate that has no Model, likewise with
-// memory.ErrNilModel.
+// pruned.ErrNilModel.
 func NewToolset(mem *memory.Memory, opts *Options) *Toolset {
 	t := &Toolset{mem: mem}
 	if opts != nil {

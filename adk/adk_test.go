@@ -19,6 +19,7 @@ import (
 	agentmemadk "github.com/agentmem/agentmem/adk"
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -254,7 +255,7 @@ func TestSnapshotErrors(t *testing.T) {
 // A toolset made from a nil notebook does not panic: building the agent
 // or running it fails with ErrNilMemory, and nothing reaches the model.
 func TestNilMemory(t *testing.T) {
-	ts := agentmemadk.NewToolset(nil, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 4}}})
+	ts := agentmemadk.NewToolset(nil, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 4}}})
 	if ts.Name() != "memory" || ts.Plugin() == nil {
 		t.Fatalf("name %q, plugin %v", ts.Name(), ts.Plugin())
 	}

@@ -16,10 +16,11 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 )
 
 // DefaultPrunedFile is the default [HistoryWindow].File.
-const DefaultPrunedFile = memory.DefaultPrunedFile
+const DefaultPrunedFile = pruned.DefaultFile
 
 // ErrNoSession reports a model request that the history window had to cut
 // without knowing the run's session: ADK shows toolsets no session, so the
@@ -29,7 +30,7 @@ var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.Plugin
 // HistoryWindow is the opt-in pruned-history window of a [Toolset]
 // ([Options.HistoryWindow]). Before each model request with more than Max
 // contents, the oldest contents are left out of the request (the session
-// keeps them) and a background job ([memory.AppendQueue]) appends them,
+// keeps them) and a background job ([pruned.AppendQueue]) appends them,
 // oldest first, to the user's notebook file File, so the model still finds
 // them in the injected file list, with read_memory and with search_memory.
 // The window needs [Toolset.Plugin] on the runner (ADK shows toolsets no
@@ -52,7 +53,7 @@ var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.Plugin
 // notebook's file limit (memory.Limits.MaxMemorySize, 65,536 characters by
 // default), the window goes on in the next file of a series, File with
 // "_0002", "_0003", … before its extension (pruned_0002.md, listed after
-// pruned.md; see [memory.SeriesPath]), so no append fails for size. MaxFiles
+// pruned.md; see [pruned.SeriesPath]), so no append fails for size. MaxFiles
 // and MaxAge set a retention for the old files, deleted through the store
 // (recorded in its history, with updated_by "agentmem-retention").
 //
@@ -64,19 +65,19 @@ var ErrNoSession = errors.New("adk: add Toolset.Plugin() to runner.Config.Plugin
 // (another agent's reply rewritten as context) take the id of the previous
 // event plus their offset.
 //
-// The fields are those of [memory.WindowOptions], in contents: Max turns
+// The fields are those of [pruned.WindowOptions], in contents: Max turns
 // the window on; Op defaults to "adk-prune:", and OnError to
 // [Options.OnError].
 type HistoryWindow struct {
 	// WindowOptions holds the window's bound, file, queue, retention and
 	// consolidation; an item is one content of a model request.
-	memory.WindowOptions
+	pruned.WindowOptions
 }
 
-// pruner is the history window of one Toolset: a memory.Window and the
+// pruner is the history window of one Toolset: a pruned.Window and the
 // sessions of the runs in flight.
 type pruner struct {
-	win   *memory.Window
+	win   *pruned.Window
 	onErr func(context.Context, error)
 
 	mu   sync.Mutex
@@ -90,7 +91,7 @@ func newPruner(mem *memory.Memory, w HistoryWindow, onErr func(context.Context, 
 		o.OnError = onErr
 	}
 	onErr = o.OnError
-	win, err := mem.NewWindow(&o)
+	win, err := pruned.NewWindow(mem, &o)
 	if err != nil {
 		return nil, fmt.Errorf("adk: HistoryWindow.Consolidate: %w", err)
 	}
@@ -141,7 +142,7 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 	if err := p.win.Err(); err != nil {
 		return nil, fmt.Errorf("adk: pruned history: %w", err)
 	}
-	k := p.win.Cut(memory.WindowItems{
+	k := p.win.Cut(pruned.WindowItems{
 		N: len(contents),
 		Prefer: func(i int) bool {
 			c := contents[i]
@@ -167,9 +168,9 @@ func (p *pruner) prune(ctx agent.Context, contents []*genai.Content, block bool)
 		}
 		return nil, fmt.Errorf("adk: pruned history: %w", err)
 	}
-	items := make([]memory.PrunedItem, 0, k)
+	items := make([]pruned.Item, 0, k)
 	for i, src := range sourceEvents(sess, contents[:k], ctx.InvocationID()) {
-		items = append(items, memory.PrunedItem{Key: src.id, Text: renderContent(contents[i], src)})
+		items = append(items, pruned.Item{Key: src.id, Text: renderContent(contents[i], src)})
 	}
 	if err := p.win.Add(ctx, ns, path, items); err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func (t *Toolset) Flush(ctx context.Context) error {
 }
 
 // Close flushes (see [Toolset.Flush]) and closes the history window: later
-// model requests that would prune fail with memory.ErrQueueClosed, and
+// model requests that would prune fail with pruned.ErrQueueClosed, and
 // background consolidation stops after the runs already due. Call it
 // when the application shuts down. Without a history window it does
 // nothing.
@@ -307,5 +308,5 @@ func renderContent(c *genai.Content, src source) string {
 	if !src.time.IsZero() {
 		head += " (" + src.time.UTC().Format(time.RFC3339) + ")"
 	}
-	return memory.FormatPruned(head, parts)
+	return pruned.Format(head, parts)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -51,7 +52,7 @@ func prunedLines(t *testing.T, s *store.Store, path string) []string {
 func TestHistoryWindow(t *testing.T) {
 	mem, s := newMemory(t, nil)
 	prompts, scripts := adktest.Conversation(20) // 40 contents
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 20}}})
 	r := newRig(t, scripts, ts)
 	runConversation(t, r, "kamal", "s1", "ev", prompts)
 	if err := ts.Close(t.Context()); err != nil {
@@ -106,7 +107,7 @@ func TestHistoryWindow(t *testing.T) {
 
 	// A replay (same event ids, a new process: new toolset, new sessions)
 	// appends nothing.
-	ts2 := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}}})
+	ts2 := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 20}}})
 	runConversation(t, newRig(t, scripts, ts2), "kamal", "s1", "ev", prompts)
 	if err := ts2.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestHistoryWindowKeepsToolPairs(t *testing.T) {
 			adktest.Text("ok " + p),
 		}
 	}
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 4}}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 4}}})
 	r := newRig(t, scripts, ts)
 	runConversation(t, r, "kamal", "s1", "ev", prompts)
 	if err := ts.Flush(t.Context()); err != nil {
@@ -185,7 +186,7 @@ func (f failing) CreateFile(ctx context.Context, file driver.File) error {
 }
 
 // TestHistoryWindowOwnOnError: the window's own OnError (a field of
-// memory.WindowOptions) receives its failed appends instead of
+// pruned.WindowOptions) receives its failed appends instead of
 // Options.OnError, which keeps the tool calls' errors.
 func TestHistoryWindowOwnOnError(t *testing.T) {
 	prompts, scripts := adktest.Conversation(4)
@@ -196,7 +197,7 @@ func TestHistoryWindowOwnOnError(t *testing.T) {
 	}
 	window, toolset := make(chan error, 100), make(chan error, 100)
 	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
-		HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2,
+		HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2,
 			OnError: func(_ context.Context, err error) { window <- err }}},
 		OnError: func(_ context.Context, err error) { toolset <- err },
 	})
@@ -238,7 +239,7 @@ func TestHistoryWindowErrors(t *testing.T) {
 			}
 			reported := make(chan error, 100)
 			ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
-				HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}},
+				HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2}},
 				OnError:       func(_ context.Context, err error) { reported <- err },
 			})
 			r := newRig(t, scripts, ts)
@@ -316,7 +317,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 func TestCloseStopsPruning(t *testing.T) {
 	mem, _ := newMemory(t, nil)
 	prompts, scripts := adktest.Conversation(3)
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2}}})
 	r := newRig(t, scripts, ts)
 	runConversation(t, r, "kamal", "s1", "ev", prompts[:1])
 	if err := ts.Close(t.Context()); err != nil {
@@ -328,7 +329,7 @@ func TestCloseStopsPruning(t *testing.T) {
 			runErr = err
 		}
 	}
-	if !errors.Is(runErr, memory.ErrQueueClosed) {
+	if !errors.Is(runErr, pruned.ErrQueueClosed) {
 		t.Fatalf("run after Close: %v", runErr)
 	}
 	// Without a window, Flush and Close do nothing.
@@ -346,10 +347,10 @@ func TestHistoryWindowRotates(t *testing.T) {
 		t.Run(fmt.Sprint("max_files_", maxFiles), func(t *testing.T) {
 			mem, s := newMemory(t, &memory.Options{Limits: memory.Limits{MaxMemorySize: 400}})
 			prompts, scripts := adktest.Conversation(20)
-			w := agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, MaxFiles: maxFiles}}
+			w := agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2, MaxFiles: maxFiles}}
 			series := func() map[string]string {
 				t.Helper()
-				files, err := memory.SeriesPaths(t.Context(), s, "kamal/main/pruned.md")
+				files, err := pruned.SeriesPaths(t.Context(), s, "kamal/main/pruned.md")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -367,7 +368,7 @@ func TestHistoryWindowRotates(t *testing.T) {
 			before := series()
 			var lines []string
 			for i := 1; ; i++ {
-				c, ok := before[memory.SeriesPath("kamal/main/pruned.md", i)]
+				c, ok := before[pruned.SeriesPath("kamal/main/pruned.md", i)]
 				if !ok {
 					if maxFiles == 0 || len(lines) > 0 {
 						break
@@ -412,7 +413,7 @@ type blockingModel struct {
 	n  int
 }
 
-func (m *blockingModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+func (m *blockingModel) Generate(ctx context.Context, req pruned.ModelRequest) (pruned.ModelResponse, error) {
 	m.mu.Lock()
 	m.n++
 	n := m.n
@@ -420,9 +421,9 @@ func (m *blockingModel) Generate(ctx context.Context, req memory.ModelRequest) (
 	m.entered <- n
 	<-m.release
 	if m.fail != nil {
-		return memory.ModelResponse{}, m.fail
+		return pruned.ModelResponse{}, m.fail
 	}
-	return memory.ModelResponse{Model: "scripted", Text: fmt.Sprintf(`{"edits":[{"file":null,"content":"- note %d","old_text":null}]}`, n)}, nil
+	return pruned.ModelResponse{Model: "scripted", Text: fmt.Sprintf(`{"edits":[{"file":null,"content":"- note %d","old_text":null}]}`, n)}, nil
 }
 
 // awaitEntered waits for the model's next request (a hang guard, not a
@@ -446,8 +447,8 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 	mem, s := newMemory(t, nil)
 	prompts, scripts := adktest.Conversation(6)
 	model := &blockingModel{entered: make(chan int, 16), release: make(chan struct{})}
-	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{
-		Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 2}}}})
+	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{
+		Max: 2, Consolidate: &pruned.TriggerOptions{Model: model, Every: 2}}}})
 	r := newRig(t, scripts, ts)
 	r.run(t, "kamal", "s1", prompts[0])
 	r.run(t, "kamal", "s1", prompts[1]) // prunes prompt 1 and answer 1: due
@@ -473,14 +474,14 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 	// Prompts 3–6 pruned 8 more contents: the first run, then one more
 	// (the namespace was due again while the first ran), which reads all
 	// that was left: two notes, each once.
-	if f.Content != "- note 1\n- note 2\n" || f.Metadata[memory.UpdatedByKey] != memory.ConsolidatorName+"/scripted" {
+	if f.Content != "- note 1\n- note 2\n" || f.Metadata[memory.UpdatedByKey] != pruned.ConsolidatorName+"/scripted" {
 		t.Fatalf("MEMORY.md = %q, %v", f.Content, f.Metadata)
 	}
 }
 
 // TestHistoryWindowConsolidationErrors: a failed consolidation reaches
 // OnError and the logger, never a model request; a Consolidate without a
-// model fails every request with memory.ErrNilModel.
+// model fails every request with pruned.ErrNilModel.
 func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	var logs bytes.Buffer
 	mem, err := memory.New(store.New(newMemDriver(t), nil), &memory.Options{
@@ -494,7 +495,7 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	reported := make(chan error, 16)
 	prompts, scripts := adktest.Conversation(4)
 	ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{
-		HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 1}}},
+		HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2, Consolidate: &pruned.TriggerOptions{Model: model, Every: 1}}},
 		OnError:       func(_ context.Context, err error) { reported <- err },
 	})
 	r := newRig(t, scripts, ts)
@@ -516,14 +517,14 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 		t.Fatalf("logs: %q", logs.String())
 	}
 
-	bad := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, Consolidate: &memory.TriggerOptions{}}}})
+	bad := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2, Consolidate: &pruned.TriggerOptions{}}}})
 	var runErr error
 	for _, err := range newRig(t, scripts, bad).runner.Run(t.Context(), "kamal", "s2", genai.NewContentFromText(prompts[0], genai.RoleUser), agent.RunConfig{}) {
 		if err != nil && runErr == nil {
 			runErr = err
 		}
 	}
-	if !errors.Is(runErr, memory.ErrNilModel) {
+	if !errors.Is(runErr, pruned.ErrNilModel) {
 		t.Fatalf("a Consolidate without a model: %v", runErr)
 	}
 }

@@ -3,10 +3,10 @@ package anthropic
 import (
 	"errors"
 	"fmt"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"strings"
 	"testing"
 
-	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -26,7 +26,7 @@ func TestProgrammerErrors(t *testing.T) {
 	if _, err := New(nil, nil); !errors.Is(err, ErrNoStore) {
 		t.Fatalf("New(nil) = %v", err)
 	}
-	if _, err := Model(nil, "claude-sonnet-4-5").Generate(t.Context(), memory.ModelRequest{}); !errors.Is(err, store.ErrNilArgument) {
+	if _, err := Model(nil, "claude-sonnet-4-5").Generate(t.Context(), pruned.ModelRequest{}); !errors.Is(err, store.ErrNilArgument) {
 		t.Fatalf("Model(nil): %v, want store.ErrNilArgument", err)
 	}
 	tl := newTool(t, store.New(backends[0].open(t), nil))

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -17,14 +17,14 @@ import (
 const DefaultConsolidationMaxTokens = 4096
 
 // Model turns the Anthropic SDK's Messages API into the model behind
-// memory.Memory.Consolidate: one Messages.New call with the system text
+// pruned.Consolidate: one Messages.New call with the system text
 // as the system prompt and the user text as one user message; the answer's
 // text blocks joined, its usage, and the model id the API reports. Pass
 // &client.Messages and the model to use. A nil messages is an error on use
 // (store.ErrNilArgument); an answer without text, or cut at max_tokens,
 // is [ErrAnswer]; an error of the API says its status, type, message and
 // request id, and whether to try again, wrapping the SDK's *sdk.Error.
-func Model(messages *sdk.MessageService, model sdk.Model) memory.Model {
+func Model(messages *sdk.MessageService, model sdk.Model) pruned.Model {
 	return claudeModel{messages, model}
 }
 
@@ -33,9 +33,9 @@ type claudeModel struct {
 	model    sdk.Model
 }
 
-func (c claudeModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+func (c claudeModel) Generate(ctx context.Context, req pruned.ModelRequest) (pruned.ModelResponse, error) {
 	if c.messages == nil {
-		return memory.ModelResponse{}, fmt.Errorf("anthropic: pass Model the client's Messages service (&client.Messages), not nil: %w", store.ErrNilArgument)
+		return pruned.ModelResponse{}, fmt.Errorf("anthropic: pass Model the client's Messages service (&client.Messages), not nil: %w", store.ErrNilArgument)
 	}
 	maxTokens := int64(req.MaxOutputTokens)
 	if maxTokens <= 0 {
@@ -48,7 +48,7 @@ func (c claudeModel) Generate(ctx context.Context, req memory.ModelRequest) (mem
 		Messages:  []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock(req.User))},
 	})
 	if err != nil {
-		return memory.ModelResponse{}, apiError(c.model, err)
+		return pruned.ModelResponse{}, apiError(c.model, err)
 	}
 	var text strings.Builder
 	var kinds []string
@@ -58,14 +58,14 @@ func (c claudeModel) Generate(ctx context.Context, req memory.ModelRequest) (mem
 			text.WriteString(b.Text)
 		}
 	}
-	usage := memory.Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)}
+	usage := pruned.Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)}
 	switch {
 	case msg.StopReason == sdk.StopReasonMaxTokens:
-		return memory.ModelResponse{Model: string(msg.Model), Usage: usage}, fmt.Errorf("%w: %s's answer was cut at max_tokens (%d): raise the answer bound (MaxOutputTokens, agentmem consolidate --max-output-tokens)", ErrAnswer, msg.Model, maxTokens)
+		return pruned.ModelResponse{Model: string(msg.Model), Usage: usage}, fmt.Errorf("%w: %s's answer was cut at max_tokens (%d): raise the answer bound (MaxOutputTokens, agentmem consolidate --max-output-tokens)", ErrAnswer, msg.Model, maxTokens)
 	case text.Len() == 0:
-		return memory.ModelResponse{Model: string(msg.Model), Usage: usage}, fmt.Errorf("%w: %s answered no text (stop reason %q, content %v): consolidation needs the edits as text", ErrAnswer, msg.Model, msg.StopReason, kinds)
+		return pruned.ModelResponse{Model: string(msg.Model), Usage: usage}, fmt.Errorf("%w: %s answered no text (stop reason %q, content %v): consolidation needs the edits as text", ErrAnswer, msg.Model, msg.StopReason, kinds)
 	}
-	return memory.ModelResponse{Text: text.String(), Model: string(msg.Model), Usage: usage}, nil
+	return pruned.ModelResponse{Text: text.String(), Model: string(msg.Model), Usage: usage}, nil
 }
 
 // ErrAnswer reports an answer of the Messages API that [Model] cannot

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,8 +14,6 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
-
-	"github.com/agentmem/agentmem/core/memory"
 )
 
 // messagesAPI is a local server that speaks the Messages API as
@@ -150,7 +149,7 @@ func checkContent(c any, textOnly bool) string {
 
 // modelOn returns Model on a client of srv, with retries off (the SDK
 // retries 429, 5xx and 529 twice by default, after a backoff).
-func modelOn(srv *httptest.Server) memory.Model {
+func modelOn(srv *httptest.Server) pruned.Model {
 	client := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 	return Model(&client.Messages, "claude-sonnet-4-5")
 }
@@ -161,14 +160,14 @@ func TestModelAnswers(t *testing.T) {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	m := modelOn(srv)
-	resp, err := m.Generate(t.Context(), memory.ModelRequest{System: "You consolidate notes.", User: "<notebook>…</notebook>"})
+	resp, err := m.Generate(t.Context(), pruned.ModelRequest{System: "You consolidate notes.", User: "<notebook>…</notebook>"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text != `{"edits": []}` || resp.Model != "claude-sonnet-4-5-20250929" || resp.Usage != (memory.Usage{InputTokens: 120, OutputTokens: 30}) {
+	if resp.Text != `{"edits": []}` || resp.Model != "claude-sonnet-4-5-20250929" || resp.Usage != (pruned.Usage{InputTokens: 120, OutputTokens: 30}) {
 		t.Fatalf("Generate = %+v", resp)
 	}
-	if _, err := m.Generate(t.Context(), memory.ModelRequest{System: "s", User: "u", MaxOutputTokens: 512}); err != nil {
+	if _, err := m.Generate(t.Context(), pruned.ModelRequest{System: "s", User: "u", MaxOutputTokens: 512}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -201,7 +200,7 @@ func TestModelNeedsText(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(&messagesAPI{t: t, stop: c.stop, content: c.content})
 			defer srv.Close()
-			resp, err := modelOn(srv).Generate(t.Context(), memory.ModelRequest{System: "s", User: "u"})
+			resp, err := modelOn(srv).Generate(t.Context(), pruned.ModelRequest{System: "s", User: "u"})
 			if !errors.Is(err, ErrAnswer) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Generate error %v, want ErrAnswer saying %q", err, c.want)
 			}
@@ -227,7 +226,7 @@ func TestModelAPIErrors(t *testing.T) {
 		t.Run(c.typ, func(t *testing.T) {
 			srv := httptest.NewServer(&messagesAPI{t: t, status: c.status, errType: c.typ, errMsg: c.msg})
 			defer srv.Close()
-			_, err := modelOn(srv).Generate(t.Context(), memory.ModelRequest{System: "s", User: "u"})
+			_, err := modelOn(srv).Generate(t.Context(), pruned.ModelRequest{System: "s", User: "u"})
 			var apiErr *sdk.Error
 			if err == nil || err.Error() != c.say || !errors.As(err, &apiErr) || apiErr.StatusCode != c.status {
 				t.Fatalf("Generate error %v (%T), want %q wrapping *sdk.Error %d", err, err, c.say, c.status)
@@ -240,7 +239,7 @@ func TestModelAPIErrors(t *testing.T) {
 func TestModelUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
-	_, err := modelOn(srv).Generate(t.Context(), memory.ModelRequest{System: "s", User: "u"})
+	_, err := modelOn(srv).Generate(t.Context(), pruned.ModelRequest{System: "s", User: "u"})
 	if err == nil || !strings.HasPrefix(err.Error(), "anthropic: the Messages API (model claude-sonnet-4-5) did not answer: ") {
 		t.Fatalf("Generate error %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/filestore"
-	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -81,7 +81,7 @@ func TestBrowserFlows(t *testing.T) {
 	s := store.New(fd, &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { s.Close() })
 	model := &scriptedModel{answers: []string{consolidateAnswer}}
-	e := newEnvOn(t, s, &Options{Consolidator: memory.ModelFunc(model.generate)})
+	e := newEnvOn(t, s, &Options{Consolidator: pruned.ModelFunc(model.generate)})
 	e.h.observe = nil // the pages' API calls are not the handler tests' status census
 
 	seedAs := func(p, content, who string) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -110,17 +111,17 @@ type Options struct {
 	// itself sees plain HTTP then. Without it the cookie is Secure only for
 	// a request that came over TLS to this server.
 	SecureCookie bool
-	// Consolidator is the model behind consolidation (memory.Consolidate):
+	// Consolidator is the model behind consolidation (pruned.Consolidate):
 	// POST /api/v1/namespaces/{ns}/consolidate and the notebook page's
 	// "Consolidate now". nil turns the feature off: the route answers 501
 	// (problem consolidation-not-configured) and the page shows no button.
-	Consolidator memory.Model
+	Consolidator pruned.Model
 	// ConsolidateOptions are the defaults of every consolidation (pruned
 	// file, token budget, prompt, model id, metadata); nil means
 	// core/memory's. DryRun is the request's (?dry_run=1, the page's
 	// Preview), and the console adds [RequestedByKey] and [ClientKey] to
 	// Metadata.
-	ConsolidateOptions *memory.ConsolidateOptions
+	ConsolidateOptions *pruned.ConsolidateOptions
 	// ConsolidateRecordRetention is how long the record of a consolidate
 	// request made with an Idempotency-Key (or from the page's form) is
 	// kept: a retry within it is answered from the record. Older records
@@ -152,8 +153,8 @@ type Handler struct {
 	// secureCookie is Options.SecureCookie.
 	secureCookie bool
 	// model is Options.Consolidator with its errors marked; nil = off.
-	model           memory.Model
-	consolidateOpts memory.ConsolidateOptions
+	model           pruned.Model
+	consolidateOpts pruned.ConsolidateOptions
 	// recordRetention is Options.ConsolidateRecordRetention, defaulted.
 	recordRetention time.Duration
 	// now is the clock of the records' retention (tests replace it).
@@ -170,7 +171,7 @@ type Handler struct {
 // opts.ConsolidateOptions holds invalid Metadata, or
 // ConsolidateRecordRetention is negative.
 func New(s *store.Store, opts *Options) (*Handler, error) {
-	if s == nil || s.Driver() == nil {
+	if s == nil || s.Backend() == "" { // no driver
 		return nil, fmt.Errorf("%w: pass a store with a driver to serve", ErrOptions)
 	}
 	if opts == nil || opts.Authenticate == nil {
@@ -188,7 +189,7 @@ func New(s *store.Store, opts *Options) (*Handler, error) {
 	if opts.ConsolidateRecordRetention < 0 {
 		return nil, fmt.Errorf("%w: ConsolidateRecordRetention must be positive, got %v", ErrOptions, opts.ConsolidateRecordRetention)
 	}
-	var co memory.ConsolidateOptions
+	var co pruned.ConsolidateOptions
 	if opts.ConsolidateOptions != nil {
 		co = *opts.ConsolidateOptions
 		if err := store.ValidateMetadata(co.Metadata); err != nil {

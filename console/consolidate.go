@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"maps"
 	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -30,7 +30,7 @@ const MaxConsolidateDiffChars = 32 << 10
 // RequestedByKey is the metadata key the console adds to every change a
 // consolidation it was asked for makes: the principal's user ("admin" for
 // an admin without one). [UpdatedByKey] of those changes is the
-// consolidator's (memory.ConsolidatorName + "/" + the model's id), as
+// consolidator's (pruned.ConsolidatorName + "/" + the model's id), as
 // core/memory records it; [ClientKey] is the principal's client.
 const RequestedByKey = "requested_by"
 
@@ -101,8 +101,8 @@ func (e *modelError) Error() string { return e.err.Error() }
 func (e *modelError) Unwrap() error { return e.err }
 
 // markModel wraps m so that its errors are *modelError.
-func markModel(m memory.Model) memory.Model {
-	return memory.ModelFunc(func(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+func markModel(m pruned.Model) pruned.Model {
+	return pruned.ModelFunc(func(ctx context.Context, req pruned.ModelRequest) (pruned.ModelResponse, error) {
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			return resp, &modelError{err}
@@ -164,12 +164,12 @@ const recordDir = "requests"
 const DefaultConsolidateRecordRetention = 30 * 24 * time.Hour
 
 // RecordedAtKey is the metadata key of a consolidate request's record
-// (under the notebook's memory.StateDir, in requests/): when the request
+// (under the notebook's pruned.StateDir, in requests/): when the request
 // claimed it, RFC 3339 in UTC. The records' retention reads it, as
-// core/memory's rotation reads memory.AppendedAtKey: each new record
+// core/memory's rotation reads pruned.AppendedAtKey: each new record
 // deletes the namespace's records older than
 // Options.ConsolidateRecordRetention, each delete recorded with
-// UpdatedByKey memory.RetentionUpdatedBy and memory.RetentionReasonKey
+// UpdatedByKey pruned.RetentionUpdatedBy and pruned.RetentionReasonKey
 // (the store's history can restore it). A record without the key, made
 // before the console kept one, gets it when a pruning first finds it.
 const RecordedAtKey = "recorded_at"
@@ -189,7 +189,7 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 		return out, false, err
 	}
 	ctx := c.r.Context()
-	dir := c.ns + "/" + h.agent + "/" + memory.StateDir + "/" + recordDir + "/"
+	dir := c.ns + "/" + h.agent + "/" + pruned.StateDir + "/" + recordDir + "/"
 	p := dir + digestHex(op.ID)[:40] + ".json"
 	meta, err := c.stampMetadata(map[string]string{RecordedAtKey: h.now().UTC().Format(time.RFC3339)})
 	if err != nil {
@@ -266,8 +266,8 @@ func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
 			} else if now.Sub(at) > h.recordRetention {
 				key := digestHex("retention_delete\x00" + p + "\x00" + f.Version)
 				_, err = h.s.Delete(ctx, store.DeleteRequest{Path: p, Expected: f.Version,
-					Metadata: map[string]string{UpdatedByKey: memory.RetentionUpdatedBy,
-						memory.RetentionReasonKey: "consolidate request record older than " + h.recordRetention.String()},
+					Metadata: map[string]string{UpdatedByKey: pruned.RetentionUpdatedBy,
+						pruned.RetentionReasonKey: "consolidate request record older than " + h.recordRetention.String()},
 					Operation: &store.Operation{ID: "agentmem-retention:" + key[:40], Fingerprint: key}})
 			}
 			if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
@@ -293,7 +293,7 @@ func (h *Handler) readRecord(ctx context.Context, p string, op *store.Operation)
 		return rec, "", err
 	}
 	if err := json.Unmarshal([]byte(f.Content), &rec); err != nil || rec.Done && rec.Response == nil {
-		return rec, "", fmt.Errorf("console: the consolidate request record %s is not the console's: %w", p, memory.ErrConsolidationState)
+		return rec, "", fmt.Errorf("console: the consolidate request record %s is not the console's: %w", p, pruned.ErrConsolidationState)
 	}
 	if rec.Fingerprint != op.Fingerprint {
 		return rec, "", store.ErrOperationConflict
@@ -330,7 +330,7 @@ func (h *Handler) consolidate(c *call, dry bool) (ConsolidateJSON, error) {
 	out := ConsolidateJSON{Namespace: c.ns, DryRun: dry, Skipped: []SkippedJSON{}, Files: []string{}, RunIDs: []string{}, RequestedBy: by}
 	var diff strings.Builder
 	for out.Runs < MaxConsolidateRuns {
-		res, err := h.mem.Consolidate(c.r.Context(), c.ns, h.model, &o)
+		res, err := pruned.Consolidate(c.r.Context(), h.mem, c.ns, h.model, &o)
 		if err != nil {
 			return out, h.consolidateProblem(c, err, out)
 		}
@@ -387,7 +387,7 @@ func cutDiff(d string, n int) (string, bool) {
 	return s, true
 }
 
-// consolidateProblem maps an error of memory.Consolidate to the API's
+// consolidateProblem maps an error of pruned.Consolidate to the API's
 // problem, with the counts of the runs before it (out) when they wrote.
 func (h *Handler) consolidateProblem(c *call, err error, out ConsolidateJSON) error {
 	var p *Problem
@@ -402,10 +402,10 @@ func (h *Handler) consolidateProblem(c *call, err error, out ConsolidateJSON) er
 		}
 		h.log.ErrorContext(c.r.Context(), "agentmem/console: the consolidation model failed", attrs...)
 		p = problemOf(http.StatusBadGateway, "model-failed", "the consolidation model failed to answer (the error is in the server's log); this run wrote nothing: send the request again")
-	case errors.Is(err, memory.ErrMalformedAnswer), errors.Is(err, memory.ErrInvalidEdits):
-		p = problemOf(http.StatusBadGateway, "model-answer-invalid", strings.TrimPrefix(err.Error(), "memory: "))
-	case errors.Is(err, memory.ErrConsolidationState):
-		p = problemOf(http.StatusConflict, "consolidation-state-invalid", "the notebook's consolidation state ("+h.agent+"/"+memory.StateDir+"/) is not the library's; nothing was written: delete its file to start over")
+	case errors.Is(err, pruned.ErrMalformedAnswer), errors.Is(err, pruned.ErrInvalidEdits):
+		p = problemOf(http.StatusBadGateway, "model-answer-invalid", strings.TrimPrefix(err.Error(), "pruned: "))
+	case errors.Is(err, pruned.ErrConsolidationState):
+		p = problemOf(http.StatusConflict, "consolidation-state-invalid", "the notebook's consolidation state ("+h.agent+"/"+pruned.StateDir+"/) is not the library's; nothing was written: delete its file to start over")
 	case errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrOperationConflict):
 		p = problemOf(http.StatusConflict, "consolidation-busy", "the notebook's consolidation state kept changing (another run at the same time); what was written stays: send the request again")
 	default:

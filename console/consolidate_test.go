@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -27,16 +28,16 @@ type scriptedModel struct {
 	asked   int
 }
 
-func (m *scriptedModel) generate(_ context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+func (m *scriptedModel) generate(_ context.Context, req pruned.ModelRequest) (pruned.ModelResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := m.asked
 	m.asked++
 	if m.err != nil {
-		return memory.ModelResponse{}, m.err
+		return pruned.ModelResponse{}, m.err
 	}
 	text := m.answers[min(n, len(m.answers)-1)]
-	return memory.ModelResponse{Text: text, Model: "scripted-1", Usage: memory.Usage{InputTokens: len(req.User) / 4, OutputTokens: len(text) / 4}}, nil
+	return pruned.ModelResponse{Text: text, Model: "scripted-1", Usage: pruned.Usage{InputTokens: len(req.User) / 4, OutputTokens: len(text) / 4}}, nil
 }
 
 func (m *scriptedModel) requests() int {
@@ -89,8 +90,8 @@ func newConsolidateEnv(t *testing.T, answers ...string) (*env, *scriptedModel) {
 	m := &scriptedModel{answers: answers}
 	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { s.Close() })
-	e := newEnvOn(t, s, &Options{Consolidator: memory.ModelFunc(m.generate),
-		ConsolidateOptions: &memory.ConsolidateOptions{Metadata: map[string]string{"origin": "ops"}}})
+	e := newEnvOn(t, s, &Options{Consolidator: pruned.ModelFunc(m.generate),
+		ConsolidateOptions: &pruned.ConsolidateOptions{Metadata: map[string]string{"origin": "ops"}}})
 	e.seed("alice/main/MEMORY.md", "- lives in Hanoi\n")
 	e.seed("alice/main/pruned.md", consolidatePruned)
 	return e, m
@@ -106,7 +107,7 @@ func (e *env) files(prefix string) map[string]string {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if strings.Contains(p, "/"+memory.StateDir+"/"+recordDir+"/") {
+		if strings.Contains(p, "/"+pruned.StateDir+"/"+recordDir+"/") {
 			continue
 		}
 		f, err := e.s.Read(e.t.Context(), p, 1)
@@ -157,7 +158,7 @@ func TestConsolidateDryRunWritesNothing(t *testing.T) {
 	// A dry run asks again each time (it stores no plan) and still writes nothing.
 	e.do(consolidateReq("alice", "alice-key", "?dry_run=1", "Idempotency-Key: d-1")).want(200, "")
 	sameFiles(t, "after a second dry run", before, e.files("alice/"))
-	if ps, err := e.s.ListPaths(t.Context(), "alice/main/"+memory.StateDir+"/", 10); err != nil || len(ps) != 0 {
+	if ps, err := e.s.ListPaths(t.Context(), "alice/main/"+pruned.StateDir+"/", 10); err != nil || len(ps) != 0 {
 		t.Fatalf("a dry run wrote %v (%v)", ps, err)
 	}
 	if m.requests() != 2 {
@@ -180,7 +181,7 @@ func TestConsolidateAppliesOncePerIdempotencyKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]string{UpdatedByKey: memory.ConsolidatorName + "/scripted-1", memory.ModelKey: "scripted-1",
+	for k, want := range map[string]string{UpdatedByKey: pruned.ConsolidatorName + "/scripted-1", pruned.ModelKey: "scripted-1",
 		RequestedByKey: "alice", ClientKey: "test", "origin": "ops"} {
 		if f.Metadata[k] != want {
 			t.Errorf("MEMORY.md metadata %s = %q, want %q (all: %v)", k, f.Metadata[k], want, f.Metadata)
@@ -220,7 +221,7 @@ func TestConsolidateAppliesOncePerIdempotencyKey(t *testing.T) {
 	}
 	// The consolidator's change shows in the history, and who asked.
 	for _, en := range e.history(store.HistoryRequest{Path: "alice/main/travel.md"}).Entries {
-		if en.Metadata[UpdatedByKey] != memory.ConsolidatorName+"/scripted-1" || en.Metadata[RequestedByKey] != "alice" {
+		if en.Metadata[UpdatedByKey] != pruned.ConsolidatorName+"/scripted-1" || en.Metadata[RequestedByKey] != "alice" {
 			t.Fatalf("history entry metadata %v", en.Metadata)
 		}
 	}
@@ -252,7 +253,7 @@ func TestConsolidateModelAnswerInvalid(t *testing.T) {
 
 func TestConsolidateStateInvalid(t *testing.T) {
 	e, _ := newConsolidateEnv(t, consolidateAnswer)
-	e.seed("alice/main/"+memory.StateDir+"/pruned.md.json", "not the library's\n")
+	e.seed("alice/main/"+pruned.StateDir+"/pruned.md.json", "not the library's\n")
 	e.do(consolidateReq("alice", "alice-key", "")).want(409, "consolidation-state-invalid")
 }
 
@@ -290,7 +291,7 @@ func TestConsolidateNotConfigured(t *testing.T) {
 
 func TestNewRefusesBadConsolidateMetadata(t *testing.T) {
 	s := store.New(newMemDriver(t), nil)
-	_, err := New(s, &Options{Authenticate: testAuth, ConsolidateOptions: &memory.ConsolidateOptions{Metadata: map[string]string{"k": "a\x00b"}}})
+	_, err := New(s, &Options{Authenticate: testAuth, ConsolidateOptions: &pruned.ConsolidateOptions{Metadata: map[string]string{"k": "a\x00b"}}})
 	if !errors.Is(err, ErrOptions) {
 		t.Fatalf("New = %v, want ErrOptions", err)
 	}
@@ -334,7 +335,7 @@ func TestPagesConsolidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Metadata[RequestedByKey] != "alice" || f.Metadata[ClientKey] != "console" || f.Metadata[UpdatedByKey] != memory.ConsolidatorName+"/scripted-1" {
+	if f.Metadata[RequestedByKey] != "alice" || f.Metadata[ClientKey] != "console" || f.Metadata[UpdatedByKey] != pruned.ConsolidatorName+"/scripted-1" {
 		t.Fatalf("metadata %v: want the consolidator, requested_by alice via console", f.Metadata)
 	}
 	asked, after := m.requests(), e.files("alice/")
@@ -408,7 +409,7 @@ func (e *env) records() map[string]map[string]string {
 }
 
 func recordsOf(ns string) string {
-	return ns + "/" + memory.DefaultAgentName + "/" + memory.StateDir + "/" + recordDir + "/"
+	return ns + "/" + memory.DefaultAgentName + "/" + pruned.StateDir + "/" + recordDir + "/"
 }
 
 // TestConsolidateRecordRetention: each new record of a keyed consolidate
@@ -458,8 +459,8 @@ func TestConsolidateRecordRetention(t *testing.T) {
 	}
 	for _, p := range []string{first, legacy} {
 		h := e.history(store.HistoryRequest{Path: p}) // newest first
-		if len(h.Entries) == 0 || !h.Entries[0].Deleted || h.Entries[0].Metadata[UpdatedByKey] != memory.RetentionUpdatedBy ||
-			h.Entries[0].Metadata[memory.RetentionReasonKey] != "consolidate request record older than 720h0m0s" {
+		if len(h.Entries) == 0 || !h.Entries[0].Deleted || h.Entries[0].Metadata[UpdatedByKey] != pruned.RetentionUpdatedBy ||
+			h.Entries[0].Metadata[pruned.RetentionReasonKey] != "consolidate request record older than 720h0m0s" {
 			t.Fatalf("%s: last change %+v, want a retention delete", p, h.Entries)
 		}
 	}

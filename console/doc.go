@@ -129,7 +129,7 @@
 // # Consolidation
 //
 // With [Options.Consolidator] set, POST /api/v1/namespaces/{ns}/consolidate
-// (the namespace's user or an admin) runs memory.Consolidate on the
+// (the namespace's user or an admin) runs pruned.Consolidate on the
 // namespace's notebook: pruned history since the checkpoint becomes edits
 // of MEMORY.md and topic files, applied with write_memory's validation
 // and compare-and-swap; while a run leaves more, it runs again, up to

@@ -32,6 +32,15 @@ var storeCases = []Case{
 		}
 		eq(t, "capabilities", got, want)
 	}},
+	{"backend_name", func(t *testing.T, e *Env) {
+		// The backend names itself (driver.Namer), and the store over the
+		// suite's wrappers reports that name, not a wrapper's.
+		n, ok := e.Raw.(driver.Namer)
+		if !ok || n.Name() == "" || strings.ContainsAny(n.Name(), "./* ") {
+			t.Fatalf("%T names no backend (driver.Namer): implement Name() with the engine's short name", e.Raw)
+		}
+		eq(t, "Store.Backend", e.Store.Backend(), n.Name())
+	}},
 	{"cas_contract", func(t *testing.T, e *Env) {
 		s := e.Store
 		m := write(t, s, "notes/main.md", "hello", "")

@@ -151,3 +151,31 @@ func TestModulesListsEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// aroundTheStore are the folders whose non-test code may call
+// Store.Driver() (docs/conventions.md, "Nothing goes around the store"):
+// the store itself and the notebook.
+var aroundTheStore = []string{"core/store", "core/memory"}
+
+// TestNothingGoesAroundTheStore fails when non-test code outside
+// aroundTheStore calls a method Driver() with no arguments: what a caller
+// needs of the driver (its listings, its name) is a method of the store.
+func TestNothingGoesAroundTheStore(t *testing.T) {
+	walkGo(t, false, func(rel string, fset *token.FileSet, f *ast.File) {
+		for _, d := range aroundTheStore {
+			if strings.HasPrefix(rel, d+"/") {
+				return
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok || len(c.Args) != 0 {
+				return true
+			}
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Driver" {
+				t.Errorf("%s: a call of Driver() goes around the store: use (or add) a store method (docs/conventions.md)", fset.Position(c.Pos()))
+			}
+			return true
+		})
+	})
+}

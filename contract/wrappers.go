@@ -38,6 +38,7 @@ var (
 	_ driver.Pruner             = (*Interceptor)(nil)
 	_ driver.Historian          = (*Interceptor)(nil)
 	_ driver.CapabilityReporter = (*Interceptor)(nil)
+	_ driver.Namer              = (*Interceptor)(nil)
 )
 
 // NewInterceptor wraps d, forwarding its capabilities.
@@ -60,6 +61,9 @@ func (i *Interceptor) Inner() driver.Driver { return i.inner }
 
 // DriverCapabilities implements driver.CapabilityReporter.
 func (i *Interceptor) DriverCapabilities() driver.Capabilities { return i.caps }
+
+// Name implements driver.Namer: the inner driver's backend name.
+func (i *Interceptor) Name() string { return driver.Name(i.inner) }
 
 func (i *Interceptor) before(call string) error {
 	if i.Before != nil {

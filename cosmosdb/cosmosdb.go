@@ -63,7 +63,12 @@ var (
 	_ driver.BatchGetter = (*Driver)(nil)
 	_ driver.ScopeReader = (*Driver)(nil)
 	_ driver.Historian   = (*Driver)(nil)
+	_ driver.Namer       = (*Driver)(nil)
 )
+
+// Name implements driver.Namer: "cosmosdb", the backend's name in telemetry
+// and logs.
+func (d *Driver) Name() string { return "cosmosdb" }
 
 // New returns a driver over container in database, reached through
 // client. Unless opts.NoCreate is set it creates the database and the

@@ -57,7 +57,12 @@ var (
 	_ driver.BatchGetter = (*Driver)(nil)
 	_ driver.ScopeReader = (*Driver)(nil)
 	_ driver.Historian   = (*Driver)(nil)
+	_ driver.Namer       = (*Driver)(nil)
 )
+
+// Name implements driver.Namer: "dynamodb", the backend's name in telemetry
+// and logs.
+func (d *Driver) Name() string { return "dynamodb" }
 
 // New returns a driver over table, using the caller's configured client;
 // nil opts means defaults. Unless opts.NoCreate is set it creates the

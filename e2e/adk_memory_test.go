@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 )
 
 var e2eEpoch = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -164,7 +165,7 @@ func adkHistoryWindow(t *testing.T, e *contract.Env) {
 	prompts, scripts := adktest.Conversation(20)
 	replay := func() *adktest.Model {
 		llm := adktest.NewModel(scripts)
-		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}}})
+		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 20}}})
 		a, err := llmagent.New(llmagent.Config{Name: "travel_agent", Model: llm, Toolsets: []tool.Toolset{ts}})
 		if err != nil {
 			t.Fatal(err)

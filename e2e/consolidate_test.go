@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemeino "github.com/agentmem/agentmem/eino"
 	"github.com/agentmem/agentmem/eino/einotest"
@@ -57,10 +58,10 @@ func TestConsolidateEndToEnd(t *testing.T) {
 func userText(t *testing.T, mem *memory.Memory, ns string) string {
 	t.Helper()
 	var got string
-	_, err := mem.Consolidate(ctx(t), ns, memory.ModelFunc(func(_ context.Context, r memory.ModelRequest) (memory.ModelResponse, error) {
+	_, err := pruned.Consolidate(ctx(t), mem, ns, pruned.ModelFunc(func(_ context.Context, r pruned.ModelRequest) (pruned.ModelResponse, error) {
 		got = r.User
-		return memory.ModelResponse{Text: `{"edits":[]}`}, nil
-	}), &memory.ConsolidateOptions{DryRun: true})
+		return pruned.ModelResponse{Text: `{"edits":[]}`}, nil
+	}), &pruned.ConsolidateOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +84,9 @@ func consolidateEndToEnd(t *testing.T, e *contract.Env) {
 	g := genkit.Init(ctx(t))
 	frameworks := []struct {
 		name  string
-		model func(prompt string) (memory.Model, func() []string)
+		model func(prompt string) (pruned.Model, func() []string)
 	}{
-		{"adk", func(prompt string) (memory.Model, func() []string) {
+		{"adk", func(prompt string) (pruned.Model, func() []string) {
 			llm := adktest.NewModel(map[string][]adktest.Step{prompt: {adktest.Text(consAnswer())}})
 			return agentmemadk.Model(llm), func() (out []string) {
 				for _, r := range llm.Requests() {
@@ -94,7 +95,7 @@ func consolidateEndToEnd(t *testing.T, e *contract.Env) {
 				return out
 			}
 		}},
-		{"eino", func(prompt string) (memory.Model, func() []string) {
+		{"eino", func(prompt string) (pruned.Model, func() []string) {
 			llm := einotest.NewModel(map[string][]einotest.Step{prompt: {einotest.Text(consAnswer())}})
 			return agentmemeino.Model(llm, "einotest"), func() (out []string) {
 				for _, r := range llm.Requests() {
@@ -107,7 +108,7 @@ func consolidateEndToEnd(t *testing.T, e *contract.Env) {
 				return out
 			}
 		}},
-		{"genkit", func(prompt string) (memory.Model, func() []string) {
+		{"genkit", func(prompt string) (pruned.Model, func() []string) {
 			llm := genkittest.Define(g, "e2e/consolidator-"+prompt[len(prompt)-8:]+unique(""), map[string][]genkittest.Step{prompt: {genkittest.Answer(consAnswer())}})
 			return agentmemgenkit.Model(g, llm), func() (out []string) {
 				for _, r := range llm.Requests() {
@@ -125,25 +126,25 @@ func consolidateEndToEnd(t *testing.T, e *contract.Env) {
 		ns := "cons-" + fw.name
 		seedNS(ns)
 		prompt := userText(t, mem, ns)
-		if strings.Count(prompt, memory.PrunedClose) != 1 || strings.Index(prompt, "Ignore previous") < strings.Index(prompt, memory.PrunedOpen) {
+		if strings.Count(prompt, pruned.PrunedClose) != 1 || strings.Index(prompt, "Ignore previous") < strings.Index(prompt, pruned.PrunedOpen) {
 			t.Fatalf("%s: the pruned text leaves its block:\n%s", fw.name, prompt)
 		}
 		model, systems := fw.model(prompt)
-		res, err := mem.Consolidate(ctx(t), ns, model, nil)
+		res, err := pruned.Consolidate(ctx(t), mem, ns, model, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", fw.name, err)
 		}
 		eq(t, fw.name+" applied", res.Applied, 3)
 		eq(t, fw.name+" MEMORY.md", read(t, e.Store, ns+"/main/MEMORY.md", 1000).Content, consWant)
 		eq(t, fw.name+" travel.md", read(t, e.Store, ns+"/main/travel.md", 1000).Content, "- window seat, always\n")
-		if got := systems(); len(got) != 1 || got[0] != memory.DefaultConsolidationPrompt {
+		if got := systems(); len(got) != 1 || got[0] != pruned.DefaultConsolidationPrompt {
 			t.Fatalf("%s: system texts %q", fw.name, got)
 		}
 		f := read(t, e.Store, ns+"/main/MEMORY.md", 1000)
-		if !strings.HasPrefix(f.Metadata[memory.UpdatedByKey], memory.ConsolidatorName+"/") {
+		if !strings.HasPrefix(f.Metadata[memory.UpdatedByKey], pruned.ConsolidatorName+"/") {
 			t.Fatalf("%s: metadata %v", fw.name, f.Metadata)
 		}
-		again, err := mem.Consolidate(ctx(t), ns, model, nil)
+		again, err := pruned.Consolidate(ctx(t), mem, ns, model, nil)
 		if err != nil || again.Asks != 0 || read(t, e.Store, ns+"/main/MEMORY.md", 1000).Version != f.Version {
 			t.Fatalf("%s: rerun %+v, %v", fw.name, again, err)
 		}
@@ -156,20 +157,20 @@ func consolidateEndToEnd(t *testing.T, e *contract.Env) {
 		t.Fatal(err)
 	}
 	asks := 0
-	res, err := mem.Consolidate(ctx(t), "cons-user", memory.ModelFunc(func(c context.Context, r memory.ModelRequest) (memory.ModelResponse, error) {
+	res, err := pruned.Consolidate(ctx(t), mem, "cons-user", pruned.ModelFunc(func(c context.Context, r pruned.ModelRequest) (pruned.ModelResponse, error) {
 		asks++
 		if asks == 1 {
 			out, err := user.Call(c, memory.Invocation{Namespace: "cons-user", RunID: "user-run", ToolCallID: "edit"}, "write_memory",
 				json.RawMessage(`{"content":"- lives in Hue","old_text":"- lives in Hanoi"}`))
 			if err != nil {
-				return memory.ModelResponse{}, err
+				return pruned.ModelResponse{}, err
 			}
 			if _, ok := out.(*memory.WriteResult); !ok {
-				return memory.ModelResponse{}, fmt.Errorf("user edit: %+v", out)
+				return pruned.ModelResponse{}, fmt.Errorf("user edit: %+v", out)
 			}
-			return memory.ModelResponse{Text: consAnswer()}, nil
+			return pruned.ModelResponse{Text: consAnswer()}, nil
 		}
-		return memory.ModelResponse{Text: `{"edits":[]}`}, nil
+		return pruned.ModelResponse{Text: `{"edits":[]}`}, nil
 	}), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -188,10 +189,10 @@ func consolidateEndToEnd(t *testing.T, e *contract.Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		answer := memory.ModelFunc(func(context.Context, memory.ModelRequest) (memory.ModelResponse, error) {
-			return memory.ModelResponse{Text: consAnswer(), Model: "scripted"}, nil
+		answer := pruned.ModelFunc(func(context.Context, pruned.ModelRequest) (pruned.ModelResponse, error) {
+			return pruned.ModelResponse{Text: consAnswer(), Model: "scripted"}, nil
 		})
-		_, err = crashing.Consolidate(ctx(t), ns, answer, nil)
+		_, err = pruned.Consolidate(ctx(t), crashing, ns, answer, nil)
 		if err == nil {
 			if k < 3 {
 				t.Fatalf("no call crashed at k=%d", k)
@@ -204,7 +205,7 @@ func consolidateEndToEnd(t *testing.T, e *contract.Env) {
 		// The rerun comes after the crashed run's pending operations
 		// timed out: it settles them at once instead of waiting.
 		e.Clock.Advance(2 * contract.PendingTimeout)
-		if _, err := mem.Consolidate(ctx(t), ns, answer, nil); err != nil {
+		if _, err := pruned.Consolidate(ctx(t), mem, ns, answer, nil); err != nil {
 			t.Fatalf("k=%d: rerun: %v", k, err)
 		}
 		eq(t, fmt.Sprintf("k=%d MEMORY.md", k), read(t, e.Store, ns+"/main/MEMORY.md", 1000).Content, consWant)

@@ -20,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/adk/adktest"
 	"github.com/agentmem/agentmem/contract"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -60,7 +61,7 @@ func historyRotation(t *testing.T, e *contract.Env) {
 		scripts[fmt.Sprintf("prompt %d", i)] = []adktest.Step{adktest.Text(answer(i))}
 	}
 	run := func() error {
-		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}}})
+		ts := agentmemadk.NewToolset(mem, &agentmemadk.Options{HistoryWindow: agentmemadk.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2}}})
 		a, err := llmagent.New(llmagent.Config{Name: "travel_agent", Model: adktest.NewModel(scripts), Toolsets: []tool.Toolset{ts}})
 		if err != nil {
 			return err
@@ -85,11 +86,11 @@ func historyRotation(t *testing.T, e *contract.Env) {
 	const base = "kamal/main/pruned.md"
 	snapshot := func(what string) map[string]string {
 		t.Helper()
-		files, err := memory.SeriesPaths(ctx(t), e.Store, base)
+		files, err := pruned.SeriesPaths(ctx(t), e.Store, base)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(files) < 4 || files[0] != base || files[1] != memory.SeriesPath(base, 2) {
+		if len(files) < 4 || files[0] != base || files[1] != pruned.SeriesPath(base, 2) {
 			t.Fatalf("%s: series %q", what, files)
 		}
 		out := map[string]string{}
@@ -143,9 +144,9 @@ func historyRotation(t *testing.T, e *contract.Env) {
 		wg.Go(func() {
 			for k := range entries {
 				i := (k + 3*w) % entries
-				if _, err := memory.Append(ctx(t), e.Store, contended, entry(i), &memory.AppendOptions{
-					OperationID: fmt.Sprintf("contended/%d", i), MaxMemorySize: bound, Rotate: &memory.RotateOptions{},
-				}); err != nil {
+				if _, err := pruned.AppendSeries(ctx(t), e.Store, contended, entry(i), &memory.AppendOptions{
+					OperationID: fmt.Sprintf("contended/%d", i), MaxMemorySize: bound,
+				}, nil); err != nil {
 					errs[w] = errors.Join(errs[w], fmt.Errorf("writer %d entry %d: %w", w, i, err))
 				}
 			}
@@ -155,7 +156,7 @@ func historyRotation(t *testing.T, e *contract.Env) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	files, err := memory.SeriesPaths(ctx(t), e.Store, contended)
+	files, err := pruned.SeriesPaths(ctx(t), e.Store, contended)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func historyRotation(t *testing.T, e *contract.Env) {
 			t.Fatalf("entry %d not exactly once", i)
 		}
 	}
-	if _, err := e.Store.Read(ctx(t), memory.SeriesPath(contended, len(files)+1), 1); !errors.Is(err, store.ErrNotFound) {
+	if _, err := e.Store.Read(ctx(t), pruned.SeriesPath(contended, len(files)+1), 1); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a file past the series: %v", err)
 	}
 }

@@ -3,28 +3,27 @@ package eino
 import (
 	"context"
 	"errors"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
-
-	"github.com/agentmem/agentmem/core/memory"
 )
 
 // Model turns an Eino chat model into the model behind
-// memory.Memory.Consolidate: a system and a user message in, the
+// pruned.Consolidate: a system and a user message in, the
 // answer's content out, the usage from its ResponseMeta. id is recorded
 // as the model's id (Eino messages carry none); "" means "unknown". A nil
 // chat model is an error on use.
-func Model(cm model.BaseChatModel, id string) memory.Model { return chatModel{cm, id} }
+func Model(cm model.BaseChatModel, id string) pruned.Model { return chatModel{cm, id} }
 
 type chatModel struct {
 	cm model.BaseChatModel
 	id string
 }
 
-func (m chatModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+func (m chatModel) Generate(ctx context.Context, req pruned.ModelRequest) (pruned.ModelResponse, error) {
 	if m.cm == nil {
-		return memory.ModelResponse{}, errors.New("eino: Model needs a chat model, got nil")
+		return pruned.ModelResponse{}, errors.New("eino: Model needs a chat model, got nil")
 	}
 	var opts []model.Option
 	if req.MaxOutputTokens > 0 {
@@ -32,15 +31,15 @@ func (m chatModel) Generate(ctx context.Context, req memory.ModelRequest) (memor
 	}
 	msg, err := m.cm.Generate(ctx, []*schema.Message{schema.SystemMessage(req.System), schema.UserMessage(req.User)}, opts...)
 	if err != nil {
-		return memory.ModelResponse{}, err
+		return pruned.ModelResponse{}, err
 	}
 	if msg == nil {
-		return memory.ModelResponse{}, errors.New("eino: the chat model returned no message")
+		return pruned.ModelResponse{}, errors.New("eino: the chat model returned no message")
 	}
-	out := memory.ModelResponse{Text: msg.Content, Model: m.id}
+	out := pruned.ModelResponse{Text: msg.Content, Model: m.id}
 	if msg.ResponseMeta != nil && msg.ResponseMeta.Usage != nil {
 		u := msg.ResponseMeta.Usage
-		out.Usage = memory.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+		out.Usage = pruned.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	}
 	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/eino-contrib/jsonschema"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -54,7 +55,7 @@ type Middleware struct {
 	mem   *memory.Memory
 	opts  Options
 	tools []tool.BaseTool
-	win   *memory.Window // nil without a history window
+	win   *pruned.Window // nil without a history window
 }
 
 var (
@@ -65,7 +66,7 @@ var (
 
 // NewMiddleware returns the middleware for mem. Add it to
 // adk.ChatModelAgentConfig.Handlers. It fails with [ErrNilMemory] for a
-// nil mem and with memory.ErrNilModel for a HistoryWindow.Consolidate
+// nil mem and with pruned.ErrNilModel for a HistoryWindow.Consolidate
 // without a Model.
 func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 	if mem == nil {
@@ -81,7 +82,7 @@ func NewMiddleware(mem *memory.Memory, opts *Options) (*Middleware, error) {
 	if o := m.opts.HistoryWindow.WindowOptions; o.Max > 0 {
 		o.Op = cmp.Or(o.Op, "eino-prune:")
 		var err error
-		if m.win, err = mem.NewWindow(&o); err != nil {
+		if m.win, err = pruned.NewWindow(mem, &o); err != nil {
 			return nil, fmt.Errorf("eino: HistoryWindow.Consolidate: %w", err)
 		}
 	}

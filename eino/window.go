@@ -14,10 +14,11 @@ import (
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 )
 
 // DefaultPrunedFile is the default [HistoryWindow].File.
-const DefaultPrunedFile = memory.DefaultPrunedFile
+const DefaultPrunedFile = pruned.DefaultFile
 
 // HistoryWindow is the opt-in pruned-history window of a [Middleware]
 // ([Options.HistoryWindow]). Before each model call whose input holds more
@@ -25,7 +26,7 @@ const DefaultPrunedFile = memory.DefaultPrunedFile
 // left out of the model's input (the agent's messages and the
 // application's history keep them) and a background job appends them,
 // oldest first, to the user's notebook file File with
-// [memory.AppendQueue], so the model still finds them in the injected
+// [pruned.AppendQueue], so the model still finds them in the injected
 // file list, with read_memory and with search_memory.
 //
 // The cut never separates a tool result from its call: the kept messages
@@ -37,7 +38,7 @@ const DefaultPrunedFile = memory.DefaultPrunedFile
 // notebook's file limit (memory.Limits.MaxMemorySize, 65,536 characters by
 // default), the window goes on in the next file of a series, File with
 // "_0002", "_0003", … before its extension (pruned_0002.md, listed after
-// pruned.md; see [memory.SeriesPath]), so no append fails for size. MaxFiles
+// pruned.md; see [pruned.SeriesPath]), so no append fails for size. MaxFiles
 // and MaxAge set a retention for the old files, deleted through the store
 // (recorded in its history, with updated_by "agentmem-retention").
 //
@@ -52,16 +53,16 @@ const DefaultPrunedFile = memory.DefaultPrunedFile
 // the same position of two conversations of one user are then appended
 // once only.
 //
-// The fields are those of [memory.WindowOptions], in messages: Max turns
+// The fields are those of [pruned.WindowOptions], in messages: Max turns
 // the window on (the leading system message aside), and Op defaults to
-// "eino-prune:". [NewMiddleware] fails with memory.ErrNilModel for a
+// "eino-prune:". [NewMiddleware] fails with pruned.ErrNilModel for a
 // Consolidate without a Model; [Middleware.Flush] waits for the
 // consolidations due and [Middleware.Close] stops them.
 type HistoryWindow struct {
 	// WindowOptions holds the window's bound, file, queue, retention,
 	// error hook and consolidation; an item is one message of a model
 	// call.
-	memory.WindowOptions
+	pruned.WindowOptions
 }
 
 // Flush waits until every pruned message queued so far is appended (or has
@@ -78,7 +79,7 @@ func (m *Middleware) Flush(ctx context.Context) error {
 }
 
 // Close flushes (see [Middleware.Flush]) and closes the history window:
-// later model calls that would prune fail with memory.ErrQueueClosed, and
+// later model calls that would prune fail with pruned.ErrQueueClosed, and
 // background consolidation stops after the runs already due. Call it when
 // the application shuts down. Without a history window it does nothing.
 func (m *Middleware) Close(ctx context.Context) error {
@@ -101,7 +102,7 @@ func (m *Middleware) prune(ctx context.Context, ns string, msgs []*schema.Messag
 		sys++
 	}
 	body := msgs[sys:]
-	k := m.win.Cut(memory.WindowItems{
+	k := m.win.Cut(pruned.WindowItems{
 		N:      len(body),
 		Prefer: func(i int) bool { return body[i] != nil && body[i].Role == schema.User },
 		Allow:  func(i int) bool { return body[i] != nil && body[i].Role != schema.Tool },
@@ -117,9 +118,9 @@ func (m *Middleware) prune(ctx context.Context, ns string, msgs []*schema.Messag
 	if err != nil {
 		return nil, fmt.Errorf("eino: pruned history: %w", err)
 	}
-	items := make([]memory.PrunedItem, 0, k)
+	items := make([]pruned.Item, 0, k)
 	for i, msg := range body[:k] {
-		items = append(items, memory.PrunedItem{Key: messageKey(body, i), Text: render(msg)})
+		items = append(items, pruned.Item{Key: messageKey(body, i), Text: render(msg)})
 	}
 	if err := m.win.Add(ctx, ns, path, items); err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func messageKey(msgs []*schema.Message, i int) string {
 // lines indented.
 func render(msg *schema.Message) string {
 	if msg == nil {
-		return memory.FormatPruned("unknown", nil)
+		return pruned.Format("unknown", nil)
 	}
 	var parts []string
 	if text := strings.TrimSpace(msg.Content); text != "" && !strings.HasPrefix(text, memory.BlockOpen) {
@@ -173,5 +174,5 @@ func render(msg *schema.Message) string {
 			parts = []string{"returned " + res}
 		}
 	}
-	return memory.FormatPruned(head, parts)
+	return pruned.Format(head, parts)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemeino "github.com/agentmem/agentmem/eino"
 	"github.com/agentmem/agentmem/eino/einotest"
@@ -30,7 +31,7 @@ type blockingModel struct {
 	n  int
 }
 
-func (m *blockingModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+func (m *blockingModel) Generate(ctx context.Context, req pruned.ModelRequest) (pruned.ModelResponse, error) {
 	m.mu.Lock()
 	m.n++
 	n := m.n
@@ -38,9 +39,9 @@ func (m *blockingModel) Generate(ctx context.Context, req memory.ModelRequest) (
 	m.entered <- n
 	<-m.release
 	if m.fail != nil {
-		return memory.ModelResponse{}, m.fail
+		return pruned.ModelResponse{}, m.fail
 	}
-	return memory.ModelResponse{Model: "scripted", Text: fmt.Sprintf(`{"edits":[{"file":null,"content":"- note %d","old_text":null}]}`, n)}, nil
+	return pruned.ModelResponse{Model: "scripted", Text: fmt.Sprintf(`{"edits":[{"file":null,"content":"- note %d","old_text":null}]}`, n)}, nil
 }
 
 // TestHistoryWindowConsolidates: with HistoryWindow.Consolidate, the
@@ -52,7 +53,7 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 	prompts, scripts := conversation(6)
 	llm := einotest.NewModel(scripts)
 	model := &blockingModel{entered: make(chan int, 16), release: make(chan struct{})}
-	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2, Consolidate: &memory.TriggerOptions{Model: model, Every: 2}}})
+	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2, Consolidate: &pruned.TriggerOptions{Model: model, Every: 2}}})
 	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
 	history = converse(t, ctx, r, history, prompts[0])
@@ -82,7 +83,7 @@ func TestHistoryWindowConsolidates(t *testing.T) {
 	}
 	// The first run, then one more (due again while the first ran) that
 	// reads all that was left: two notes, each once.
-	if f.Content != "- note 1\n- note 2\n" || f.Metadata[memory.UpdatedByKey] != memory.ConsolidatorName+"/scripted" {
+	if f.Content != "- note 1\n- note 2\n" || f.Metadata[memory.UpdatedByKey] != pruned.ConsolidatorName+"/scripted" {
 		t.Fatalf("MEMORY.md = %q, %v", f.Content, f.Metadata)
 	}
 }
@@ -103,8 +104,8 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	close(model.release)
 	reported := make(chan error, 16)
 	prompts, scripts := conversation(4)
-	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2,
-		OnError: func(_ context.Context, err error) { reported <- err }, Consolidate: &memory.TriggerOptions{Model: model, Every: 1}}})
+	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2,
+		OnError: func(_ context.Context, err error) { reported <- err }, Consolidate: &pruned.TriggerOptions{Model: model, Every: 1}}})
 	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
 	for _, p := range prompts {
@@ -126,8 +127,8 @@ func TestHistoryWindowConsolidationErrors(t *testing.T) {
 	if !strings.Contains(logs.String(), "model down") {
 		t.Fatalf("logs: %q", logs.String())
 	}
-	if _, err := agentmemeino.NewMiddleware(mem, &agentmemeino.Options{HistoryWindow: agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{
-		Max: 2, Consolidate: &memory.TriggerOptions{}}}}); !errors.Is(err, memory.ErrNilModel) {
+	if _, err := agentmemeino.NewMiddleware(mem, &agentmemeino.Options{HistoryWindow: agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{
+		Max: 2, Consolidate: &pruned.TriggerOptions{}}}}); !errors.Is(err, pruned.ErrNilModel) {
 		t.Fatalf("a Consolidate without a model: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	agentmemeino "github.com/agentmem/agentmem/eino"
 	"github.com/agentmem/agentmem/eino/einotest"
 )
@@ -71,7 +72,7 @@ func TestHistoryWindow(t *testing.T) {
 	mem, s := newMemory(t, nil)
 	prompts, scripts := conversation(20) // 40 messages
 	llm := einotest.NewModel(scripts)
-	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}})
+	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 20}})
 	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
 	for _, p := range prompts {
@@ -104,7 +105,7 @@ func TestHistoryWindow(t *testing.T) {
 
 	// A replay of the last turn by a new process (a new middleware) on the
 	// same history appends nothing.
-	r2, mw2 := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 20}})
+	r2, mw2 := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 20}})
 	converse(t, ctx, r2, history[:38], prompts[19])
 	if err := mw2.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestHistoryWindowKeepsToolPairs(t *testing.T) {
 		einotest.Text("Saved."),
 	}}
 	llm := einotest.NewModel(scripts)
-	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 5}})
+	r, mw := newWindowRunner(t, llm, mem, agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 5}})
 	converse(t, memory.WithUserID(t.Context(), "kamal"), r, nil, "Save three facts.")
 	if err := mw.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -157,13 +158,13 @@ func TestHistoryWindowKeepsToolPairs(t *testing.T) {
 func TestHistoryWindowClosed(t *testing.T) {
 	mem, _ := newMemory(t, nil)
 	prompts, scripts := conversation(2)
-	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 1}})
+	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 1}})
 	ctx := memory.WithUserID(t.Context(), "kamal")
 	history := converse(t, ctx, r, nil, prompts[0])
 	if err := mw.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(ctx, r, append(history, schema.UserMessage(prompts[1]))); !errors.Is(err, memory.ErrQueueClosed) {
+	if err := run(ctx, r, append(history, schema.UserMessage(prompts[1]))); !errors.Is(err, pruned.ErrQueueClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 	plain, err := agentmemeino.NewMiddleware(mem, nil)
@@ -178,7 +179,7 @@ func TestHistoryWindowClosed(t *testing.T) {
 func TestHistoryWindowRotates(t *testing.T) {
 	mem, s := newMemory(t, &memory.Options{Limits: memory.Limits{MaxMemorySize: 200}})
 	prompts, scripts := conversation(20)
-	w := agentmemeino.HistoryWindow{WindowOptions: memory.WindowOptions{Max: 2}}
+	w := agentmemeino.HistoryWindow{WindowOptions: pruned.WindowOptions{Max: 2}}
 	r, mw := newWindowRunner(t, einotest.NewModel(scripts), mem, w)
 	ctx := memory.WithUserID(t.Context(), "kamal")
 	var history []*schema.Message
@@ -190,7 +191,7 @@ func TestHistoryWindowRotates(t *testing.T) {
 	}
 	series := func() string {
 		t.Helper()
-		files, err := memory.SeriesPaths(t.Context(), s, "kamal/main/pruned.md")
+		files, err := pruned.SeriesPaths(t.Context(), s, "kamal/main/pruned.md")
 		if err != nil {
 			t.Fatal(err)
 		}

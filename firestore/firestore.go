@@ -48,7 +48,12 @@ var (
 	_ driver.BatchGetter = (*Driver)(nil)
 	_ driver.ScopeReader = (*Driver)(nil)
 	_ driver.Historian   = (*Driver)(nil)
+	_ driver.Namer       = (*Driver)(nil)
 )
+
+// Name implements driver.Namer: "firestore", the backend's name in telemetry
+// and logs.
+func (d *Driver) Name() string { return "firestore" }
 
 // New returns a driver over the collection named collection (an ID such as
 // "agentmem", or a path to a subcollection such as "apps/a1/memory") of the

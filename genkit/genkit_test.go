@@ -12,6 +12,7 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemgenkit "github.com/agentmem/agentmem/genkit"
 	"github.com/agentmem/agentmem/genkit/genkittest"
@@ -191,7 +192,7 @@ func TestRunIDPerGenerate(t *testing.T) {
 	if _, err := agentmemgenkit.Define(r.g, nil, nil); !errors.Is(err, agentmemgenkit.ErrNilArgument) {
 		t.Fatalf("nil memory: %v, want ErrNilArgument", err)
 	}
-	if _, err := agentmemgenkit.Model(nil, nil).Generate(t.Context(), memory.ModelRequest{}); !errors.Is(err, store.ErrNilArgument) {
+	if _, err := agentmemgenkit.Model(nil, nil).Generate(t.Context(), pruned.ModelRequest{}); !errors.Is(err, store.ErrNilArgument) {
 		t.Fatalf("Model(nil, nil): %v, want store.ErrNilArgument", err)
 	}
 }

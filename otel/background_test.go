@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 	amotel "github.com/agentmem/agentmem/otel"
@@ -39,7 +40,10 @@ func TestBackgroundSpansAreNewRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := mem.NewAppendQueue(nil)
+	q, err := pruned.NewAppendQueue(mem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, req := h.opts.TracerProvider.Tracer("test").Start(t.Context(), "request")
 	in := memory.Invocation{Namespace: "u", RunID: "run", ToolCallID: "call"}
 	if _, err := mem.Call(ctx, in, "write_memory", []byte(`{"content":"Likes green tea."}`)); err != nil {

@@ -3,7 +3,6 @@ package otel
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"time"
 
@@ -99,6 +98,7 @@ var (
 	_ driver.Pruner             = (*wrapped)(nil)
 	_ driver.Historian          = (*wrapped)(nil)
 	_ driver.CapabilityReporter = (*wrapped)(nil)
+	_ driver.Namer              = (*wrapped)(nil)
 )
 
 // WrapDriver returns d instrumented: one CLIENT span per driver call, named
@@ -155,25 +155,13 @@ var systems = map[string]string{
 	"filestore": "agentmem.filestore",
 }
 
-// detectSystem names the backend under d, looking through wrappers that
-// expose Inner (contract's wrappers, this package's).
+// detectSystem names the backend under d from its name ([driver.Name],
+// which wrappers forward; for a driver without one, the package of its
+// type).
 func detectSystem(d driver.Driver) string {
-	for range 16 {
-		u, ok := d.(interface{ Inner() driver.Driver })
-		if !ok {
-			break
-		}
-		d = u.Inner()
-	}
-	t := reflect.TypeOf(d)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t != nil {
-		pkg := t.PkgPath()
-		if s, ok := systems[pkg[strings.LastIndexByte(pkg, '/')+1:]]; ok {
-			return s
-		}
+	name, _, _ := strings.Cut(driver.Name(d), ".")
+	if s, ok := systems[name]; ok {
+		return s
 	}
 	return "other"
 }
@@ -209,6 +197,9 @@ func (w *wrapped) end(ctx context.Context, op int, sp trace.Span, began time.Tim
 
 // Inner returns the wrapped driver.
 func (w *wrapped) Inner() driver.Driver { return w.inner }
+
+// Name implements driver.Namer: the inner driver's backend name.
+func (w *wrapped) Name() string { return driver.Name(w.inner) }
 
 // DriverCapabilities implements driver.CapabilityReporter: the inner
 // driver's capabilities.

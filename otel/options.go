@@ -1,9 +1,6 @@
 package otel
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
 	global "go.opentelemetry.io/otel"
@@ -24,7 +21,7 @@ type Options struct {
 	// MeterProvider makes the metrics; nil means the global provider.
 	MeterProvider metric.MeterProvider
 	// System is db.system.name on driver spans and metrics. "" means
-	// detected from the driver's package: postgresql, sqlite, aws.dynamodb,
+	// detected from the driver's backend name (driver.Name): postgresql, sqlite, aws.dynamodb,
 	// azure.cosmosdb, gcp.firestore, agentmem.memstore, agentmem.filestore,
 	// else "other".
 	System string
@@ -44,18 +41,16 @@ type Options struct {
 // ([NewTracer]) sharing opts: give the first to store.New and the second
 // to memory.Options.Tracer.
 //
-// The tracer's memory.backend attribute names d's type, not the wrapper's.
+// The wrapped driver forwards d's backend name ([driver.Name]), so the
+// notebook's memory.backend attribute names d's backend, not the wrapper.
 // Store operations get spans too with [NewStore], which does all three.
 func Instrument(d driver.Driver, opts *Options) (driver.Driver, memory.Tracer) {
-	t := &tracer{in: newInstruments(opts)}
-	if d != nil {
-		t.backend = backendName(d)
+	in := newInstruments(opts)
+	if d == nil {
+		return nil, &tracer{in: in}
 	}
-	return WrapDriver(d, opts), t
+	return newWrapped(d, in), &tracer{in: in}
 }
-
-// backendName is d's type as the notebook names it (memory.backend).
-func backendName(d driver.Driver) string { return strings.TrimLeft(fmt.Sprintf("%T", d), "*") }
 
 // instruments is what one Options makes: a tracer, a meter's instruments
 // and the settings.

@@ -180,6 +180,14 @@ func (f full) DriverCapabilities() driver.Capabilities { return f.caps }
 // hidden hides every optional interface of memstore.
 type hidden struct{ driver.Driver }
 
+// named is a driver with a backend name of its own (driver.Namer).
+type named struct {
+	driver.Driver
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
 // TestCapabilities checks that the wrapper implements every optional
 // interface and reports, through driver.CapabilityReporter, exactly those
 // the store would use on the inner driver, in all 16 combinations, and
@@ -239,12 +247,17 @@ func TestSystemNames(t *testing.T) {
 		want string
 	}{
 		{newMemDriver(t), amotel.Options{}, "agentmem.memstore"},
-		{amotel.WrapDriver(newMemDriver(t), nil), amotel.Options{}, "agentmem.memstore"}, // through Inner
+		{amotel.WrapDriver(newMemDriver(t), nil), amotel.Options{}, "agentmem.memstore"}, // the wrapper forwards Name
 		{hidden{newMemDriver(t)}, amotel.Options{}, "other"},
+		{named{hidden{newMemDriver(t)}, "sqlite"}, amotel.Options{}, "sqlite"}, // from Name, not the type
 		{newMemDriver(t), amotel.Options{System: "postgresql"}, "postgresql"},
 	} {
 		h := newHarness(t, tc.opts)
-		if _, err := amotel.WrapDriver(tc.d, h.opts).GetFile(t.Context(), "a.md"); err != nil {
+		w := amotel.WrapDriver(tc.d, h.opts)
+		if got, want := driver.Name(w), driver.Name(tc.d); got != want {
+			t.Errorf("%T: the wrapper's name %q, want the inner driver's %q", tc.d, got, want)
+		}
+		if _, err := w.GetFile(t.Context(), "a.md"); err != nil {
 			t.Fatal(err)
 		}
 		sp := h.spans.Ended()[0]
@@ -312,7 +325,7 @@ func TestNotebookSpans(t *testing.T) {
 		a := attrs(sp)
 		names = append(names, sp.Name()+"/"+a["agentmem.memory.span"].AsString())
 		if a["gen_ai.operation.name"].AsString() != sp.Name() || a["gen_ai.memory.store.id"].AsString() != "agent-memory" ||
-			a["memory.backend"].AsString() != "memstore.Driver" || a["memory.outcome"].AsString() == "" {
+			a["memory.backend"].AsString() != "memstore" || a["memory.outcome"].AsString() == "" {
 			t.Errorf("%s: %v", sp.Name(), a)
 		}
 	}

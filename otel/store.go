@@ -239,10 +239,8 @@ func NewStore(d driver.Driver, opts *Options, storeOpts *store.Options) (*store.
 		so = *storeOpts
 	}
 	so.Observer = newObserver(in)
-	t := &tracer{in: in}
 	if d != nil {
-		t.backend = backendName(d)
 		d = newWrapped(d, in)
 	}
-	return store.New(d, &so), t
+	return store.New(d, &so), &tracer{in: in}
 }

@@ -41,8 +41,7 @@ var genAIOperations = map[string]string{
 
 // tracer bridges memory.Tracer to OpenTelemetry.
 type tracer struct {
-	in      *instruments
-	backend string // replaces memory.backend when set
+	in *instruments
 }
 
 // NewTracer returns a memory.Tracer (for memory.Options.Tracer) that makes
@@ -72,7 +71,7 @@ func (t *tracer) Start(ctx context.Context, name string) (context.Context, memor
 		attrs = append(attrs, KeyMemoryStoreID.String(id))
 	}
 	ctx, sp := t.in.tracer.Start(ctx, op, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	return ctx, &span{ctx: ctx, sp: sp, in: t.in, op: op, backend: t.backend}
+	return ctx, &span{ctx: ctx, sp: sp, in: t.in, op: op}
 }
 
 // span is one notebook span.
@@ -81,8 +80,6 @@ type span struct {
 	sp  trace.Span
 	in  *instruments
 	op  string
-	// backend replaces memory.backend when set.
-	backend string
 }
 
 // SetAttributes implements memory.Span: it records the notebook's
@@ -90,9 +87,6 @@ type span struct {
 func (s *span) SetAttributes(attrs ...memory.Attribute) {
 	kvs := make([]attribute.KeyValue, 0, len(attrs)+2)
 	for _, a := range attrs {
-		if a.Key == "memory.backend" && s.backend != "" {
-			a.Value = s.backend
-		}
 		kvs = append(kvs, keyValue(a))
 		switch a.Key {
 		case "memory.exception_type":

@@ -56,7 +56,12 @@ var (
 	_ driver.Pruner           = (*Driver)(nil)
 	_ driver.Historian        = (*Driver)(nil)
 	_ driver.Appender         = (*Driver)(nil)
+	_ driver.Namer            = (*Driver)(nil)
 )
+
+// Name implements driver.Namer: "postgres", the backend's name in telemetry
+// and logs.
+func (d *Driver) Name() string { return "postgres" }
 
 func tableOf(opts *Options) (string, error) {
 	t := DefaultTable

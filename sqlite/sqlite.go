@@ -70,7 +70,12 @@ var (
 	_ driver.Pruner           = (*Driver)(nil)
 	_ driver.Historian        = (*Driver)(nil)
 	_ driver.Appender         = (*Driver)(nil)
+	_ driver.Namer            = (*Driver)(nil)
 )
+
+// Name implements driver.Namer: "sqlite", the backend's name in telemetry
+// and logs.
+func (d *Driver) Name() string { return "sqlite" }
 
 // New opens (creating if needed) the database file at path, in WAL mode,
 // and creates the schema if needed; with Options.NoCreate it opens an

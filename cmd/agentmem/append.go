@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -39,14 +40,14 @@ bound): an append that would pass it fails (exit 2) and writes nothing. With
 --rotate it never fails for size (only a TEXT longer than --max-size on its own
 does): PATH is the first file of a series, PATH_0002, PATH_0003, … before the
 extension (pruned.md, pruned_0002.md), and an append that would overfill the
-newest file starts the next one. Each rotating append records ` + memory.AppendedAtKey + ` (its time,
+newest file starts the next one. Each rotating append records ` + pruned.AppendedAtKey + ` (its time,
 RFC 3339) on the file it writes, and the operation id holds across the whole
 series: a rerun is answered wherever the first run landed. Retention, applied
 each time the series moves to a new file: --max-files N keeps the newest N
 files (the current one included), --max-age AGE (720h, 30d) deletes each older
-file whose last append is older than AGE; a file without ` + memory.AppendedAtKey + ` is kept
+file whose last append is older than AGE; a file without ` + pruned.AppendedAtKey + ` is kept
 until --max-files removes it. Each delete is recorded with updated_by
-` + memory.RetentionUpdatedBy + ` and ` + memory.RetentionReasonKey + `=why (a store with history can restore it). When
+` + pruned.RetentionUpdatedBy + ` and ` + pruned.RetentionReasonKey + `=why (a store with history can restore it). When
 the append landed but a delete failed, append prints the version, says so on
 stderr and exits 0: the next rotation tries again.
 
@@ -77,14 +78,16 @@ OS user name, else "agentmem".`,
 			}
 			p := argv[0]
 			opts := &memory.AppendOptions{OperationID: opID, Metadata: md, MaxMemorySize: maxSize}
-			if rotate {
-				opts.Rotate = &memory.RotateOptions{MaxFiles: maxFiles, MaxAge: time.Duration(maxAge)}
-			}
 			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
 				actx, cancel := a.request(ctx)
 				defer cancel()
-				m, err := memory.Append(actx, s, p, argv[1], opts)
-				retention := errors.Is(err, memory.ErrRetention) // landed; a delete failed
+				var m store.Mutation
+				if rotate {
+					m, err = pruned.AppendSeries(actx, s, p, argv[1], opts, &pruned.RotateOptions{MaxFiles: maxFiles, MaxAge: time.Duration(maxAge)})
+				} else {
+					m, err = memory.Append(actx, s, p, argv[1], opts)
+				}
+				retention := errors.Is(err, pruned.ErrRetention) // landed; a delete failed
 				switch {
 				case retention:
 				case errors.Is(err, store.ErrOperationConflict):
@@ -104,7 +107,7 @@ OS user name, else "agentmem".`,
 				}
 				fmt.Fprintln(a.stdout, m.Version)
 				if retention {
-					fmt.Fprintf(a.stderr, "agentmem: %s: %v (the next rotation tries again)\n", p, strings.TrimPrefix(err.Error(), "memory: "))
+					fmt.Fprintf(a.stderr, "agentmem: %s: %v (the next rotation tries again)\n", p, strings.TrimPrefix(err.Error(), "pruned: "))
 				}
 				return nil
 			})

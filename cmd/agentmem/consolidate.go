@@ -16,6 +16,7 @@ import (
 
 	agentmemanthropic "github.com/agentmem/agentmem/anthropic"
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -33,7 +34,7 @@ const metaRequestedBy = "requested_by"
 const maxConsolidateRuns = 1000
 
 func (a *app) consolidateCmd() *cobra.Command {
-	var modelFlag, by, pruned string
+	var modelFlag, by, prunedFile string
 	var dryRun bool
 	var maxTokens, maxOutput int
 	c := &cobra.Command{
@@ -92,7 +93,7 @@ apply: nothing was written; run it again), 2 usage (no model, a bad --model),
 			if err != nil {
 				return err
 			}
-			opts := &memory.ConsolidateOptions{PrunedFile: pruned, DryRun: dryRun, MaxPrunedTokens: maxTokens,
+			opts := &pruned.ConsolidateOptions{PrunedFile: prunedFile, DryRun: dryRun, MaxPrunedTokens: maxTokens,
 				MaxOutputTokens: maxOutput, Metadata: md}
 			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				m, err := memory.New(s, nil)
@@ -105,22 +106,22 @@ apply: nothing was written; run it again), 2 usage (no model, a bad --model),
 	}
 	c.Flags().StringVar(&modelFlag, "model", "", "the model, `PROVIDER:MODEL` (default $"+ModelEnv+"; see above)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "print the proposed diff and write nothing")
-	c.Flags().IntVar(&maxTokens, "max-tokens", memory.DefaultConsolidationTokens, "the pruned text one model request reads, in `tokens` (4 characters each)")
+	c.Flags().IntVar(&maxTokens, "max-tokens", pruned.DefaultConsolidationTokens, "the pruned text one model request reads, in `tokens` (4 characters each)")
 	c.Flags().IntVar(&maxOutput, "max-output-tokens", 0, "bound of each answer, in `tokens` (default: the model's)")
-	c.Flags().StringVar(&pruned, "pruned-file", memory.DefaultPrunedFile, "the first `FILE` of the pruned series (the history window's File)")
+	c.Flags().StringVar(&prunedFile, "pruned-file", pruned.DefaultFile, "the first `FILE` of the pruned series (the history window's File)")
 	c.Flags().StringVar(&by, "by", "", "who runs the consolidation, recorded as metadata "+metaRequestedBy+" (default $USER, else the OS user name, else agentmem)")
 	return c
 }
 
-// consolidate runs m.Consolidate until no pruned text is left (once for a
+// consolidate runs pruned.Consolidate until no pruned text is left (once for a
 // dry run, which advances nothing), printing each run's diff to stdout and
 // a summary to stderr.
-func (a *app) consolidate(ctx context.Context, m *memory.Memory, ns string, model memory.Model, opts *memory.ConsolidateOptions) error {
+func (a *app) consolidate(ctx context.Context, m *memory.Memory, ns string, model pruned.Model, opts *pruned.ConsolidateOptions) error {
 	var runs, chars, applied, replayed, skipped, asks int
-	var usage memory.Usage
+	var usage pruned.Usage
 	var id string
 	for runs < maxConsolidateRuns {
-		res, err := m.Consolidate(ctx, ns, model, opts)
+		res, err := pruned.Consolidate(ctx, m, ns, model, opts)
 		if err != nil {
 			return consolidateErr(err)
 		}
@@ -161,11 +162,11 @@ func (a *app) consolidate(ctx context.Context, m *memory.Memory, ns string, mode
 // consolidateErr says what to do about a failed run.
 func consolidateErr(err error) error {
 	switch {
-	case errors.Is(err, memory.ErrConsolidationState):
-		return fmt.Errorf("agentmem: consolidate: %w (agentmem rm USER/main/%s/… removes it)", err, memory.StateDir)
+	case errors.Is(err, pruned.ErrConsolidationState):
+		return fmt.Errorf("agentmem: consolidate: %w (agentmem rm USER/main/%s/… removes it)", err, pruned.StateDir)
 	case errors.Is(err, store.ErrInvalidPath):
 		return usagef("consolidate: %v", err)
-	case errors.Is(err, memory.ErrMalformedAnswer), errors.Is(err, memory.ErrInvalidEdits):
+	case errors.Is(err, pruned.ErrMalformedAnswer), errors.Is(err, pruned.ErrInvalidEdits):
 		return fmt.Errorf("agentmem: consolidate: %w; run it again (the model may answer otherwise) or pick another --model", err)
 	}
 	return fmt.Errorf("agentmem: consolidate: %w; run it again to resume: nothing is written twice", err)
@@ -180,7 +181,7 @@ func plural(n int, what string) string {
 }
 
 // openModel returns the model that spec (PROVIDER:MODEL) names.
-func openModel(spec string) (memory.Model, error) {
+func openModel(spec string) (pruned.Model, error) {
 	if spec == "" {
 		return nil, usagef("consolidate needs a model: --model PROVIDER:MODEL or $%s (anthropic:MODEL, or script:FILE for tests)", ModelEnv)
 	}
@@ -242,14 +243,14 @@ func openScript(file string) (*scriptModel, error) {
 	return &scriptModel{file: file, answers: answers}, nil
 }
 
-// Generate implements memory.Model: the next answer of the file.
-func (s *scriptModel) Generate(ctx context.Context, req memory.ModelRequest) (memory.ModelResponse, error) {
+// Generate implements pruned.Model: the next answer of the file.
+func (s *scriptModel) Generate(ctx context.Context, req pruned.ModelRequest) (pruned.ModelResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.next >= len(s.answers) {
-		return memory.ModelResponse{}, fmt.Errorf("script %s has %d answers; request %d has none", s.file, len(s.answers), s.next+1)
+		return pruned.ModelResponse{}, fmt.Errorf("script %s has %d answers; request %d has none", s.file, len(s.answers), s.next+1)
 	}
 	ans := s.answers[s.next]
 	s.next++
-	return memory.ModelResponse{Text: ans.Text, Model: cmp.Or(ans.Model, "script")}, nil
+	return pruned.ModelResponse{Text: ans.Text, Model: cmp.Or(ans.Model, "script")}, nil
 }

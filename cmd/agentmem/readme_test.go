@@ -71,7 +71,7 @@ func externalQualifiers(codes []code) map[string]bool {
 }
 
 // TestDocsNameWhatExists fails when a document names a Go identifier
-// (store.Open, memory.AppendOptions.Rotate, Store.History), an agentmem
+// (store.Open, pruned.AppendSeries, Store.History), an agentmem
 // command or a flag that the code does not have.
 func TestDocsNameWhatExists(t *testing.T) {
 	root := filepath.Join("..", "..")
@@ -106,7 +106,7 @@ func TestDocsCheckCatchesDrift(t *testing.T) {
 	idx := goIndex(t, filepath.Join("..", ".."))
 	cli := (&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, isTerminal: func(any) bool { return false }}).rootCmd()
 	cli.InitDefaultVersionFlag()
-	md := "Open with `store.Open`, then `s.Write`; `memory.AppendOptions.Rotate` rotates.\n" +
+	md := "Open with `store.Open`, then `s.Write`; `pruned.RotateOptions.MaxFiles` rotates.\n" +
 		"<!-- `store.NoSuchThing` in a comment is not read -->\n" +
 		"```console\n$ agentmem ls kamal/ | head\n$ agentmem serve keygen --user ana --admin\n$ agentmem --version\n```\n"
 	for _, c := range codeOf(md) {

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/agentmem/agentmem/console"
-	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 	agentmemmcp "github.com/agentmem/agentmem/mcp"
 )
@@ -45,7 +45,7 @@ func (a *app) consoleHandler(s *store.Store, auth *agentmemmcp.HTTPOptions, f *s
 			return nil, err
 		}
 		_, name, _ := strings.Cut(f.model, ":")
-		opts.Consolidator, opts.ConsolidateOptions = m, &memory.ConsolidateOptions{ModelID: name}
+		opts.Consolidator, opts.ConsolidateOptions = m, &pruned.ConsolidateOptions{ModelID: name}
 	}
 	return console.New(s, opts)
 }

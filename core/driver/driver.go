@@ -58,16 +58,23 @@
 // # Capabilities
 //
 // [Mutator], [CollisionChecker], [Appender], [BatchGetter], [ScopeReader],
-// [SnapshotReader] and [Pruner] are optional, each with one call site in
-// the store and a documented fallback. [Historian] is optional too, but
-// has no fallback: a store with history turned on requires it. Wrappers that
-// implement all of them on behalf of another driver say which are real with
-// [CapabilityReporter]; [CapabilitiesOf] reports what the store will use.
+// [SnapshotReader] and [Pruner] are optional: the store discovers each
+// once, when it is made ([CapabilitiesOf] in store.New), and every read or
+// write that uses one has a documented fallback over the nine primitives
+// (a [ScopeReader] serves several readers: search, the term index, hybrid
+// search's passages; the others one path each). [Historian] is optional
+// too, but has no fallback: a store with history turned on requires it.
+// Wrappers that implement all of them on behalf of another driver say
+// which are real with [CapabilityReporter]; [CapabilitiesOf] reports what
+// the store will use. [Namer] only names the backend for telemetry and
+// logs ([Name]); a wrapper forwards its inner driver's.
 package driver
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -492,6 +499,31 @@ type Capabilities struct {
 // type assertion holds and the report says so.
 type CapabilityReporter interface {
 	DriverCapabilities() Capabilities
+}
+
+// Namer is the optional backend name, for telemetry and logs: the short,
+// stable name of the engine ("memstore", "filestore", "sqlite",
+// "postgres", "dynamodb", "firestore", "cosmosdb"), never a table, a path
+// or a credential. Every agentmem backend implements it, and a wrapper
+// (an instrumentation, a fault injector) forwards its inner driver's, so a
+// wrapped driver names the backend, not the wrapper. Read it with [Name].
+type Namer interface {
+	Name() string
+}
+
+// Name returns d's backend name: d.Name() when d is a [Namer] that gives
+// one, else d's type without its pointer ("mypkg.Driver"); "" only for a
+// nil d.
+func Name(d Driver) string {
+	if d == nil {
+		return ""
+	}
+	if n, ok := d.(Namer); ok {
+		if name := n.Name(); name != "" {
+			return name
+		}
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", d), "*")
 }
 
 // CapabilitiesOf reports the optional interfaces of d, honouring

@@ -147,3 +147,30 @@ func TestHints(t *testing.T) {
 		t.Fatal("c still there after Drop")
 	}
 }
+
+// namedChecker is a driver with a backend name (Namer).
+type namedChecker struct{ checker }
+
+func (namedChecker) Name() string { return "engine" }
+
+// unnamedChecker is a Namer that gives no name.
+type unnamedChecker struct{ checker }
+
+func (unnamedChecker) Name() string { return "" }
+
+func TestName(t *testing.T) {
+	for _, c := range []struct {
+		d    Driver
+		want string
+	}{
+		{namedChecker{}, "engine"},
+		{checker{}, "driver.checker"},                  // no Namer: the type
+		{&mutatingChecker{}, "driver.mutatingChecker"}, // without its pointer
+		{unnamedChecker{}, "driver.unnamedChecker"},    // an empty name: the type
+		{nil, ""},
+	} {
+		if got := Name(c.d); got != c.want {
+			t.Errorf("Name(%T) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}

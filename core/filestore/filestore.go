@@ -62,7 +62,12 @@ var (
 	_ driver.ScopeReader    = (*Driver)(nil)
 	_ driver.Appender       = (*Driver)(nil)
 	_ driver.Historian      = (*Driver)(nil)
+	_ driver.Namer          = (*Driver)(nil)
 )
+
+// Name implements driver.Namer: "filestore", the backend's name in telemetry
+// and logs.
+func (d *Driver) Name() string { return "filestore" }
 
 // Options configures a Driver; nil means defaults.
 type Options struct {

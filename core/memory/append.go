@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentmem/agentmem/core/internal/canon"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
+
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -27,20 +28,6 @@ type AppendOptions struct {
 	MaxMemorySize int
 	// Metadata is stored with the new content (see store.WriteRequest).
 	Metadata map[string]string
-	// Rotate, when non-nil, makes the append rotate: path is the first
-	// file of a series ([SeriesPath]: pruned.md, pruned_0002.md, …), and
-	// an append that would take the series' newest file past
-	// MaxMemorySize goes to the next file instead of failing with
-	// store.ErrTooLarge (only an entry longer than MaxMemorySize on its
-	// own still does). With an OperationID the append lands exactly once
-	// in the whole series: a retry or a concurrent delivery is answered
-	// from the store's receipt wherever the original landed (Replayed),
-	// also after that file filled up or was deleted. Each append records
-	// [AppendedAtKey] in the file's metadata, and Rotate's retention runs
-	// each time the series moves to a new file. Without a hint (see
-	// [QueueOptions.Rotate]) the newest file is found by listing the
-	// series: one more request per append.
-	Rotate *RotateOptions
 }
 
 // Append adds text to the memory file at path, a full store path such as
@@ -65,9 +52,8 @@ type AppendOptions struct {
 //
 // Errors: store.ErrNoDriver (s is nil), store.ErrInvalidPath, store.ErrOperationConflict, store.ErrConflict
 // with ctx's error (the file kept changing until ctx ended), store.ErrTooLarge (the file is
-// already larger than MaxMemorySize, or would become so; with opts.Rotate only when the text
-// alone is), [ErrRetention] with the landed append's Mutation (opts.Rotate's retention failed),
-// or the backend's error.
+// already larger than MaxMemorySize, or would become so), or the backend's error. A file that
+// must never fail for size is a series: pruned.AppendSeries rotates to the next file instead.
 func Append(ctx context.Context, s *store.Store, path, text string, opts *AppendOptions) (store.Mutation, error) {
 	if s == nil {
 		return store.Mutation{}, fmt.Errorf("memory: Append needs a store, got nil: %w", store.ErrNoDriver)
@@ -82,18 +68,9 @@ func Append(ctx context.Context, s *store.Store, path, text string, opts *Append
 	if err := store.ValidatePath(path); err != nil {
 		return store.Mutation{}, err
 	}
-	if isBlank(text) {
+	if notes.IsBlank(text) {
 		return store.Mutation{}, nil
 	}
-	if o.Rotate != nil {
-		return appendSeries(ctx, s, path, text, o, nil)
-	}
-	var op *store.Operation
-	if o.OperationID != "" {
-		op = &store.Operation{
-			ID:          o.OperationID,
-			Fingerprint: canon.Hash(map[string]any{"kind": "append", "path": path, "text": text}),
-		}
-	}
-	return s.Append(ctx, store.AppendRequest{Path: path, Text: text, MaxChars: o.MaxMemorySize, Metadata: o.Metadata, Operation: op})
+	return s.Append(ctx, store.AppendRequest{Path: path, Text: text, MaxChars: o.MaxMemorySize, Metadata: o.Metadata,
+		Operation: notes.AppendOperation(o.OperationID, path, text)})
 }

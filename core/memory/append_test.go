@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -19,9 +21,9 @@ func TestAppendConcurrentJobsLandOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var s *store.Store
 			if name == "atomic" {
-				s = store.New(newMemDriver(t), nil)
+				s = store.New(memtest.NewDriver(t), nil)
 			} else {
-				s = store.New(newTestDriver(), nil)
+				s = store.New(memtest.NewCounting(), nil)
 			}
 			m := mustNew(t, s, nil)
 			const path = "kamal/main/pruned.md"
@@ -44,7 +46,7 @@ func TestAppendConcurrentJobsLandOnce(t *testing.T) {
 				}
 			})
 			wg.Wait()
-			got := content(t, s, path)
+			got := memtest.Content(t, s, path)
 			for job := range 8 {
 				if strings.Count(got, fmt.Sprintf("- pruned %d\n", job)) != 1 {
 					t.Fatalf("job %d not exactly once:\n%s", job, got)
@@ -66,7 +68,7 @@ func TestAppendConcurrentJobsLandOnce(t *testing.T) {
 }
 
 func TestAppend(t *testing.T) {
-	s := store.New(newMemDriver(t), nil)
+	s := store.New(memtest.NewDriver(t), nil)
 	ctx := t.Context()
 	const path = "ana/main/notes.md"
 	first, err := Append(ctx, s, path, "- a", &AppendOptions{OperationID: "job-1"})
@@ -83,7 +85,7 @@ func TestAppend(t *testing.T) {
 	if _, err := Append(ctx, s, path, "- b  \n", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, path); got != "- a\n- b\n" {
+	if got := memtest.Content(t, s, path); got != "- a\n- b\n" {
 		t.Fatalf("content %q", got)
 	}
 	if mu, err := Append(ctx, s, path, " \n ", nil); err != nil || mu != (store.Mutation{}) {
@@ -95,7 +97,7 @@ func TestAppend(t *testing.T) {
 	if _, err := Append(ctx, s, path, "- c", &AppendOptions{MaxMemorySize: 3}); !errors.Is(err, store.ErrTooLarge) {
 		t.Fatalf("already too large: %v", err)
 	}
-	if got := content(t, s, path); got != "- a\n- b\n" {
+	if got := memtest.Content(t, s, path); got != "- a\n- b\n" {
 		t.Fatalf("refused appends changed the file: %q", got)
 	}
 	if _, err := Append(ctx, s, "../x", "y", nil); !errors.Is(err, store.ErrInvalidPath) {
@@ -108,29 +110,29 @@ func TestAppend(t *testing.T) {
 		t.Fatalf("metadata %v", f.Metadata)
 	}
 
-	d := newTestDriver()
+	d := memtest.NewCounting()
 	cs := store.New(d, nil)
-	put(t, cs, path, "- existing\n") // conflicts then hit ReplaceFile, once per attempt
+	memtest.Put(t, cs, path, "- existing\n") // conflicts then hit ReplaceFile, once per attempt
 	// No fixed attempt count: without a deadline, 40 conflicts in a row
 	// are outlasted (the backoff grows, capped)...
-	d.conflicts = 40
+	d.Conflicts = 40
 	if _, err := Append(ctx, cs, path, "x", &AppendOptions{OperationID: "retry"}); err != nil {
 		t.Fatalf("40 conflicts: %v", err)
 	}
-	if got := content(t, cs, path); got != "- existing\nx\n" {
+	if got := memtest.Content(t, cs, path); got != "- existing\nx\n" {
 		t.Fatalf("after conflicts: %q", got)
 	}
 	// ...and a deadline bounds an append that keeps conflicting: the
 	// conflict and the context's error, nothing written.
-	d.conflicts = 1 << 30
+	d.Conflicts = 1 << 30
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
 	_, err = Append(dctx, cs, path, "y", nil)
 	if !errors.Is(err, store.ErrConflict) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("deadline: %v", err)
 	}
-	d.conflicts = 0
-	if got := content(t, cs, path); got != "- existing\nx\n" {
+	d.Conflicts = 0
+	if got := memtest.Content(t, cs, path); got != "- existing\nx\n" {
 		t.Fatalf("after a deadline: %q", got)
 	}
 }

@@ -7,13 +7,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 // EstimateTokens is the token estimate of every budget of this package:
 // one token per [CharsPerToken] characters (Unicode code points) of s,
 // rounded up.
-func EstimateTokens(s string) int { return tokensOf(runes(s)) }
+func EstimateTokens(s string) int { return tokensOf(notes.Runes(s)) }
 
 func tokensOf(chars int) int { return (chars + CharsPerToken - 1) / CharsPerToken }
 
@@ -103,7 +104,7 @@ func (m *Memory) Budget(ctx context.Context, namespace string) (*Budget, error) 
 	if m == nil {
 		return nil, fmt.Errorf("memory: call Budget on a Memory from memory.New, not nil: %w", store.ErrNilArgument)
 	}
-	b := &Budget{MaxTokens: m.limits.MaxTokens, MaxLines: m.limits.MaxLines, Guidance: partOf(runes(m.instr)), Disabled: !m.inject}
+	b := &Budget{MaxTokens: m.limits.MaxTokens, MaxLines: m.limits.MaxLines, Guidance: partOf(notes.Runes(m.instr)), Disabled: !m.inject}
 	b.Total = b.Guidance
 	if !m.inject {
 		return b, nil
@@ -121,8 +122,8 @@ func (m *Memory) Budget(ctx context.Context, namespace string) (*Budget, error) 
 		block = "" // as Snapshot: the guidance alone fills the budget
 	}
 	b.Block = block
-	b.Other = partOf(runes(block) - b.Main.Chars - b.Files.Chars)
-	b.Total = partOf(b.Guidance.Chars + runes(block))
+	b.Other = partOf(notes.Runes(block) - b.Main.Chars - b.Files.Chars)
+	b.Total = partOf(b.Guidance.Chars + notes.Runes(block))
 	return b, nil
 }
 

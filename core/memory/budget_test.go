@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -31,7 +33,7 @@ func blockParts(t *testing.T, block string) (mainChars, filesChars, lines, files
 	list := ""
 	if i := strings.Index(body, filesHead); i >= 0 {
 		body, list = body[:max(0, i-2)], body[i:]
-		filesChars = runes(list)
+		filesChars = notes.Runes(list)
 		for l := range strings.SplitSeq(strings.TrimPrefix(list, filesHead), "\n") {
 			if !strings.HasPrefix(l, "- ... [") {
 				files++
@@ -39,7 +41,7 @@ func blockParts(t *testing.T, block string) (mainChars, filesChars, lines, files
 		}
 	}
 	if i := strings.Index(body, mainHead); i >= 0 {
-		mainChars = runes(body[i:])
+		mainChars = notes.Runes(body[i:])
 		for l := range strings.SplitSeq(strings.TrimPrefix(body[i:], mainHead), "\n") {
 			if l != "" && !strings.HasPrefix(l, "... [") {
 				lines++
@@ -61,9 +63,9 @@ func checkBudget(t *testing.T, m *Memory, ns, main string) *Budget {
 	if b.Block != block {
 		t.Fatalf("Budget's block differs from Snapshot's:\n%q\n%q", b.Block, block)
 	}
-	if b.Main.Chars+b.Files.Chars+b.Other.Chars != runes(block) || b.Total.Chars != b.Guidance.Chars+runes(block) ||
-		b.Guidance.Chars != runes(m.Instructions()) {
-		t.Fatalf("the parts do not add up to the block (%d chars) and the instructions (%d): %+v", runes(block), runes(m.Instructions()), b)
+	if b.Main.Chars+b.Files.Chars+b.Other.Chars != notes.Runes(block) || b.Total.Chars != b.Guidance.Chars+notes.Runes(block) ||
+		b.Guidance.Chars != notes.Runes(m.Instructions()) {
+		t.Fatalf("the parts do not add up to the block (%d chars) and the instructions (%d): %+v", notes.Runes(block), notes.Runes(m.Instructions()), b)
 	}
 	for _, p := range []Part{b.Guidance, b.Main, b.Files, b.Other, b.Total} {
 		if p.Tokens != (p.Chars+3)/4 {
@@ -73,7 +75,7 @@ func checkBudget(t *testing.T, m *Memory, ns, main string) *Budget {
 	if b.Total.Tokens > b.MaxTokens && block != "" {
 		t.Fatalf("total %d tokens over the budget of %d", b.Total.Tokens, b.MaxTokens)
 	}
-	lines := len(splitLines(strings.TrimRight(main, " \n")))
+	lines := len(notes.SplitLines(strings.TrimRight(main, " \n")))
 	if b.MainLines != lines || b.CutByMaxLines != max(0, lines-b.MaxLines) || b.CutByMaxLines+b.CutByBudget+b.MainShown != lines {
 		t.Fatalf("MEMORY.md has %d lines, MaxLines %d; budget %+v", lines, b.MaxLines, b)
 	}
@@ -91,7 +93,7 @@ func lines(n, width int) string {
 	var b strings.Builder
 	for i := range n {
 		l := fmt.Sprintf("- fact %d ✓ ", i)
-		b.WriteString(l + strings.Repeat("x", max(0, width-runes(l))) + "\n")
+		b.WriteString(l + strings.Repeat("x", max(0, width-notes.Runes(l))) + "\n")
 	}
 	return b.String()
 }
@@ -120,12 +122,12 @@ func TestBudget(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m, s := newMem(t, c.opts)
 			if c.main != "" {
-				put(t, s, "ana/main/MEMORY.md", c.main)
+				memtest.Put(t, s, "ana/main/MEMORY.md", c.main)
 			}
 			for i := range c.files {
-				put(t, s, fmt.Sprintf("ana/main/topic-%02d.md", i), "x")
+				memtest.Put(t, s, fmt.Sprintf("ana/main/topic-%02d.md", i), "x")
 			}
-			put(t, s, "ana/main/deep/nested.md", "not listed")
+			memtest.Put(t, s, "ana/main/deep/nested.md", "not listed")
 			read := c.main
 			if c.opts != nil && c.opts.Limits.MaxMemorySize > 0 {
 				read = string([]rune(c.main)[:c.opts.Limits.MaxMemorySize])
@@ -154,10 +156,10 @@ func TestBudgetRandom(t *testing.T) {
 		ns := fmt.Sprintf("n%d", i)
 		main := lines(r.IntN(120), 1+r.IntN(90))
 		if main != "" {
-			put(t, s, ns+"/main/MEMORY.md", main)
+			memtest.Put(t, s, ns+"/main/MEMORY.md", main)
 		}
 		for j := range r.IntN(30) {
-			put(t, s, fmt.Sprintf("%s/main/f%03d.md", ns, j), "x")
+			memtest.Put(t, s, fmt.Sprintf("%s/main/f%03d.md", ns, j), "x")
 		}
 		opts := &Options{Limits: Limits{MaxTokens: 1 + r.IntN(1500), MaxLines: r.IntN(150) - 1}}
 		if r.IntN(2) == 0 {
@@ -172,9 +174,9 @@ func TestBudgetRandom(t *testing.T) {
 
 func TestBudgetDisabledAndNil(t *testing.T) {
 	m, s := newMem(t, &Options{DisableInjection: true})
-	put(t, s, "ana/main/MEMORY.md", "- x\n")
+	memtest.Put(t, s, "ana/main/MEMORY.md", "- x\n")
 	b, err := m.Budget(t.Context(), "ana")
-	if err != nil || !b.Disabled || b.Block != "" || b.Total != b.Guidance || b.Guidance.Chars != runes(m.Instructions()) {
+	if err != nil || !b.Disabled || b.Block != "" || b.Total != b.Guidance || b.Guidance.Chars != notes.Runes(m.Instructions()) {
 		t.Fatalf("disabled: %+v, %v", b, err)
 	}
 	if _, err := m.Budget(t.Context(), "../x"); err != nil {

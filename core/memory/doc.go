@@ -57,13 +57,10 @@
 // and writes nothing, on every backend. [Append] follows the same rules
 // for background jobs and coexists with the model's own writes, but never
 // gives up for contention: it appends atomically where the backend can
-// ([store.Store.Append]) and otherwise retries until its context ends; an
-// [AppendQueue] runs appends in the background, in order, under the
-// notebook's error mode (an adapter's pruned-history window uses it).
-// With [AppendOptions.Rotate] an append never fails for size: a full file
-// hands over to the next of its series ([SeriesPath]), and an operation
-// lands once in the whole series, its replay answered from its receipt in
-// whichever file it landed ([RotateOptions] adds a retention).
+// ([store.Store.Append]) and otherwise retries until its context ends.
+// The pruned-history pipeline that feeds a notebook in the background (a
+// history window's queue, rotating series, consolidation) is package
+// [github.com/agentmem/agentmem/core/memory/pruned].
 //
 // Every injected snapshot is read fresh from the store, so a write made by
 // a tool (or by another process) shows in the next model request.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -11,7 +13,7 @@ import (
 // changes: each write and delete with the notebook's metadata, and that
 // read_memory after a restore shows the restored content.
 func TestHistoryOfToolCalls(t *testing.T) {
-	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(memtest.NewDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { _ = s.Close() })
 	m := mustNew(t, s, &Options{WriteMetadata: map[string]string{"updated_by": "agent"}})
 	w1 := wantWrite(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "- likes uv", "file": "prefs.md"}))

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -89,7 +88,7 @@ func (m *Memory) SnapshotOf(ctx context.Context, inv Invocation) (string, error)
 		if m.errMode == RaiseErrors {
 			return "", err
 		}
-		m.log().WarnContext(ctx, "agentmem: memory snapshot failed; the model request goes without memory",
+		m.Logger().WarnContext(ctx, "agentmem: memory snapshot failed; the model request goes without memory",
 			"backend", m.backend, "error", err)
 		return "", nil
 	}
@@ -99,7 +98,7 @@ func (m *Memory) SnapshotOf(ctx context.Context, inv Invocation) (string, error)
 // injectBudget is the characters the block may take: MaxTokens less the
 // instructions and the block's delimiters.
 func (m *Memory) injectBudget() int {
-	return m.limits.MaxTokens*CharsPerToken - runes(m.Instructions()) - runes(BlockOpen) - runes(BlockClose)
+	return m.limits.MaxTokens*CharsPerToken - notes.Runes(m.Instructions()) - notes.Runes(BlockOpen) - notes.Runes(BlockClose)
 }
 
 // snapshot renders the block of sc within budget characters and, when rep
@@ -125,7 +124,7 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int, r
 		content, mainTrunc = main.Content, main.Truncated
 	}
 	if sp.traced() {
-		sp.set("memory.main_chars", runes(content)) // the whole file: only when traced
+		sp.set("memory.main_chars", notes.Runes(content)) // the whole file: only when traced
 	}
 	sp.set("memory.files", len(files))
 	sp.set("memory.files_truncated", filesTrunc)
@@ -141,44 +140,19 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int, r
 	if rep != nil {
 		rep.report(v, lines, body)
 	}
-	sp.set("memory.injected_chars", runes(block))
+	sp.set("memory.injected_chars", notes.Runes(block))
 	return block, nil
 }
 
 // otherFiles picks the scope's other Markdown files from a listing of
 // limit+2 paths under prefix: at most limit names, sorted, and whether
-// more exist.
+// more exist ([ErrScope] for a path outside prefix).
 func otherFiles(paths []string, prefix string, limit int) ([]string, bool, error) {
-	paths = paths[:min(len(paths), limit+2)]
-	var names []string
-	for _, p := range paths {
-		name, ok := strings.CutPrefix(p, prefix)
-		if !ok {
-			return nil, false, fmt.Errorf("%w: outside the requested scope", ErrScope)
-		}
-		if strings.Contains(name, "/") || name == MainFile || !strings.HasSuffix(name, ".md") {
-			continue
-		}
-		names = append(names, name)
+	names, truncated, ok := notes.OtherFiles(paths, prefix, limit)
+	if !ok {
+		return nil, false, fmt.Errorf("%w: outside the requested scope", ErrScope)
 	}
-	slices.Sort(names)
-	truncated := len(names) > limit || len(paths) >= limit+2
-	return names[:min(len(names), limit)], truncated, nil
-}
-
-// memoryTag matches the "<" of a <memory> or </memory> tag in any case or
-// spacing: any run of spaces, separators (U+2028, U+2029 …), control
-// characters (every line break splitLines knows: \r, \v, \f, U+001C-U+001E,
-// U+0085) and invisible format characters (U+200B, U+FEFF …) counts as
-// spacing, since a reader (or a line splitter) may drop or turn each into
-// a break.
-var memoryTag = regexp.MustCompile(`(?i)<[\s\p{Z}\p{Cc}\p{Cf}]*/?[\s\p{Z}\p{Cc}\p{Cf}]*memory\b`)
-
-// escapeTags neutralises stored memory tags so stored text cannot end (or
-// fake) the block: their "<" becomes "&lt;". The snapshot escapes text
-// whose line breaks are already normalised to "\n", the form it renders.
-func escapeTags(s string) string {
-	return memoryTag.ReplaceAllStringFunc(s, func(tag string) string { return "&lt;" + tag[1:] })
+	return names, truncated, nil
 }
 
 // view is the renderer's state: what is shown, and what was left out.
@@ -204,13 +178,13 @@ type view struct {
 func (m *Memory) newView(main string, files []string, guidance string, mainTrunc, filesTrunc bool) *view {
 	v := &view{heading: m.heading, guidance: guidance, mainTrunc: mainTrunc, filesTrunc: filesTrunc,
 		read: m.names.read, search: m.names.search}
-	v.lines, v.dropped = lastLines(strings.TrimRightFunc(main, isSpace), m.limits.MaxLines, m.limits.MaxTokens*CharsPerToken)
+	v.lines, v.dropped = lastLines(strings.TrimRightFunc(main, notes.IsSpace), m.limits.MaxLines, m.limits.MaxTokens*CharsPerToken)
 	for _, l := range v.lines {
-		v.lineChars += runes(l)
+		v.lineChars += notes.Runes(l)
 	}
 	v.files = files
 	for _, f := range v.files {
-		v.fileChars += 2 + runes(f)
+		v.fileChars += 2 + notes.Runes(f)
 	}
 	return v
 }
@@ -259,30 +233,30 @@ const (
 func (v *view) sections() [numSections]int {
 	var s [numSections]int
 	if v.heading != "" {
-		s[sectionHeading] = 3 + runes(v.heading)
+		s[sectionHeading] = 3 + notes.Runes(v.heading)
 	}
-	s[sectionGuidance] = runes(v.guidance)
+	s[sectionGuidance] = notes.Runes(v.guidance)
 	if v.hasMain() {
-		k, cnt := runes(mainHeader)+v.lineChars, len(v.lines)
+		k, cnt := notes.Runes(mainHeader)+v.lineChars, len(v.lines)
 		if v.dropped > 0 {
-			k, cnt = k+runes(v.noteDropped()), cnt+1
+			k, cnt = k+notes.Runes(v.noteDropped()), cnt+1
 		}
 		if v.mainTrunc {
-			k, cnt = k+runes(v.noteMainTrunc()), cnt+1
+			k, cnt = k+notes.Runes(v.noteMainTrunc()), cnt+1
 		}
 		s[sectionMain] = k + cnt - 1
 	}
 	if v.hasFiles() {
-		k, cnt := runes(filesHeader)+v.fileChars, len(v.files)
+		k, cnt := notes.Runes(filesHeader)+v.fileChars, len(v.files)
 		if note := v.noteFiles(); note != "" {
-			k, cnt = k+runes(note), cnt+1
+			k, cnt = k+notes.Runes(note), cnt+1
 		}
 		s[sectionFiles] = k + cnt - 1
 	}
 	return s
 }
 
-// length is runes(v.String()), computed without rendering: the sections
+// length is notes.Runes(v.String()), computed without rendering: the sections
 // and the blank lines between them.
 func (v *view) length() int {
 	n, shown := 0, 0
@@ -348,7 +322,7 @@ func (v *view) fit(budget int) string {
 			break
 		}
 		for len(v.lines) > 0 && over > 0 {
-			k := runes(v.lines[0])
+			k := notes.Runes(v.lines[0])
 			v.lineChars -= k
 			v.lines, v.dropped = v.lines[1:], v.dropped+1
 			over -= k + 1
@@ -358,7 +332,7 @@ func (v *view) fit(budget int) string {
 		v.dropped = 0
 	}
 	if over := v.length() - budget; over > 0 && v.guidance != "" {
-		v.guidance, _ = driver.CutRunes(v.guidance, max(0, runes(v.guidance)-over))
+		v.guidance, _ = driver.CutRunes(v.guidance, max(0, notes.Runes(v.guidance)-over))
 	}
 	if v.length() > budget {
 		if v.omitted > 0 || v.filesTrunc {
@@ -374,7 +348,7 @@ func (v *view) fit(budget int) string {
 // dropFile moves the last shown file to the omitted ones.
 func (v *view) dropFile() {
 	last := v.files[len(v.files)-1]
-	v.files, v.fileChars, v.omitted = v.files[:len(v.files)-1], v.fileChars-2-runes(last), v.omitted+1
+	v.files, v.fileChars, v.omitted = v.files[:len(v.files)-1], v.fileChars-2-notes.Runes(last), v.omitted+1
 }
 
 // lastLines returns the last k lines of s as splitLines splits them, with
@@ -407,8 +381,8 @@ func lastLines(s string, k, maxRunes int) ([]string, int) {
 		}
 		start = i
 	}
-	lines := splitLines(s[start:])
-	return strings.Split(escapeTags(strings.Join(lines, "\n")), "\n"), countBreaks(s[:start])
+	lines := notes.SplitLines(s[start:])
+	return strings.Split(notes.EscapeTags(strings.Join(lines, "\n")), "\n"), countBreaks(s[:start])
 }
 
 // lastBreak returns the index of the last line break in s (the "\r" of a
@@ -467,34 +441,9 @@ func countBreaks(s string) int {
 	return n
 }
 
-// splitLines splits like Python's str.splitlines: on \n, \r\n, \r, \v, \f,
-// U+001C-U+001E, U+0085, U+2028 and U+2029; no trailing empty line.
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i, r := range s {
-		switch r {
-		case '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
-		default:
-			continue
-		}
-		if i < start { // the \n of a \r\n already consumed
-			continue
-		}
-		out = append(out, s[start:i])
-		start = i + len(string(r))
-		if r == '\r' && strings.HasPrefix(s[start:], "\n") {
-			start++
-		}
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
-// log returns the logger of swallowed failures.
-func (m *Memory) log() *slog.Logger {
+// Logger returns the logger of the failures the notebook does not return
+// in [IgnoreErrors] mode: [Options.Logger], else slog.Default().
+func (m *Memory) Logger() *slog.Logger {
 	if m.logger != nil {
 		return m.logger
 	}

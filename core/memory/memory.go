@@ -11,6 +11,8 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
+
 	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -27,7 +29,7 @@ const (
 )
 
 // MainFile is the main notebook's file name.
-const MainFile = "MEMORY.md"
+const MainFile = notes.MainFile
 
 // NoLines, as [Limits.MaxLines], shows no MEMORY.md lines in the injected
 // snapshot (only the file list).
@@ -174,7 +176,7 @@ func New(s *store.Store, opts *Options) (*Memory, error) {
 		prefix:   o.ToolPrefix,
 		tracer:   o.Tracer,
 		logger:   o.Logger,
-		backend:  backendName(s),
+		backend:  s.Backend(),
 	}
 	if err := store.ValidatePath(m.agent); err != nil || strings.Contains(m.agent, "/") {
 		return nil, fmt.Errorf("memory: agent name must be one path segment of [A-Za-z0-9_.-]: %w", store.ErrInvalidPath)
@@ -253,12 +255,6 @@ func (l Limits) withDefaults() (Limits, error) {
 	return l, nil
 }
 
-// backendName is the store's driver type, e.g. "memstore.Driver": the only
-// backend detail telemetry carries.
-func backendName(s *store.Store) string {
-	return strings.TrimLeft(fmt.Sprintf("%T", s.Driver()), "*")
-}
-
 // checkMetadata applies the store's metadata rules up front, so a bad fixed
 // map fails at construction rather than on the model's first write.
 func checkMetadata(m map[string]string) error {
@@ -310,6 +306,14 @@ func (m *Memory) Store() *store.Store { return m.s }
 
 // Heading returns the configured heading ("" if none).
 func (m *Memory) Heading() string { return m.heading }
+
+// Limits returns the notebook's limits, defaults filled in.
+func (m *Memory) Limits() Limits { return m.limits }
+
+// ErrorMode returns what the notebook does with a failure it cannot hand
+// to the model ([Options.InjectionErrors], default [IgnoreErrors]); the
+// background jobs that feed it (package pruned) follow it too.
+func (m *Memory) ErrorMode() ErrorMode { return m.errMode }
 
 // Invocation identifies the caller of one tool call or snapshot.
 type Invocation struct {

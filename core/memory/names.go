@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 )
 
 // A file name reaches one file only. normalizeName makes the spellings the
@@ -42,7 +44,7 @@ func (m *Memory) caseVariant(ctx context.Context, sc scope, name string) (string
 		}
 		for _, path := range listed[i] {
 			other, ok := strings.CutPrefix(path, prefix)
-			if ok && other != name && strings.EqualFold(other, name) && strings.HasSuffix(other, ".md") && validName(other) {
+			if ok && other != name && strings.EqualFold(other, name) && strings.HasSuffix(other, ".md") && notes.ValidName(other) {
 				return other, nil
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -54,13 +56,13 @@ func TestNameCaseVariantRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(paths, " ") != "main/travel.md" || content(t, s, "main/travel.md") != "- Bangkok\n" {
-		t.Fatalf("files %v, travel.md %q: want travel.md alone, unchanged", paths, content(t, s, "main/travel.md"))
+	if strings.Join(paths, " ") != "main/travel.md" || memtest.Content(t, s, "main/travel.md") != "- Bangkok\n" {
+		t.Fatalf("files %v, travel.md %q: want travel.md alone, unchanged", paths, memtest.Content(t, s, "main/travel.md"))
 	}
 	// A name that is not a case variant is still created; an exact name
 	// wins when variants were made outside the notebook.
 	wantWrite(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "- x", "file": "travels.md"}))
-	put(t, s, "main/Travel.md", "- by hand\n")
+	memtest.Put(t, s, "main/Travel.md", "- by hand\n")
 	if w := wantWrite(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "- y", "file": "Travel.md"})); w.File != "Travel.md" {
 		t.Fatalf("exact name wrote %q", w.File)
 	}
@@ -68,7 +70,7 @@ func TestNameCaseVariantRefused(t *testing.T) {
 		t.Fatalf("read Travel.md = %#v", got)
 	}
 	// Other namespaces' files are no variants.
-	put(t, s, "bob/main/notes.md", "x")
+	memtest.Put(t, s, "bob/main/notes.md", "x")
 	wantWrite(t, call(t, m, inv("ana"), "write_memory", map[string]any{"content": "- z", "file": "Notes.md"}))
 }
 
@@ -79,9 +81,9 @@ func TestNameCaseVariantReplay(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			var s *store.Store
 			if mode == "atomic" {
-				s = store.New(newMemDriver(t), nil)
+				s = store.New(memtest.NewDriver(t), nil)
 			} else {
-				s = store.New(newTestDriver(), nil)
+				s = store.New(memtest.NewCounting(), nil)
 			}
 			m := mustNew(t, s, nil)
 			in := inv("")
@@ -94,7 +96,7 @@ func TestNameCaseVariantReplay(t *testing.T) {
 			if _, err := s.Delete(t.Context(), store.DeleteRequest{Path: "main/Travel.md", Expected: f.Version}); err != nil {
 				t.Fatal(err)
 			}
-			put(t, s, "main/travel.md", "- other\n")
+			memtest.Put(t, s, "main/travel.md", "- other\n")
 			again := wantWrite(t, call(t, m, in, "write_memory", args))
 			if !again.Replayed || again.Version != first.Version {
 				t.Fatalf("replay %+v, want the original %+v replayed", again, first)

@@ -5,15 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
-	"regexp"
 	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/canon"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -56,38 +51,16 @@ type DeleteResult struct {
 const TruncatedMarker = "\n\n[Truncated: this file is longer than the memory size limit; " +
 	"shorten it in the backing store before editing it with write_memory.]"
 
-var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`)
-
-// normalizeName turns the model's file argument into a file name: trimmed,
-// ".md" appended when missing (an extension ".md" in any case is written
-// ".md"), any case of MEMORY.md written MainFile, then 1-80 characters of
-// [A-Za-z0-9._-] starting with a letter or digit, no "..".
+// normalizeName turns the model's file argument into a file name (see
+// notes.FileName), or the tool error that says how to name it.
 func normalizeName(raw string) (string, *ToolError) {
-	name := strings.TrimFunc(raw, isSpace)
-	if n := len(name) - len(".md"); n >= 0 && strings.EqualFold(name[n:], ".md") {
-		name = name[:n] + ".md"
-	} else if name != "" {
-		name += ".md"
-	}
-	if strings.EqualFold(name, MainFile) {
-		name = MainFile
-	}
-	if !validName(name) {
+	name, ok := notes.FileName(raw)
+	if !ok {
 		return "", toolErr(fmt.Sprintf("%q is not a valid memory filename: use a short name of letters, "+
 			"digits, dots, dashes and underscores, without slashes, such as %q.", raw, "travel.md"))
 	}
 	return name, nil
 }
-
-func validName(name string) bool {
-	return fileNameRE.MatchString(name) && !strings.Contains(name, "..")
-}
-
-func isSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
-
-func isBlank(s string) bool { return strings.TrimFunc(s, isSpace) == "" }
-
-func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // operation returns the idempotency key of one tool call.
 func operation(sc scope, inv Invocation, kind, path string, args map[string]any) (*store.Operation, error) {
@@ -101,12 +74,6 @@ func operation(sc scope, inv Invocation, kind, path string, args map[string]any)
 		ID:          canon.Hash(map[string]any{"scope": sc.path, "run_id": inv.RunID, "tool_call_id": inv.ToolCallID}),
 		Fingerprint: canon.Hash(map[string]any{"kind": kind, "path": path, "model_args": args}),
 	}, nil
-}
-
-// backoff waits a little before CAS attempt i+1, so that concurrent
-// writers spread out.
-func backoff(ctx context.Context, i int) error {
-	return driver.Sleep(ctx, time.Duration(rand.IntN(250*(i%8+1)))*time.Microsecond)
 }
 
 // lookup returns the recorded result of op before a tool call reads the
@@ -124,11 +91,7 @@ func (m *Memory) lookup(ctx context.Context, op *store.Operation) (*store.Mutati
 
 // readFile reads path, returning nil when it does not exist.
 func (m *Memory) readFile(ctx context.Context, path string, maxChars int) (*store.File, error) {
-	f, err := m.s.Read(ctx, path, maxChars)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	return f, err
+	return notes.Read(ctx, m.s, path, maxChars)
 }
 
 // mutationError maps a store error from a mutation to a tool result the
@@ -155,7 +118,7 @@ func checkWrite(content, file, oldText *string) (rawFile, name string, te *ToolE
 	if name, te = normalizeName(rawFile); te != nil {
 		return "", "", te
 	}
-	if oldText == nil && isBlank(*content) {
+	if oldText == nil && notes.IsBlank(*content) {
 		return "", "", toolErr("Nothing to write: content is empty. Pass the text to remember, or old_text to edit.")
 	}
 	return rawFile, name, nil
@@ -263,7 +226,7 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation
 		case err == nil && mu.Replayed:
 			return replayed(mu)
 		case err == nil:
-			sp.set("memory.chars", runes(next))
+			sp.set("memory.chars", notes.Runes(next))
 			sp.set("memory.replayed", false)
 			return &WriteResult{File: name, Version: mu.Version, Status: status}, "ok", nil
 		case !errors.Is(err, store.ErrConflict):
@@ -273,7 +236,7 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation
 			return toolErr(fmt.Sprintf("Memory file %q changed repeatedly while it was being written; nothing "+
 				"was written. Try the write again.", name)), "", nil
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := notes.Backoff(ctx, attempt); err != nil {
 			return nil, "", err
 		}
 	}
@@ -285,11 +248,11 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation
 // edit, old_text missing or ambiguous, the result over MaxMemorySize).
 func (m *Memory) nextContent(name string, cur *string, content string, oldText *string) (next, status string, te *ToolError) {
 	if oldText == nil {
-		if cur != nil && !isBlank(*cur) {
-			next = strings.TrimRightFunc(*cur, isSpace) + "\n" + strings.TrimRightFunc(content, isSpace) + "\n"
+		if cur != nil && !notes.IsBlank(*cur) {
+			next = strings.TrimRightFunc(*cur, notes.IsSpace) + "\n" + strings.TrimRightFunc(content, notes.IsSpace) + "\n"
 			status = "appended"
 		} else {
-			next = strings.TrimRightFunc(content, isSpace) + "\n"
+			next = strings.TrimRightFunc(content, notes.IsSpace) + "\n"
 			status = "created"
 		}
 	} else {
@@ -307,7 +270,7 @@ func (m *Memory) nextContent(name string, cur *string, content string, oldText *
 		next = strings.Replace(*cur, *oldText, content, 1)
 		status = "updated"
 	}
-	if n, limit := runes(next), m.limits.MaxMemorySize; n > limit {
+	if n, limit := notes.Runes(next), m.limits.MaxMemorySize; n > limit {
 		return "", "", toolErr(fmt.Sprintf("Memory file %q would be %d characters, over the limit of %d. "+
 			"Split the content into separate memory files.", name, n, limit))
 	}
@@ -367,7 +330,7 @@ func (m *Memory) read(ctx context.Context, inv Invocation, file string) (any, er
 			res = toolErr(fmt.Sprintf("There is no memory file %q. Use %s to find files.", name, m.names.search))
 		}
 	default:
-		sp.set("memory.chars", runes(f.Content))
+		sp.set("memory.chars", notes.Runes(f.Content))
 		content := f.Content
 		if f.Truncated {
 			content += TruncatedMarker
@@ -465,7 +428,7 @@ func (m *Memory) doDelete(ctx context.Context, sp *span, sc scope, inv Invocatio
 			return toolErr(fmt.Sprintf("Memory file %q changed repeatedly while it was being deleted; nothing "+
 				"was deleted. Try the delete again.", name)), "", nil
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := notes.Backoff(ctx, attempt); err != nil {
 			return nil, "", err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -47,7 +48,7 @@ type SearchMatch struct {
 // 1,000 characters (before trimming), not blank, at most 32 unique terms
 // (case-insensitive; the first spelling wins), re-joined by single spaces.
 func normalizeQuery(q string) (string, *ToolError) {
-	if runes(q) > MaxQueryChars {
+	if notes.Runes(q) > MaxQueryChars {
 		return "", toolErr(fmt.Sprintf("The query must be at most %d characters.", MaxQueryChars))
 	}
 	terms := search.Fields(q)
@@ -152,18 +153,18 @@ func boundMatches(ms []search.Match, prefix string, l Limits) ([]SearchMatch, in
 		if !ok {
 			return nil, 0, false, fmt.Errorf("%w: outside the requested scope", ErrScope)
 		}
-		if !validName(name) {
+		if !notes.ValidName(name) {
 			return nil, 0, false, fmt.Errorf("%w: nested result", ErrScope)
 		}
-		remaining -= runes(name)
+		remaining -= notes.Runes(name)
 		if remaining < 0 {
 			truncated = true
 			break
 		}
 		snip, cut := driver.CutRunes(mt.Snippet, remaining)
 		truncated = truncated || cut
-		remaining -= runes(snip)
-		chars += runes(snip)
+		remaining -= notes.Runes(snip)
+		chars += notes.Runes(snip)
 		out = append(out, SearchMatch{File: name, Snippet: snip, Score: mt.Score})
 	}
 	return out, chars, truncated, nil

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -16,7 +18,7 @@ type ctxKey struct{}
 
 // Reference test 28: plumbing.
 func TestPlumbing(t *testing.T) {
-	s := store.New(newMemDriver(t), nil)
+	s := store.New(memtest.NewDriver(t), nil)
 	ctx := context.WithValue(t.Context(), ctxKey{}, "tenant/conversation")
 	m := mustNew(t, s, &Options{AgentName: "researcher", NamespaceFunc: func(ctx context.Context) (string, error) {
 		return ctx.Value(ctxKey{}).(string), nil
@@ -27,7 +29,7 @@ func TestPlumbing(t *testing.T) {
 	if _, err := m.Call(ctx, inv("ignored"), "write_memory", mustJSON(t, map[string]any{"content": "x"})); err != nil {
 		t.Fatal(err)
 	}
-	if content(t, s, "tenant/conversation/researcher/MEMORY.md") != "x\n" {
+	if memtest.Content(t, s, "tenant/conversation/researcher/MEMORY.md") != "x\n" {
 		t.Fatal("write not at the resolved scope")
 	}
 	fixed := mustNew(t, s, &Options{Namespace: "acme"})
@@ -72,7 +74,7 @@ func TestPlumbing(t *testing.T) {
 }
 
 func TestWriteMetadata(t *testing.T) {
-	s := store.New(newMemDriver(t), nil)
+	s := store.New(memtest.NewDriver(t), nil)
 	fixed := mustNew(t, s, &Options{WriteMetadata: map[string]string{"updated_by": "agent"}})
 	call(t, fixed, inv("kamal"), "write_memory", map[string]any{"content": "x"})
 	f, err := s.Read(t.Context(), "kamal/main/MEMORY.md", 100)
@@ -87,7 +89,7 @@ func TestWriteMetadata(t *testing.T) {
 		name      string
 		s         *store.Store
 		wantCalls int
-	}{{"atomic", s, 2}, {"primitives", store.New(newTestDriver(), nil), 1}} {
+	}{{"atomic", s, 2}, {"primitives", store.New(memtest.NewCounting(), nil), 1}} {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
 			calls := 0
@@ -114,7 +116,7 @@ func TestWriteMetadata(t *testing.T) {
 
 // Reference test 29: telemetry carries no content, namespace or file name.
 func TestTelemetry(t *testing.T) {
-	d := newTestDriver()
+	d := memtest.NewCounting()
 	s := store.New(d, nil)
 	tr := &recTracer{}
 	m := mustNew(t, s, &Options{Tracer: tr})
@@ -129,7 +131,7 @@ func TestTelemetry(t *testing.T) {
 	if err := s.WaitIndexed(t.Context()); err != nil { // the search index's reads end before the driver fails
 		t.Fatal(err)
 	}
-	d.failRead = errors.New("disk on fire: " + secret)
+	d.FailRead = errors.New("disk on fire: " + secret)
 	snapshot(t, m, ns)
 
 	for _, name := range []string{"memory.inject", "memory.write", "memory.read", "memory.search", "memory.delete"} {
@@ -149,7 +151,7 @@ func TestTelemetry(t *testing.T) {
 				}
 			}
 		}
-		if len(sp.attrs["memory.scope_hash"].(string)) != 16 || sp.attrs["memory.backend"] != "memory.testDriver" {
+		if len(sp.attrs["memory.scope_hash"].(string)) != 16 || sp.attrs["memory.backend"] != "memstore" {
 			t.Fatalf("%s attrs %v", sp.name, sp.attrs)
 		}
 	}
@@ -175,7 +177,7 @@ func TestTelemetry(t *testing.T) {
 	}
 	// The guidance alone filling the budget is its own outcome.
 	tr2 := &recTracer{}
-	small := mustNew(t, store.New(newTestDriver(), nil), &Options{Tracer: tr2, Limits: Limits{MaxTokens: 10}})
+	small := mustNew(t, store.New(memtest.NewCounting(), nil), &Options{Tracer: tr2, Limits: Limits{MaxTokens: 10}})
 	snapshot(t, small, ns)
 	if a := tr2.named("memory.inject")[0].attrs; a["memory.outcome"] != "budget_exhausted" {
 		t.Fatalf("exhausted attrs %v", a)
@@ -207,7 +209,7 @@ func TestRedact(t *testing.T) {
 // An invocation's metadata is recorded with its write and its delete, over
 // the notebook's own: a key in both takes the invocation's value.
 func TestInvocationMetadata(t *testing.T) {
-	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(memtest.NewDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { _ = s.Close() })
 	m := mustNew(t, s, &Options{WriteMetadata: map[string]string{UpdatedByKey: "agent", "app": "demo"}})
 	in := inv("kamal")
@@ -245,7 +247,7 @@ func TestInvocationMetadata(t *testing.T) {
 // nothing again (NamespaceFunc is asked once for the resolution and the
 // calls after it), and a Scope another Memory resolved is ignored.
 func TestResolveOnce(t *testing.T) {
-	s := store.New(newMemDriver(t), nil)
+	s := store.New(memtest.NewDriver(t), nil)
 	asked := 0
 	m := mustNew(t, s, &Options{NamespaceFunc: func(context.Context) (string, error) {
 		asked++
@@ -271,7 +273,7 @@ func TestResolveOnce(t *testing.T) {
 	if asked != 1 {
 		t.Fatalf("NamespaceFunc asked %d times for one resolution and its calls; want 1", asked)
 	}
-	if content(t, s, "kamal/main/MEMORY.md") != "- tea\n" {
+	if memtest.Content(t, s, "kamal/main/MEMORY.md") != "- tea\n" {
 		t.Fatal("write not at the resolved scope")
 	}
 	other := mustNew(t, s, &Options{AgentName: "researcher"})

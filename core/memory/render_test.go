@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 )
 
 // refLastLines is the snapshot's former preparation of MEMORY.md, over the
 // whole text: normalise and escape everything, trim, split, keep the last k.
 func refLastLines(content string, k int) ([]string, int) {
-	lines := splitLines(strings.TrimRightFunc(escapeTags(strings.Join(splitLines(content), "\n")), isSpace))
+	lines := notes.SplitLines(strings.TrimRightFunc(notes.EscapeTags(strings.Join(notes.SplitLines(content), "\n")), notes.IsSpace))
 	keep := min(len(lines), k)
 	return lines[len(lines)-keep:], len(lines) - keep
 }
@@ -18,7 +20,7 @@ func refLastLines(content string, k int) ([]string, int) {
 // refFit is the former fit of the MEMORY.md lines: one line at a time.
 func refFitLines(v *view, budget int) {
 	for len(v.lines) > 0 && v.length() > budget {
-		v.lineChars -= runes(v.lines[0])
+		v.lineChars -= notes.Runes(v.lines[0])
 		v.lines, v.dropped = v.lines[1:], v.dropped+1
 	}
 }
@@ -42,7 +44,7 @@ func TestLastLinesMatchesWholeText(t *testing.T) {
 	for i := range 5000 {
 		content := randomNotebook(r)
 		k := r.IntN(6)
-		got, gotDropped := lastLines(strings.TrimRightFunc(content, isSpace), k, 1<<30)
+		got, gotDropped := lastLines(strings.TrimRightFunc(content, notes.IsSpace), k, 1<<30)
 		want, wantDropped := refLastLines(content, k)
 		if !slices.Equal(got, want) || gotDropped != wantDropped {
 			t.Fatalf("case %d, k=%d, %q:\n got %q, %d earlier\nwant %q, %d earlier", i, k, content, got, gotDropped, want, wantDropped)
@@ -71,7 +73,7 @@ func TestFitMatchesOneLineAtATime(t *testing.T) {
 		want := m.newView("", files, "", false, false)
 		want.lines, want.dropped = refLastLines(b.String(), m.limits.MaxLines)
 		for _, l := range want.lines {
-			want.lineChars += runes(l)
+			want.lineChars += notes.Runes(l)
 		}
 		for len(want.files) > budget/CharsPerToken {
 			want.dropFile()

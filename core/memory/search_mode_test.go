@@ -6,15 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
+
 	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 func TestSearchModes(t *testing.T) {
 	_, s := newMem(t, nil)
-	put(t, s, "ana/main/food.md", "- Pescatarian; eats fish twice a week.\n")
-	put(t, s, "ana/main/commute.md", "- Cycles to the office when it is dry.\n")
-	put(t, s, "ana/main/travel.md", "- Prefers trains; the food on planes is bad.\n")
+	memtest.Put(t, s, "ana/main/food.md", "- Pescatarian; eats fish twice a week.\n")
+	memtest.Put(t, s, "ana/main/commute.md", "- Cycles to the office when it is dry.\n")
+	memtest.Put(t, s, "ana/main/travel.md", "- Prefers trains; the food on planes is bad.\n")
 	for _, c := range []struct {
 		mode  search.Mode
 		query string
@@ -47,7 +50,7 @@ func TestSearchSharesTheBudget(t *testing.T) {
 	_, s := newMem(t, nil)
 	for i := range 12 {
 		body := strings.Repeat(fmt.Sprintf("We talked about the weather on day %d. ", i), 60)
-		put(t, s, fmt.Sprintf("ana/main/session-%02d.md", i), body+"Then the marathon came up. "+body)
+		memtest.Put(t, s, fmt.Sprintf("ana/main/session-%02d.md", i), body+"Then the marathon came up. "+body)
 	}
 	for _, mode := range []search.Mode{search.BM25, search.Literal} {
 		m := mustNew(t, s, &Options{SearchMode: mode})
@@ -57,8 +60,8 @@ func TestSearchSharesTheBudget(t *testing.T) {
 		}
 		total := 0
 		for _, mt := range r.Matches {
-			total += runes(mt.File) + runes(mt.Snippet)
-			if !strings.Contains(mt.Snippet, "marathon") || runes(mt.Snippet) < 300 {
+			total += notes.Runes(mt.File) + notes.Runes(mt.Snippet)
+			if !strings.Contains(mt.Snippet, "marathon") || notes.Runes(mt.Snippet) < 300 {
 				t.Fatalf("%s: snippet of %s: %q", mode, mt.File, mt.Snippet)
 			}
 		}

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
+
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -27,7 +30,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	for _, size := range []int{1 << 10, 8 << 10, 64 << 10} {
 		b.Run(fmt.Sprintf("size=%dKB", size>>10), func(b *testing.B) {
 			content := notebook(size - 200)
-			s := store.New(newMemDriver(b), nil)
+			s := store.New(memtest.NewDriver(b), nil)
 			for p, c := range map[string]string{"u/main/MEMORY.md": content, "u/main/project.md": "- x\n"} {
 				if _, err := s.Write(b.Context(), store.WriteRequest{Path: p, Content: c}); err != nil {
 					b.Fatal(err)
@@ -51,11 +54,11 @@ func BenchmarkSnapshot(b *testing.B) {
 // and fitting it to the budget; no store read) at 1 KB and 64 KB: bounded
 // by what is shown, plus one vectorised count of the earlier line breaks.
 func BenchmarkSnapshotRender(b *testing.B) {
-	m, err := New(store.New(newMemDriver(b), nil), nil)
+	m, err := New(store.New(memtest.NewDriver(b), nil), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	budget := m.limits.MaxTokens*CharsPerToken - runes(m.Instructions())
+	budget := m.limits.MaxTokens*CharsPerToken - notes.Runes(m.Instructions())
 	for _, size := range []int{1 << 10, 8 << 10, 64 << 10} {
 		b.Run(fmt.Sprintf("size=%dKB", size>>10), func(b *testing.B) {
 			content := notebook(size - 200)

@@ -8,7 +8,7 @@ import "context"
 // and memory.search. Attributes (set once, before End) never carry memory
 // content, namespaces or file names:
 //
-//   - all: memory.backend (the driver's type), memory.scope_hash (16 hex
+//   - all: memory.backend (the backend's name, [store.Store.Backend]), memory.scope_hash (16 hex
 //     chars of SHA-256 of the scope), memory.outcome (ok, replayed,
 //     deleted, not_found, budget_exhausted or error);
 //   - on error: memory.exception_type (ToolError, Conflict,

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -46,7 +48,7 @@ func TestToolSurface(t *testing.T) {
 	}
 	res := call(t, m, inv(""), "write_memory", map[string]any{"content": "- prefers uv", "file": nil, "old_text": nil})
 	wantWrite(t, res)
-	if got := content(t, s, "main/MEMORY.md"); got != "- prefers uv\n" {
+	if got := memtest.Content(t, s, "main/MEMORY.md"); got != "- prefers uv\n" {
 		t.Fatalf("MEMORY.md = %q", got)
 	}
 	org, _ := newMem(t, &Options{AgentName: "org", ToolPrefix: "org"})
@@ -164,7 +166,7 @@ func TestWriteSemantics(t *testing.T) {
 	if w1.Version == "" || w1.Version == w2.Version || w2.Version == w3.Version || w1.Replayed || w1.File != "MEMORY.md" {
 		t.Fatalf("versions %+v %+v %+v", w1, w2, w3)
 	}
-	if got := content(t, s, "main/MEMORY.md"); got != "- likes uv\n- uses Linux\n" {
+	if got := memtest.Content(t, s, "main/MEMORY.md"); got != "- likes uv\n- uses Linux\n" {
 		t.Fatalf("content %q", got)
 	}
 	if b := string(mustJSON(t, w3)); strings.Contains(b, "uv") || strings.Contains(b, "Linux") {
@@ -172,12 +174,12 @@ func TestWriteSemantics(t *testing.T) {
 	}
 	// An empty replacement removes the passage.
 	wantWrite(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "", "old_text": "- uses Linux\n"}))
-	if got := content(t, s, "main/MEMORY.md"); got != "- likes uv\n" {
+	if got := memtest.Content(t, s, "main/MEMORY.md"); got != "- likes uv\n" {
 		t.Fatalf("after removal %q", got)
 	}
 
 	w := wantWrite(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "x", "file": " topic "}))
-	if w.File != "topic.md" || content(t, s, "main/topic.md") != "x\n" {
+	if w.File != "topic.md" || memtest.Content(t, s, "main/topic.md") != "x\n" {
 		t.Fatalf("topic: %+v", w)
 	}
 	if w := wantWrite(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "x", "file": "notes.txt"})); w.File != "notes.txt.md" {
@@ -191,15 +193,15 @@ func TestWriteSemantics(t *testing.T) {
 	}
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": " \n\t"}), "Nothing to write")
 
-	put(t, s, "main/dup.md", "a b a\n")
+	memtest.Put(t, s, "main/dup.md", "a b a\n")
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "c", "file": "dup", "old_text": "a"}), "appears 2 times")
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "c", "file": "dup", "old_text": "zzz"}), "was not found")
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "c", "file": "dup", "old_text": ""}), "was not found")
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "c", "file": "nope", "old_text": "a"}), "no memory file")
-	if got := content(t, s, "main/dup.md"); got != "a b a\n" {
+	if got := memtest.Content(t, s, "main/dup.md"); got != "a b a\n" {
 		t.Fatalf("edit errors changed the file: %q", got)
 	}
-	if got := content(t, s, "main/nope.md"); got != "<absent>" {
+	if got := memtest.Content(t, s, "main/nope.md"); got != "<absent>" {
 		t.Fatal("edit of a missing file created it")
 	}
 
@@ -216,40 +218,40 @@ func TestWriteSemantics(t *testing.T) {
 
 // Reference test 23: limits and CAS retries.
 func TestLimitsAndRetries(t *testing.T) {
-	d := newTestDriver()
+	d := memtest.NewCounting()
 	s := store.New(d, nil)
 	m := mustNew(t, s, &Options{Limits: Limits{MaxMemorySize: 10}})
 
-	d.conflicts = 2
+	d.Conflicts = 2
 	wantWrite(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "abc"}))
-	if got := content(t, s, "main/MEMORY.md"); got != "abc\n" {
+	if got := memtest.Content(t, s, "main/MEMORY.md"); got != "abc\n" {
 		t.Fatalf("after 2 conflicts: %q", got)
 	}
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "0123456789", "file": "big"}), "Split the content")
 
-	d.conflicts = MaxAttempts
+	d.Conflicts = MaxAttempts
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "def"}), "changed repeatedly")
-	if got := content(t, s, "main/MEMORY.md"); got != "abc\n" {
+	if got := memtest.Content(t, s, "main/MEMORY.md"); got != "abc\n" {
 		t.Fatalf("after 16 conflicts: %q", got)
 	}
-	put(t, s, "main/gone.md", "x")
-	d.conflicts = MaxAttempts
+	memtest.Put(t, s, "main/gone.md", "x")
+	d.Conflicts = MaxAttempts
 	wantToolErr(t, call(t, m, inv(""), "delete_memory", map[string]any{"file": "gone"}), "changed repeatedly")
-	d.conflicts = MaxAttempts - 1
+	d.Conflicts = MaxAttempts - 1
 	if r := call(t, m, inv(""), "delete_memory", map[string]any{"file": "gone"}).(*DeleteResult); r.Status != "deleted" {
 		t.Fatalf("delete after 15 conflicts: %+v", r)
 	}
 
 	// An external file over MaxMemorySize: read shows a marked prefix,
 	// append and edit refuse.
-	put(t, s, "main/huge.md", "0123456789ABCDEF")
+	memtest.Put(t, s, "main/huge.md", "0123456789ABCDEF")
 	got := call(t, m, inv(""), "read_memory", map[string]any{"file": "huge.md"}).(string)
 	if !strings.HasPrefix(got, "0123456789\n\n[Truncated:") {
 		t.Fatalf("read = %q", got)
 	}
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "x", "file": "huge"}), "partial content")
 	wantToolErr(t, call(t, m, inv(""), "write_memory", map[string]any{"content": "x", "file": "huge", "old_text": "0"}), "partial content")
-	if got := content(t, s, "main/huge.md"); got != "0123456789ABCDEF" {
+	if got := memtest.Content(t, s, "main/huge.md"); got != "0123456789ABCDEF" {
 		t.Fatalf("huge changed: %q", got)
 	}
 }
@@ -266,7 +268,7 @@ func TestConcurrentToolAppends(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got := content(t, s, "kamal/main/MEMORY.md")
+	got := memtest.Content(t, s, "kamal/main/MEMORY.md")
 	for i := range 8 {
 		if strings.Count(got, fmt.Sprintf("- fact %d\n", i)) != 1 {
 			t.Fatalf("fact %d not exactly once in %q", i, got)
@@ -289,14 +291,14 @@ func TestIdempotentTools(t *testing.T) {
 		t.Fatal("omitted file is not the same call")
 	}
 	want := "- hates early flights\n"
-	if got := content(t, s, "kamal/main/MEMORY.md"); got != want {
+	if got := memtest.Content(t, s, "kamal/main/MEMORY.md"); got != want {
 		t.Fatalf("content %q", got)
 	}
 	_, err := m.Call(t.Context(), in, "write_memory", mustJSON(t, map[string]any{"content": "- loves early flights"}))
 	if !errors.Is(err, store.ErrOperationConflict) || !strings.Contains(err.Error(), "different arguments") {
 		t.Fatalf("changed args: %v", err)
 	}
-	if got := content(t, s, "kamal/main/MEMORY.md"); got != want {
+	if got := memtest.Content(t, s, "kamal/main/MEMORY.md"); got != want {
 		t.Fatalf("content after conflict %q", got)
 	}
 	// The same ids in another namespace are another operation.
@@ -324,12 +326,12 @@ func TestIdempotentTools(t *testing.T) {
 	if d1.Status != "not_found" || d1.Replayed || d2.Status != "not_found" || !d2.Replayed {
 		t.Fatalf("missing delete %+v then %+v", d1, d2)
 	}
-	put(t, s, "kamal/main/trip.md", "Bangkok secret\n")
+	memtest.Put(t, s, "kamal/main/trip.md", "Bangkok secret\n")
 	d3 := call(t, m, inv("kamal"), "delete_memory", map[string]any{"file": "trip.md"}).(*DeleteResult)
 	if b := string(mustJSON(t, d3)); d3.Status != "deleted" || strings.Contains(b, "Bangkok") || !strings.Contains(b, `"version":null`) {
 		t.Fatalf("delete result %s", b)
 	}
-	if content(t, s, "kamal/main/trip.md") != "<absent>" {
+	if memtest.Content(t, s, "kamal/main/trip.md") != "<absent>" {
 		t.Fatal("not deleted")
 	}
 }
@@ -338,10 +340,10 @@ func TestIdempotentTools(t *testing.T) {
 func TestSearchTool(t *testing.T) {
 	// The reference notebook scores literally.
 	m, s := newMem(t, &Options{SearchMode: search.Literal})
-	put(t, s, "tenant-a/main/alpha.md", "alpha alpha")
-	put(t, s, "tenant-a/main/beta.md", "alpha")
-	put(t, s, "tenant-a/main/nested/deep.md", "alpha alpha alpha")
-	put(t, s, "tenant-b/main/private.md", "alpha alpha alpha alpha")
+	memtest.Put(t, s, "tenant-a/main/alpha.md", "alpha alpha")
+	memtest.Put(t, s, "tenant-a/main/beta.md", "alpha")
+	memtest.Put(t, s, "tenant-a/main/nested/deep.md", "alpha alpha alpha")
+	memtest.Put(t, s, "tenant-b/main/private.md", "alpha alpha alpha alpha")
 	r := call(t, m, inv("tenant-a"), "search_memory", map[string]any{"query": "alpha"}).(*SearchResult)
 	if len(r.Matches) != 2 || r.Matches[0].File != "alpha.md" || r.Matches[1].File != "beta.md" || r.Scanned != 2 || r.Truncated {
 		t.Fatalf("search = %+v", r)
@@ -354,7 +356,7 @@ func TestSearchTool(t *testing.T) {
 	}
 	// The hidden scope does not use the char budget.
 	m14 := mustNew(t, s, &Options{SearchMode: search.Literal, Limits: Limits{MaxSearchResultChars: 14}})
-	put(t, s, "a-rather-long-tenant-name/main/topic.md", "needle")
+	memtest.Put(t, s, "a-rather-long-tenant-name/main/topic.md", "needle")
 	r = call(t, m14, inv("a-rather-long-tenant-name"), "search_memory", map[string]any{"query": "needle"}).(*SearchResult)
 	if len(r.Matches) != 1 || r.Matches[0].File+r.Matches[0].Snippet != "topic.mdneedle" {
 		t.Fatalf("budget: %+v", r)
@@ -384,7 +386,7 @@ func TestSearchRebound(t *testing.T) {
 	r := search.Result{Matches: matches, Scanned: 11}
 	l := Limits{MaxSearchResults: 2, MaxSearchResultChars: 25, MaxSearchFiles: 1}
 	out, _, err := boundSearch(r, "ns/main/", l)
-	if err != nil || len(out.Matches) != 1 || runes(out.Matches[0].File+out.Matches[0].Snippet) != 25 || out.Scanned != 11 || !out.Truncated {
+	if err != nil || len(out.Matches) != 1 || notes.Runes(out.Matches[0].File+out.Matches[0].Snippet) != 25 || out.Scanned != 11 || !out.Truncated {
 		t.Fatalf("rebound = %+v, %v", out, err)
 	}
 	l.MaxSearchResultChars = 5
@@ -403,7 +405,7 @@ func TestSearchRebound(t *testing.T) {
 
 func TestReadTool(t *testing.T) {
 	m, s := newMem(t, nil)
-	put(t, s, "kamal/main/MEMORY.md", "- lives in Hanoi\n")
+	memtest.Put(t, s, "kamal/main/MEMORY.md", "- lives in Hanoi\n")
 	if got := call(t, m, inv("kamal"), "read_memory", map[string]any{"file": "MEMORY.md"}); got != "- lives in Hanoi\n" {
 		t.Fatalf("read = %#v", got)
 	}
@@ -412,9 +414,9 @@ func TestReadTool(t *testing.T) {
 }
 
 func TestPathEscapeIsToolError(t *testing.T) {
-	d := newTestDriver()
+	d := memtest.NewCounting()
 	m := mustNew(t, store.New(d, nil), nil)
-	d.escape = true
+	d.Escape = true
 	for _, c := range []struct{ tool, args string }{
 		{"write_memory", `{"content":"x"}`},
 		{"read_memory", `{"file":"x"}`},
@@ -452,10 +454,10 @@ func TestReplayRacingTheOriginalReturnsItsResult(t *testing.T) {
 	} {
 		for _, atomicPath := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/atomic=%v", tc.name, atomicPath), func(t *testing.T) {
-				d := newMemDriver(t)
+				d := memtest.NewDriver(t)
 				s := store.New(d, nil)
 				if tc.seed != "" {
-					put(t, s, "main/MEMORY.md", tc.seed)
+					memtest.Put(t, s, "main/MEMORY.md", tc.seed)
 				}
 				in := inv("")
 				var first *WriteResult

@@ -40,7 +40,12 @@ var (
 	_ driver.SnapshotReader   = (*Driver)(nil)
 	_ driver.Pruner           = (*Driver)(nil)
 	_ driver.Historian        = (*Driver)(nil)
+	_ driver.Namer            = (*Driver)(nil)
 )
+
+// Name implements driver.Namer: "memstore", the backend's name in telemetry
+// and logs.
+func (d *Driver) Name() string { return "memstore" }
 
 // Options configures a Driver. It has no fields yet; nil means defaults.
 type Options struct{}

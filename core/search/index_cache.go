@@ -28,7 +28,7 @@ const analysisBudget = 32 << 20
 // scores stale analysis, whoever changed the row. The zero value is ready;
 // it is safe for concurrent use. Values are never modified once stored.
 //
-// Eviction resists scans: each search starts a new generation ([tick]),
+// Eviction resists scans: each search starts a new generation ([analysisCache.tick]),
 // and once the budget is spent an entry makes room only by evicting
 // entries that neither this search nor the one before used, least
 // recently used first; when there are none it is not kept. A scope larger
@@ -316,8 +316,8 @@ func (c *analysisCache) bodyOf(sc *lexis.Scanner, p, content string) *bodyTerms 
 }
 
 // chunksOf returns the chunks of the file at p, content as read, from the
-// cache or split now (and kept). Their Text is empty: [chunkTexts] gives
-// it for the few chunks a search embeds.
+// cache or split now (and kept). Their Text is empty: a search takes the
+// text of the few chunks it embeds from the content, by their offsets.
 func (c *analysisCache) chunksOf(p, content string) []chunk.Chunk {
 	a := c.fileAnalysisOf(p, content)
 	if a.chunks != nil {

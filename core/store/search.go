@@ -14,11 +14,11 @@ import (
 )
 
 // Search runs a bounded search over the files directly under r.Prefix
-// (every folder under it with r.Recursive; see [Request.Recursive])
+// (every folder under it with r.Recursive; see [search.Request.Recursive])
 // and returns the best matches first (by score, then path); the names and
 // snippets of all matches together fit in r.MaxChars runes, shared among
 // them. r.Mode picks the ranking: BM25 by default, or the reference
-// notebook's literal term counts ([Literal]); see [Mode].
+// notebook's literal term counts ([search.Literal]); see [search.Mode].
 //
 // r.Prefix is a plain string prefix, as for ListPaths, narrowed to one
 // folder: the files searched are those whose path starts with r.Prefix and

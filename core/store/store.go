@@ -191,6 +191,12 @@ func (s *Store) Capabilities() Capabilities {
 // Driver returns the driver the store runs on.
 func (s *Store) Driver() driver.Driver { return s.d }
 
+// Backend returns the backend's name for telemetry and logs
+// ([driver.Name]: "sqlite", "postgres", …; a wrapped driver names the
+// backend it wraps), or "" when the store has no driver (store.New with
+// nil: every other method fails with [ErrNoDriver]).
+func (s *Store) Backend() string { return driver.Name(s.d) }
+
 // Shutdown stops the store gracefully: the term index writes the changes
 // it has not persisted yet (until ctx is done), then its background work
 // stops (the next store finds what it had not written by checking the

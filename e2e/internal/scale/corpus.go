@@ -15,13 +15,13 @@ package scale
 
 import (
 	"fmt"
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/e2e/internal/retrieval"
 )
 
@@ -91,7 +91,7 @@ func (c Notes) File(i int) (name, content string) {
 const HistoryMaxRunes = 64_000
 
 // History is a rotated series of pruned history: M files
-// (memory.SeriesPath of "pruned.md": pruned.md, pruned_0002.md, …) of
+// (pruned.SeriesPath of "pruned.md": pruned.md, pruned_0002.md, …) of
 // 60,000 to 64,000 characters, each line "- author (time): text" as a
 // history window prunes them, the needles' facts as user lines inside
 // some of them (spread over the series; several in one file when M < 20).
@@ -105,7 +105,7 @@ type History struct {
 // Len is M.
 func (h History) Len() int { return max(h.M, 0) }
 
-func (h History) name(i int) string { return memory.SeriesPath("pruned.md", i+1) }
+func (h History) name(i int) string { return pruned.SeriesPath("pruned.md", i+1) }
 
 // NeedleFile implements [Corpus].
 func (h History) NeedleFile(k int) string { return h.name(needleAt(k, h.Len())) }

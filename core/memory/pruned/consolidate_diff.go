@@ -1,6 +1,10 @@
-package memory
+package pruned
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
+)
 
 // diffChanges renders changes as a line diff: for each file a
 // "--- a/<file>" / "+++ b/<file>" header, then its lines prefixed with
@@ -14,7 +18,7 @@ func diffChanges(changes []FileChange) string {
 			before = "/dev/null"
 		}
 		b.WriteString("--- " + before + "\n+++ b/" + ch.File + "\n")
-		writeLineDiff(&b, splitLines(ch.Before), splitLines(ch.After))
+		writeLineDiff(&b, notes.SplitLines(ch.Before), notes.SplitLines(ch.After))
 	}
 	return b.String()
 }

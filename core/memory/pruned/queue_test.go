@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"bytes"
@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 func TestAppendQueue(t *testing.T) {
 	m, s := newMem(t, nil)
 	const path = "kamal/main/pruned.md"
-	q := m.NewAppendQueue(&QueueOptions{Size: 1}) // a full queue makes Add wait
+	q := mustQueue(t, m, &QueueOptions{Size: 1}) // a full queue makes Add wait
 	for _, e := range []struct{ text, op string }{{"one", "a"}, {"two", "b"}, {"one", "a"}, {"three", "c"}} {
 		if err := q.Add(t.Context(), path, e.text, e.op); err != nil {
 			t.Fatal(err)
@@ -24,11 +26,11 @@ func TestAppendQueue(t *testing.T) {
 	if err := q.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, path); got != "one\ntwo\nthree\n" {
+	if got := memtest.Content(t, s, path); got != "one\ntwo\nthree\n" {
 		t.Fatalf("after the run: %q", got)
 	}
 	// A new queue (a restart) replays: the store's receipts answer.
-	q2 := m.NewAppendQueue(nil)
+	q2 := mustQueue(t, m, nil)
 	for _, e := range []struct{ text, op string }{{"one", "a"}, {"two (rendered anew)", "b"}, {"three", "c"}, {"four", "d"}} {
 		if err := q2.Add(t.Context(), path, e.text, e.op); err != nil {
 			t.Fatal(err)
@@ -37,28 +39,28 @@ func TestAppendQueue(t *testing.T) {
 	if err := q2.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, path); got != "one\ntwo\nthree\nfour\n" {
+	if got := memtest.Content(t, s, path); got != "one\ntwo\nthree\nfour\n" {
 		t.Fatalf("after the replay: %q", got)
 	}
 	if err := q2.Add(t.Context(), path, "five", "e"); !errors.Is(err, ErrQueueClosed) {
 		t.Fatalf("add after close: %v", err)
 	}
-	if err := q.Add(t.Context(), path, "five", ""); !errors.Is(err, ErrMissingID) {
+	if err := q.Add(t.Context(), path, "five", ""); !errors.Is(err, memory.ErrMissingID) {
 		t.Fatalf("add without op: %v", err)
 	}
 }
 
 func TestAppendQueueErrors(t *testing.T) {
-	for _, mode := range []ErrorMode{IgnoreErrors, RaiseErrors} {
+	for _, mode := range []memory.ErrorMode{memory.IgnoreErrors, memory.RaiseErrors} {
 		t.Run(string(mode), func(t *testing.T) {
-			d := newTestDriver()
-			d.failRead = errors.New("backend down")
+			d := memtest.NewCounting()
+			d.FailRead = errors.New("backend down")
 			var logs bytes.Buffer
 			var mu sync.Mutex
 			s := store.New(d, nil)
-			m := mustNew(t, s, &Options{InjectionErrors: mode, Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))})
+			m := mustNew(t, s, &memory.Options{InjectionErrors: mode, Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))})
 			var reported []error
-			q := m.NewAppendQueue(&QueueOptions{OnError: func(_ context.Context, err error) {
+			q := mustQueue(t, m, &QueueOptions{OnError: func(_ context.Context, err error) {
 				mu.Lock()
 				reported = append(reported, err)
 				mu.Unlock()
@@ -74,23 +76,21 @@ func TestAppendQueueErrors(t *testing.T) {
 			flushErr := q.Flush(t.Context())
 			mu.Lock()
 			defer mu.Unlock()
-			if len(reported) != 1 || !errors.Is(reported[0], d.failRead) {
+			if len(reported) != 1 || !errors.Is(reported[0], d.FailRead) {
 				t.Fatalf("OnError got %v", reported)
 			}
 			switch mode {
-			case IgnoreErrors:
+			case memory.IgnoreErrors:
 				if flushErr != nil || !bytes.Contains(logs.Bytes(), []byte("backend down")) {
 					t.Fatalf("flush %v, logs %q", flushErr, logs.String())
 				}
-			case RaiseErrors:
-				if !errors.Is(flushErr, d.failRead) || logs.Len() != 0 || q.Err() != nil {
+			case memory.RaiseErrors:
+				if !errors.Is(flushErr, d.FailRead) || logs.Len() != 0 || q.Err() != nil {
 					t.Fatalf("flush %v, logs %q", flushErr, logs.String())
 				}
 			}
 			// The failed operation is forgotten: adding it again retries it.
-			d.mu.Lock()
-			d.failRead = nil
-			d.mu.Unlock()
+			d.SetFailRead(nil)
 			mu.Unlock()
 			if err := q.Add(t.Context(), "kamal/main/pruned.md", "one", "a"); err != nil {
 				t.Fatal(err)
@@ -99,7 +99,7 @@ func TestAppendQueueErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			mu.Lock()
-			if got := content(t, s, "kamal/main/pruned.md"); got != "one\n" {
+			if got := memtest.Content(t, s, "kamal/main/pruned.md"); got != "one\n" {
 				t.Fatalf("retried: %q", got)
 			}
 		})
@@ -123,7 +123,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func TestAppendQueueCloseWaitsForAdds(t *testing.T) {
 	m, s := newMem(t, nil)
 	const path = "kamal/main/pruned.md"
-	q := m.NewAppendQueue(nil)
+	q := mustQueue(t, m, nil)
 	inGap, proceed := make(chan struct{}), make(chan struct{})
 	admitted = func() { close(inGap); <-proceed }
 	t.Cleanup(func() { admitted = nil })
@@ -145,7 +145,7 @@ func TestAppendQueueCloseWaitsForAdds(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, path); got != "one\n" {
+	if got := memtest.Content(t, s, path); got != "one\n" {
 		t.Fatalf("after Close: %q", got)
 	}
 }

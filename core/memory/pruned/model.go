@@ -1,8 +1,10 @@
-package memory
+package pruned
 
-import "context"
+import (
+	"context"
+)
 
-// Model is the language model behind [Memory.Consolidate]: system and user
+// Model is the language model behind [Consolidate]: system and user
 // text in, text out. The adapters in the adk, eino, genkit and anthropic
 // modules turn each framework's model into one; [ModelFunc] turns a
 // function into one (a scripted model in tests).

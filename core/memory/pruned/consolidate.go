@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"cmp"
@@ -10,10 +10,12 @@ import (
 	"strconv"
 
 	"github.com/agentmem/agentmem/core/internal/canon"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
-// ConsolidatorName is the [UpdatedByKey] of every change [Memory.Consolidate]
+// ConsolidatorName is the [memory.UpdatedByKey] of every change [Consolidate]
 // makes, followed by "/" and the model's id: "agentmem-consolidator/<model>".
 const ConsolidatorName = "agentmem-consolidator"
 
@@ -23,7 +25,7 @@ const ModelKey = "model"
 
 // Defaults of [ConsolidateOptions].
 const (
-	DefaultPrunedFile          = "pruned.md"
+	DefaultFile                = "pruned.md"
 	DefaultConsolidationTokens = 4000
 	DefaultConsolidationRounds = 2
 )
@@ -36,24 +38,24 @@ const (
 // shows it. Erasing a namespace erases it too.
 const StateDir = ".consolidation"
 
-// Errors of [Memory.Consolidate].
+// Errors of [Consolidate].
 var (
 	// ErrNilModel reports a consolidation without a model.
-	ErrNilModel = errors.New("memory: Consolidate needs a model, got nil")
+	ErrNilModel = errors.New("pruned: Consolidate needs a model, got nil")
 	// ErrMalformedAnswer reports that the model's answer was not the JSON
 	// object of edits, twice in a row; nothing was written.
-	ErrMalformedAnswer = errors.New("memory: the consolidation model's answer was not the JSON object of edits (asked twice); nothing was written")
+	ErrMalformedAnswer = errors.New("pruned: the consolidation model's answer was not the JSON object of edits (asked twice); nothing was written")
 	// ErrInvalidEdits reports that the model's edits could not apply to the
 	// notebook (a passage not found, a file over its limit, MEMORY.md over
 	// its budget, a pruned file edited), twice in a row; nothing was
 	// written.
-	ErrInvalidEdits = errors.New("memory: the consolidation model's edits do not apply to the notebook (asked twice); nothing was written")
+	ErrInvalidEdits = errors.New("pruned: the consolidation model's edits do not apply to the notebook (asked twice); nothing was written")
 	// ErrConsolidationState reports a consolidation state file that is not
 	// the library's (edited by hand, or too large); nothing was written.
-	ErrConsolidationState = errors.New("memory: the consolidation state file is not valid; delete it to start over")
+	ErrConsolidationState = errors.New("pruned: the consolidation state file is not valid; delete it to start over")
 )
 
-// ConsolidateOptions configures one [Memory.Consolidate] run. The zero
+// ConsolidateOptions configures one [Consolidate] run. The zero
 // value (or nil) means defaults.
 type ConsolidateOptions struct {
 	// PrunedFile is the first file of the pruned-history series, in the
@@ -82,7 +84,7 @@ type ConsolidateOptions struct {
 	// MaxOutputTokens is passed to the model; 0 means its default.
 	MaxOutputTokens int
 	// Metadata is recorded with every change, over the consolidator's
-	// own keys ([UpdatedByKey], [ModelKey], run_id, tool_call_id).
+	// own keys ([memory.UpdatedByKey], [ModelKey], run_id, tool_call_id).
 	Metadata map[string]string
 }
 
@@ -110,7 +112,7 @@ type FileChange struct {
 // SkippedEdit is an edit that did not apply, and why.
 type SkippedEdit struct {
 	// Edit is the edit the model proposed.
-	Edit Edit
+	Edit memory.Edit
 	// Reason says why it did not apply.
 	Reason string
 }
@@ -128,7 +130,7 @@ type ConsolidateResult struct {
 	More bool
 	// Edits are the edits of the run's plan (the last round's, after a
 	// re-ask).
-	Edits []Edit
+	Edits []memory.Edit
 	// Changes are the files the plan changes, as computed when it was
 	// made (a dry run's proposal).
 	Changes []FileChange
@@ -150,8 +152,8 @@ type ConsolidateResult struct {
 }
 
 type consolidation struct {
-	m      *Memory
-	sc     scope
+	m      *memory.Memory
+	sc     string // the scope path
 	ns     string
 	model  Model
 	o      ConsolidateOptions
@@ -165,14 +167,14 @@ type consolidation struct {
 // the scope's checkpoint on, within a token budget, shows it with the
 // current MEMORY.md to model, and applies the edits it answers — appends,
 // replacements of one exact passage, new topic files — as write_memory
-// calls ([Memory.Call]: the same validation and compare-and-swap), then
-// advances the checkpoint. namespace is used as [Invocation.Namespace] is.
+// calls ([memory.Memory.Call]: the same validation and compare-and-swap), then
+// advances the checkpoint. namespace is used as [memory.Invocation.Namespace] is.
 //
-// The model's answer is parsed strictly (see [Edit]); a malformed answer,
+// The model's answer is parsed strictly (see [memory.Edit]); a malformed answer,
 // or edits that do not apply to the notebook, is asked again once with
 // the reasons, then fails ([ErrMalformedAnswer], [ErrInvalidEdits])
 // without writing. MEMORY.md is kept within the injection budget: an edit
-// that grows it past what [Memory.Snapshot] can show is refused. The
+// that grows it past what [memory.Memory.Snapshot] can show is refused. The
 // pruned text is untrusted: it reaches the model only inside its data
 // block, its memory tags neutralised.
 //
@@ -188,16 +190,20 @@ type consolidation struct {
 // file, and a replacement whose passage changed is re-asked with the new
 // notebook, up to MaxRounds times, then skipped.
 //
-// Every change records [UpdatedByKey] = "agentmem-consolidator/<model>"
+// Every change records [memory.UpdatedByKey] = "agentmem-consolidator/<model>"
 // and [ModelKey], with the run and edit ids, in its metadata and, on a
 // store with history, in its history entry, so `agentmem log` names the
 // consolidator and `agentmem restore` undoes the change.
 //
-// Errors: [ErrNilModel], [ErrMalformedAnswer], [ErrInvalidEdits],
-// [ErrConsolidationState], store.ErrInvalidPath (a bad namespace or
-// PrunedFile), the model's and the backend's errors. After an error, run
-// it again: it resumes where it stopped.
-func (m *Memory) Consolidate(ctx context.Context, namespace string, model Model, opts *ConsolidateOptions) (*ConsolidateResult, error) {
+// Errors: store.ErrNilArgument (a nil m), [ErrNilModel],
+// [ErrMalformedAnswer], [ErrInvalidEdits], [ErrConsolidationState],
+// store.ErrInvalidPath (a bad namespace or PrunedFile), the model's and
+// the backend's errors. After an error, run it again: it resumes where it
+// stopped.
+func Consolidate(ctx context.Context, m *memory.Memory, namespace string, model Model, opts *ConsolidateOptions) (*ConsolidateResult, error) {
+	if m == nil {
+		return nil, fmt.Errorf("pruned: pass Consolidate a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
 	if model == nil {
 		return nil, ErrNilModel
 	}
@@ -205,10 +211,10 @@ func (m *Memory) Consolidate(ctx context.Context, namespace string, model Model,
 	if opts != nil {
 		o = *opts
 	}
-	o.PrunedFile = cmp.Or(o.PrunedFile, DefaultPrunedFile)
-	pruned, te := normalizeName(o.PrunedFile)
-	if te != nil || pruned == MainFile {
-		return nil, fmt.Errorf("memory: PrunedFile must be a memory file name other than %s: %w", MainFile, store.ErrInvalidPath)
+	o.PrunedFile = cmp.Or(o.PrunedFile, DefaultFile)
+	pruned, ok := notes.FileName(o.PrunedFile)
+	if !ok || pruned == memory.MainFile {
+		return nil, fmt.Errorf("pruned: PrunedFile must be a memory file name other than %s: %w", memory.MainFile, store.ErrInvalidPath)
 	}
 	if o.MaxPrunedTokens <= 0 {
 		o.MaxPrunedTokens = DefaultConsolidationTokens
@@ -220,19 +226,22 @@ func (m *Memory) Consolidate(ctx context.Context, namespace string, model Model,
 		o.Prompt = DefaultConsolidationPrompt
 	}
 	if err := store.ValidateMetadata(o.Metadata); err != nil {
-		return nil, fmt.Errorf("memory: ConsolidateOptions.Metadata: %w", err)
+		return nil, fmt.Errorf("pruned: ConsolidateOptions.Metadata: %w", err)
 	}
-	sc, err := m.resolve(ctx, namespace)
+	sc, err := m.Scope(ctx, memory.Invocation{Namespace: namespace})
 	if err != nil {
 		return nil, err
 	}
 	c := &consolidation{m: m, sc: sc, ns: namespace, model: model, o: o, pruned: pruned,
-		state: sc.file(StateDir + "/" + pruned + ".json"), res: &ConsolidateResult{DryRun: o.DryRun}}
+		state: sc + "/" + StateDir + "/" + pruned + ".json", res: &ConsolidateResult{DryRun: o.DryRun}}
 	if err := c.run(ctx); err != nil {
 		return nil, err
 	}
 	return c.res, nil
 }
+
+// file is the path of name in the scope.
+func (c *consolidation) file(name string) string { return c.sc + "/" + name }
 
 func (c *consolidation) run(ctx context.Context) error {
 	var mine *Checkpoint // the From of the plan this call worked on
@@ -249,7 +258,7 @@ func (c *consolidation) run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			c.res.From, c.res.To, c.res.More, c.res.PrunedChars = st.Checkpoint, ch.next, ch.more, runes(ch.text)
+			c.res.From, c.res.To, c.res.More, c.res.PrunedChars = st.Checkpoint, ch.next, ch.more, notes.Runes(ch.text)
 			if ch.text == "" {
 				return nil
 			}
@@ -266,8 +275,8 @@ func (c *consolidation) run(ctx context.Context) error {
 			}
 			st.Pending = &pendingPlan{From: st.Checkpoint, Next: ch.next, Model: c.res.Model, Edits: edits}
 			ver, err = c.writeState(ctx, st, ver, "plan")
-			if errors.Is(err, store.ErrConflict) && attempt < MaxAttempts {
-				if err := backoff(ctx, attempt); err != nil {
+			if errors.Is(err, store.ErrConflict) && attempt < memory.MaxAttempts {
+				if err := notes.Backoff(ctx, attempt); err != nil {
 					return err
 				}
 				continue
@@ -298,10 +307,10 @@ func (c *consolidation) run(ctx context.Context) error {
 			return nil
 		case err != nil && !errors.Is(err, store.ErrConflict):
 			return err
-		case attempt == MaxAttempts:
-			return fmt.Errorf("memory: the consolidation state kept changing: %w", err)
+		case attempt == memory.MaxAttempts:
+			return fmt.Errorf("pruned: the consolidation state kept changing: %w", err)
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := notes.Backoff(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -313,25 +322,25 @@ func (c *consolidation) run(ctx context.Context) error {
 func (c *consolidation) apply(ctx context.Context, st consolidationState, ver string) (bool, error) {
 	for {
 		p := st.Pending
-		runID := "consolidate-" + canon.Hash(map[string]any{"scope": c.sc.path, "epoch": st.Epoch,
+		runID := "consolidate-" + canon.Hash(map[string]any{"scope": c.sc, "epoch": st.Epoch,
 			"file": p.From.File, "offset": p.From.Offset, "round": p.Round})[:32]
 		c.res.RunID = runID
 		var failed []SkippedEdit
 		for i, e := range p.Edits {
 			call := "edit-" + strconv.Itoa(i+1)
-			inv := Invocation{Namespace: c.ns, RunID: runID, ToolCallID: call, Metadata: c.metadata(p.Model, runID, call)}
-			out, err := c.m.Call(ctx, inv, c.m.names.write, e.args())
+			inv := memory.Invocation{Namespace: c.ns, RunID: runID, ToolCallID: call, Metadata: c.metadata(p.Model, runID, call)}
+			out, err := c.m.Apply(ctx, inv, e)
 			if err != nil {
 				return false, err
 			}
 			switch r := out.(type) {
-			case *WriteResult:
+			case *memory.WriteResult:
 				if r.Replayed {
 					c.res.Replayed++
 				} else {
 					c.res.Applied++
 				}
-			case *ToolError:
+			case *memory.ToolError:
 				failed = append(failed, SkippedEdit{Edit: e, Reason: r.Message})
 			}
 		}
@@ -369,7 +378,7 @@ func (c *consolidation) apply(ctx context.Context, st consolidationState, ver st
 // metadata is the metadata of one change of the run.
 func (c *consolidation) metadata(model, runID, call string) map[string]string {
 	model = cmp.Or(model, "unknown")
-	meta := map[string]string{UpdatedByKey: ConsolidatorName + "/" + model, ModelKey: model, "tool_call_id": call}
+	meta := map[string]string{memory.UpdatedByKey: ConsolidatorName + "/" + model, ModelKey: model, "tool_call_id": call}
 	if runID != "" {
 		meta["run_id"] = runID
 	}

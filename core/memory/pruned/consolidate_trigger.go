@@ -1,12 +1,15 @@
-package memory
+package pruned
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem/core/background"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // Defaults of [TriggerOptions].
@@ -20,7 +23,7 @@ const (
 // stays, and the next trigger picks it up).
 const maxTriggerPending = 10_000
 
-// TriggerOptions configures a [Trigger]: when to run [Memory.Consolidate]
+// TriggerOptions configures a [Trigger]: when to run [Consolidate]
 // in the background for a namespace whose history is being pruned.
 type TriggerOptions struct {
 	// Model is the consolidation model (required).
@@ -43,12 +46,12 @@ type TriggerOptions struct {
 	Wait func(ctx context.Context) error
 	// OnError receives each failed run, from the trigger's goroutine (it
 	// must not call the trigger's Flush or Close). A failure is also
-	// logged at Warn ([Options.Logger]).
+	// logged at Warn ([memory.Options.Logger]).
 	OnError func(ctx context.Context, err error)
 }
 
 // ErrTriggerClosed reports a [Trigger] used after Close.
-var ErrTriggerClosed = errors.New("memory: the consolidation trigger is closed")
+var ErrTriggerClosed = errors.New("pruned: the consolidation trigger is closed")
 
 // Trigger runs consolidations in the background: after Every pruned
 // entries of a namespace, or on an Interval. It never blocks the caller
@@ -56,11 +59,11 @@ var ErrTriggerClosed = errors.New("memory: the consolidation trigger is closed")
 // its own, one namespace at a time, bounded by MaxRuns, under the
 // trigger's own context ([background.Group.Detach]), never a request's:
 // a tracer makes each run a trace of its own, linked to the report that
-// made it due. The Interval's ticker starts with [Memory.NewTrigger];
+// made it due. The Interval's ticker starts with [NewTrigger];
 // [Trigger.Close] stops it all. It is safe for concurrent use.
 type Trigger struct {
 	bg  *background.Group
-	m   *Memory
+	m   *memory.Memory
 	o   TriggerOptions
 	cop ConsolidateOptions
 
@@ -107,8 +110,12 @@ func WindowTriggerOptions(o TriggerOptions, prunedFile string, queue *AppendQueu
 }
 
 // NewTrigger returns a trigger of consolidations over m. It fails with
-// [ErrNilModel] without a model.
-func (m *Memory) NewTrigger(o TriggerOptions) (*Trigger, error) {
+// [ErrNilModel] without a model, and with store.ErrNilArgument when m is
+// nil.
+func NewTrigger(m *memory.Memory, o TriggerOptions) (*Trigger, error) {
+	if m == nil {
+		return nil, fmt.Errorf("pruned: pass NewTrigger a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
 	if o.Model == nil {
 		return nil, ErrNilModel
 	}
@@ -131,7 +138,7 @@ func (m *Memory) NewTrigger(o TriggerOptions) (*Trigger, error) {
 	return t, nil
 }
 
-// Pruned reports n entries pruned for namespace (as [Invocation.Namespace]
+// Pruned reports n entries pruned for namespace (as [memory.Invocation.Namespace]
 // is used). It only counts and, when the namespace is due, schedules a
 // run; it never waits. The run keeps ctx's values (a namespace or metadata
 // function may read them) but not its cancellation or deadline: it runs
@@ -245,8 +252,8 @@ func (t *Trigger) work(ctx context.Context) {
 			if t.o.OnError != nil {
 				t.o.OnError(rctx, err)
 			}
-			t.m.log().WarnContext(rctx, "agentmem: background consolidation failed; the next trigger tries again",
-				"backend", t.m.backend, "error", err)
+			t.m.Logger().WarnContext(rctx, "agentmem: background consolidation failed; the next trigger tries again",
+				"backend", t.m.Store().Backend(), "error", err)
 		}
 	}
 }
@@ -258,7 +265,7 @@ func (t *Trigger) run(ctx context.Context, ns string) error {
 		}
 	}
 	for range t.o.MaxRuns {
-		res, err := t.m.Consolidate(ctx, ns, t.o.Model, &t.cop)
+		res, err := Consolidate(ctx, t.m, ns, t.o.Model, &t.cop)
 		if err != nil || !res.More {
 			return err
 		}

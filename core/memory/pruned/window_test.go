@@ -1,11 +1,14 @@
-package memory
+package pruned
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"testing"
 
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -39,7 +42,7 @@ func TestWindowCut(t *testing.T) {
 		{"uaaaaa", 3, true, 4},  // no user text kept: one item less
 		{"uaaaaa", 1, true, 5},  // Max 1 keeps one item even so
 	} {
-		w, err := m.NewWindow(&WindowOptions{Max: tc.max})
+		w, err := NewWindow(m, &WindowOptions{Max: tc.max})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +61,7 @@ func TestWindowAdd(t *testing.T) {
 	m, s := newMem(t, nil)
 	ctx := t.Context()
 	for _, texts := range [][]string{{"one", "two"}, {"one again", "two again", "three"}} {
-		w, err := m.NewWindow(&WindowOptions{Max: 2, Op: "test-prune:"})
+		w, err := NewWindow(m, &WindowOptions{Max: 2, Op: "test-prune:"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,12 +69,12 @@ func TestWindowAdd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if path != "kamal/main/"+DefaultPrunedFile {
+		if path != "kamal/main/"+DefaultFile {
 			t.Fatalf("path %q", path)
 		}
-		var items []PrunedItem
+		var items []Item
 		for i, text := range texts {
-			items = append(items, PrunedItem{Key: string(rune('a' + i)), Text: FormatPruned("user", []string{text})})
+			items = append(items, Item{Key: string(rune('a' + i)), Text: Format("user", []string{text})})
 		}
 		if err := w.Add(ctx, "kamal", path, items); err != nil {
 			t.Fatal(err)
@@ -83,29 +86,40 @@ func TestWindowAdd(t *testing.T) {
 			t.Fatalf("Add after Close: %v", err)
 		}
 	}
-	if got, want := content(t, s, "kamal/main/"+DefaultPrunedFile), "- user: one\n- user: two\n- user: three\n"; got != want {
+	if got, want := memtest.Content(t, s, "kamal/main/"+DefaultFile), "- user: one\n- user: two\n- user: three\n"; got != want {
 		t.Fatalf("pruned file %q, want %q", got, want)
 	}
 }
 
-// TestWindowErrors checks NewWindow's failures.
+// TestWindowErrors checks NewWindow's failures, and that no constructor
+// of the pipeline panics on a nil notebook.
 func TestWindowErrors(t *testing.T) {
-	var nilMem *Memory
-	if _, err := nilMem.NewWindow(nil); !errors.Is(err, store.ErrNilArgument) {
+	var nilMem *memory.Memory
+	if _, err := NewWindow(nilMem, nil); !errors.Is(err, store.ErrNilArgument) {
 		t.Errorf("nil Memory: %v", err)
 	}
+	if _, err := NewAppendQueue(nilMem, nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("NewAppendQueue, nil Memory: %v", err)
+	}
+	model := ModelFunc(func(context.Context, ModelRequest) (ModelResponse, error) { return ModelResponse{}, nil })
+	if _, err := NewTrigger(nilMem, TriggerOptions{Model: model}); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("NewTrigger, nil Memory: %v", err)
+	}
+	if _, err := Consolidate(t.Context(), nilMem, "u", model, nil); !errors.Is(err, store.ErrNilArgument) {
+		t.Errorf("Consolidate, nil Memory: %v", err)
+	}
 	m, _ := newMem(t, nil)
-	if _, err := m.NewWindow(&WindowOptions{Consolidate: &TriggerOptions{}}); !errors.Is(err, ErrNilModel) {
+	if _, err := NewWindow(m, &WindowOptions{Consolidate: &TriggerOptions{}}); !errors.Is(err, ErrNilModel) {
 		t.Errorf("Consolidate without a Model: %v", err)
 	}
 }
 
-// TestFormatPruned checks the rendering of a pruned item.
-func TestFormatPruned(t *testing.T) {
-	if got := FormatPruned("tool `x`", []string{"a\nb", "c"}); got != "- tool `x`: a\n  b\n  c" {
+// TestFormat checks the rendering of a pruned item.
+func TestFormat(t *testing.T) {
+	if got := Format("tool `x`", []string{"a\nb", "c"}); got != "- tool `x`: a\n  b\n  c" {
 		t.Errorf("got %q", got)
 	}
-	if got := FormatPruned("unknown", nil); got != "- unknown: (no text)" {
+	if got := Format("unknown", nil); got != "- unknown: (no text)" {
 		t.Errorf("got %q", got)
 	}
 }

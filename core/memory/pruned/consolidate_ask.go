@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"cmp"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -15,15 +17,15 @@ import (
 // memory files in one round trip, as the snapshot does.
 func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string, error) {
 	limit := 200
-	prefix := c.sc.path + "/"
-	r, err := c.m.s.ReadAndList(ctx, store.ReadAndListRequest{Path: c.sc.file(MainFile),
-		MaxChars: c.m.limits.MaxMemorySize, Prefix: prefix, Limit: limit + 2})
+	prefix := c.sc + "/"
+	r, err := c.m.Store().ReadAndList(ctx, store.ReadAndListRequest{Path: c.file(memory.MainFile),
+		MaxChars: c.m.Limits().MaxMemorySize, Prefix: prefix, Limit: limit + 2})
 	if err != nil {
 		return nil, nil, err
 	}
-	files, _, err := otherFiles(r.Paths, prefix, limit)
-	if err != nil {
-		return nil, nil, err
+	files, _, ok := notes.OtherFiles(r.Paths, prefix, limit)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: outside the requested scope", memory.ErrScope)
 	}
 	files = slices.DeleteFunc(files, c.isPruned)
 	return r.File, files, nil
@@ -32,7 +34,7 @@ func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string
 // ask asks the model for edits until an answer parses and applies to the
 // notebook as read now: at most twice. feedback, when set, says why the
 // previous round's edits no longer applied.
-func (c *consolidation) ask(ctx context.Context, pruned string, feedback []string) ([]Edit, []FileChange, error) {
+func (c *consolidation) ask(ctx context.Context, pruned string, feedback []string) ([]memory.Edit, []FileChange, error) {
 	var last error
 	for try := 0; try < 2; try++ {
 		main, files, err := c.readNotebook(ctx)
@@ -43,10 +45,10 @@ func (c *consolidation) ask(ctx context.Context, pruned string, feedback []strin
 		if main != nil {
 			cur = main.Content
 		}
-		req := consolidationRequest{main: cur, mainBudget: c.mainBudget(), files: files, pruned: pruned, feedback: feedback}
+		req := consolidationRequest{main: cur, mainBudget: c.m.MainBudget(), files: files, pruned: pruned, feedback: feedback}
 		resp, err := c.model.Generate(ctx, ModelRequest{System: c.o.Prompt, User: req.userText(), MaxOutputTokens: c.o.MaxOutputTokens})
 		if err != nil {
-			return nil, nil, fmt.Errorf("memory: consolidation model: %w", err)
+			return nil, nil, fmt.Errorf("pruned: consolidation model: %w", err)
 		}
 		c.res.Asks++
 		c.res.Usage = c.res.Usage.add(resp.Usage)
@@ -77,34 +79,22 @@ func modelID(id string) string {
 	return cmp.Or(id, "unknown")
 }
 
-// mainBudget is how many characters of MEMORY.md the snapshot can show:
-// the injection budget less the guidance, the delimiters, the heading and
-// the section header.
-func (c *consolidation) mainBudget() int {
-	m := c.m
-	n := m.limits.MaxTokens*CharsPerToken - runes(m.Instructions()) - runes(BlockOpen) - runes(BlockClose) - runes(mainHeader)
-	if m.heading != "" {
-		n -= 5 + runes(m.heading)
-	}
-	return max(n, 0)
-}
-
-// simulate applies edits in order, as write_memory would (nextContent), to
+// simulate applies edits in order, as write_memory would ([memory.Memory.Preview]), to
 // the notebook as read: main is MEMORY.md, other files are read as
 // needed. It returns the files changed and the problems that refuse the
 // plan, each naming the edit.
-func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []Edit) ([]FileChange, []string, error) {
+func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []memory.Edit) ([]FileChange, []string, error) {
 	type file struct {
 		before, after *string
 	}
 	files := map[string]*file{}
 	if main != nil {
-		files[MainFile] = &file{before: &main.Content, after: &main.Content}
+		files[memory.MainFile] = &file{before: &main.Content, after: &main.Content}
 		if main.Truncated {
-			files[MainFile] = nil
+			files[memory.MainFile] = nil
 		}
 	} else {
-		files[MainFile] = &file{}
+		files[memory.MainFile] = &file{}
 	}
 	var order, problems []string
 	for i, e := range edits {
@@ -115,7 +105,7 @@ func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []
 		}
 		f, ok := files[e.File]
 		if !ok {
-			cur, err := c.m.readFile(ctx, c.sc.file(e.File), c.m.limits.MaxMemorySize)
+			cur, err := notes.Read(ctx, c.m.Store(), c.file(e.File), c.m.Limits().MaxMemorySize)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -128,10 +118,10 @@ func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []
 			files[e.File] = f
 		}
 		if f == nil {
-			bad(fmt.Sprintf("the file is larger than %d characters and cannot be edited.", c.m.limits.MaxMemorySize))
+			bad(fmt.Sprintf("the file is larger than %d characters and cannot be edited.", c.m.Limits().MaxMemorySize))
 			continue
 		}
-		next, _, te := c.m.nextContent(e.File, f.after, e.Content, e.OldText)
+		next, te := c.m.Preview(f.after, e)
 		if te != nil {
 			bad(te.Message)
 			continue
@@ -141,18 +131,18 @@ func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []
 		}
 		f.after = &next
 	}
-	if f := files[MainFile]; f != nil && f.after != nil {
-		budget, after, before := c.mainBudget(), runes(*f.after), 0
+	if f := files[memory.MainFile]; f != nil && f.after != nil {
+		budget, after, before := c.m.MainBudget(), notes.Runes(*f.after), 0
 		if f.before != nil {
-			before = runes(*f.before)
+			before = notes.Runes(*f.before)
 		}
 		if after > before && after > budget {
 			problems = append(problems, fmt.Sprintf("%s would be %d characters, over its budget of %d: replace "+
-				"stale entries, shorten them, or move details to a topic file.", MainFile, after, budget))
+				"stale entries, shorten them, or move details to a topic file.", memory.MainFile, after, budget))
 		}
-		if lines := len(splitLines(*f.after)); c.m.limits.MaxLines > 0 && lines > c.m.limits.MaxLines &&
-			(f.before == nil || lines > len(splitLines(*f.before))) {
-			problems = append(problems, fmt.Sprintf("%s would have %d lines, over its limit of %d.", MainFile, lines, c.m.limits.MaxLines))
+		if lines := len(notes.SplitLines(*f.after)); c.m.Limits().MaxLines > 0 && lines > c.m.Limits().MaxLines &&
+			(f.before == nil || lines > len(notes.SplitLines(*f.before))) {
+			problems = append(problems, fmt.Sprintf("%s would have %d lines, over its limit of %d.", memory.MainFile, lines, c.m.Limits().MaxLines))
 		}
 	}
 	var changes []FileChange

@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/background"
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
 	"github.com/agentmem/agentmem/core/store"
 )
 
 // writeWatch is a store Observer that keeps the context of each write
-// (Append included) and, when hang is set, blocks in it until that
+// (memory.Append included) and, when hang is set, blocks in it until that
 // context is done, telling began and canceled.
 type writeWatch struct {
 	hang     bool
@@ -69,9 +70,9 @@ func within[T any](t *testing.T, what string, ch <-chan T) T {
 // queue's worker kept appending, under a context nothing could cancel).
 func TestAppendQueueCloseDeadlineCancelsTheAppend(t *testing.T) {
 	w := newWriteWatch(true)
-	s := store.New(newMemDriver(t), &store.Options{Observer: w})
+	s := store.New(memtest.NewDriver(t), &store.Options{Observer: w})
 	m := mustNew(t, s, nil)
-	q := m.NewAppendQueue(nil)
+	q := mustQueue(t, m, nil)
 	for i := range 10 {
 		if err := q.Add(t.Context(), "u/main/pruned.md", "entry", fmt.Sprint("op", i)); err != nil {
 			t.Fatal(err)
@@ -95,9 +96,9 @@ func TestAppendQueueCloseDeadlineCancelsTheAppend(t *testing.T) {
 // Add's context, not its cancellation, and links it (background.Origin).
 func TestAppendQueueRunsUnderItsOwnContext(t *testing.T) {
 	w := newWriteWatch(false)
-	s := store.New(newMemDriver(t), &store.Options{Observer: w})
+	s := store.New(memtest.NewDriver(t), &store.Options{Observer: w})
 	m := mustNew(t, s, nil)
-	q := m.NewAppendQueue(nil)
+	q := mustQueue(t, m, nil)
 	add, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "tenant"))
 	if err := q.Add(add, "u/main/pruned.md", "entry", "op"); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestAppendQueueRunsUnderItsOwnContext(t *testing.T) {
 	if err := q.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, "u/main/pruned.md"); got != "entry\n" {
+	if got := memtest.Content(t, s, "u/main/pruned.md"); got != "entry\n" {
 		t.Fatalf("pruned.md = %q", got)
 	}
 	w.mu.Lock()
@@ -134,7 +135,7 @@ func TestTriggerCloseDeadlineCancelsTheRun(t *testing.T) {
 		canceled <- struct{}{}
 		return ModelResponse{}, ctx.Err()
 	})
-	tr, err := m.NewTrigger(TriggerOptions{Model: model, Every: 1, OnError: func(context.Context, error) {}})
+	tr, err := NewTrigger(m, TriggerOptions{Model: model, Every: 1, OnError: func(context.Context, error) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestTriggerIntervalRunsWithEachNamespacesReport(t *testing.T) {
 		mu.Unlock()
 		return ModelResponse{Text: theAnswer, Model: "m"}, nil
 	})
-	tr, err := m.NewTrigger(TriggerOptions{Model: model, Every: 1000, Interval: 10 * time.Millisecond, MaxRuns: 1})
+	tr, err := NewTrigger(m, TriggerOptions{Model: model, Every: 1000, Interval: 10 * time.Millisecond, MaxRuns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/core/internal/canon"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -23,11 +25,11 @@ type consolidationState struct {
 // written, so that a rerun applies the same edits under the same
 // operations, whatever the model would answer now.
 type pendingPlan struct {
-	From  Checkpoint `json:"from"`
-	Next  Checkpoint `json:"next"`
-	Round int        `json:"round"`
-	Model string     `json:"model"`
-	Edits []Edit     `json:"edits"`
+	From  Checkpoint    `json:"from"`
+	Next  Checkpoint    `json:"next"`
+	Round int           `json:"round"`
+	Model string        `json:"model"`
+	Edits []memory.Edit `json:"edits"`
 }
 
 // maxStateChars bounds the state file a run reads.
@@ -36,7 +38,7 @@ const maxStateChars = 1 << 20
 // readState reads the state file: the zero state when absent.
 func (c *consolidation) readState(ctx context.Context) (consolidationState, string, error) {
 	var st consolidationState
-	f, err := c.m.readFile(ctx, c.state, maxStateChars)
+	f, err := notes.Read(ctx, c.m.Store(), c.state, maxStateChars)
 	if err != nil || f == nil {
 		return st, "", err
 	}
@@ -62,13 +64,13 @@ func (c *consolidation) writeState(ctx context.Context, st consolidationState, v
 	}
 	content := string(b) + "\n"
 	fp := canon.Hash(map[string]any{"kind": "consolidate-" + kind, "content": content})
-	op := &store.Operation{ID: "consolidate-" + canon.Hash(map[string]any{"scope": c.sc.path, "epoch": st.Epoch,
+	op := &store.Operation{ID: "consolidate-" + canon.Hash(map[string]any{"scope": c.sc, "epoch": st.Epoch,
 		"kind": kind, "state": fp, "over": ver}), Fingerprint: fp}
 	model := c.res.Model
 	if st.Pending != nil {
 		model = st.Pending.Model
 	}
-	mu, err := c.m.s.Write(ctx, store.WriteRequest{Path: c.state, Content: content, Expected: ver, Operation: op,
+	mu, err := c.m.Store().Write(ctx, store.WriteRequest{Path: c.state, Content: content, Expected: ver, Operation: op,
 		Metadata: c.metadata(model, c.res.RunID, kind)})
 	if err != nil {
 		return "", err

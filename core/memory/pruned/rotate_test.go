@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"errors"
@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -17,7 +20,7 @@ const seriesBase = "kamal/main/pruned.md"
 
 // historyDriver is a primitives-only driver that keeps history.
 type historyDriver struct {
-	*testDriver
+	*memtest.Driver
 	driver.Historian
 }
 
@@ -28,11 +31,11 @@ func bothPaths(t *testing.T, opts *store.Options, f func(t *testing.T, s *store.
 		t.Run(name, func(t *testing.T) {
 			var s *store.Store
 			if name == "atomic" {
-				s = store.New(newMemDriver(t), opts)
+				s = store.New(memtest.NewDriver(t), opts)
 			} else {
 				// The nine primitives, and history.
-				ms := newMemDriver(t)
-				s = store.New(historyDriver{&testDriver{Driver: ms}, ms}, opts)
+				ms := memtest.NewDriver(t)
+				s = store.New(historyDriver{&memtest.Driver{Driver: ms}, ms}, opts)
 			}
 			t.Cleanup(func() { _ = s.Close() })
 			f(t, s)
@@ -49,8 +52,8 @@ func seriesLines(t *testing.T, s *store.Store, bound int) (files, lines []string
 		t.Fatal(err)
 	}
 	for _, p := range files {
-		c := content(t, s, p)
-		if n := runes(c); n > bound {
+		c := memtest.Content(t, s, p)
+		if n := notes.Runes(c); n > bound {
 			t.Fatalf("%s has %d characters, over %d", p, n, bound)
 		}
 		lines = append(lines, strings.Split(strings.TrimSuffix(c, "\n"), "\n")...)
@@ -98,13 +101,13 @@ func TestSeriesPath(t *testing.T) {
 func TestAppendRotates(t *testing.T) {
 	bothPaths(t, nil, func(t *testing.T, s *store.Store) {
 		const bound = 300
-		opts := func(i int) *AppendOptions {
-			return &AppendOptions{OperationID: fmt.Sprintf("prune/%d", i), MaxMemorySize: bound, Rotate: &RotateOptions{}}
+		opts := func(i int) *memory.AppendOptions {
+			return &memory.AppendOptions{OperationID: fmt.Sprintf("prune/%d", i), MaxMemorySize: bound}
 		}
 		var want []string
 		versions := map[int]string{}
 		for i := range 60 {
-			m, err := Append(t.Context(), s, seriesBase, line(i), opts(i))
+			m, err := AppendSeries(t.Context(), s, seriesBase, line(i), opts(i), nil)
 			if err != nil {
 				t.Fatalf("append %d: %v", i, err)
 			}
@@ -119,7 +122,7 @@ func TestAppendRotates(t *testing.T) {
 			t.Fatalf("files %q", files)
 		}
 		for i := range 60 {
-			m, err := Append(t.Context(), s, seriesBase, line(i), opts(i))
+			m, err := AppendSeries(t.Context(), s, seriesBase, line(i), opts(i), nil)
 			if err != nil || !m.Replayed || m.Version != versions[i] {
 				t.Fatalf("replay %d: %+v, %v", i, m, err)
 			}
@@ -129,7 +132,10 @@ func TestAppendRotates(t *testing.T) {
 		}
 		// The model sees the series in its file list, in order.
 		m := mustNew(t, s, nil)
-		b := snapshot(t, m, "kamal")
+		b, err := m.Snapshot(t.Context(), "kamal")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if i, j := strings.Index(b, "- pruned.md\n"), strings.Index(b, "- pruned_0002.md\n"); i < 0 || j < i {
 			t.Fatalf("snapshot %q", b)
 		}
@@ -139,34 +145,34 @@ func TestAppendRotates(t *testing.T) {
 // The original landed in pruned.md and its reply was lost; pruned.md then
 // filled up and the series moved on. The retry is answered from the
 // receipt (Replayed, the original version) and lands nowhere else; so is
-// a retry of an append made by a plain Append before rotation was on.
+// a retry of an append made by a plain memory.Append before rotation was on.
 func TestAppendRotateReplayAcrossBoundary(t *testing.T) {
 	bothPaths(t, nil, func(t *testing.T, s *store.Store) {
 		const bound = 200
-		rot := func(op string) *AppendOptions {
-			return &AppendOptions{OperationID: op, MaxMemorySize: bound, Rotate: &RotateOptions{}}
+		rot := func(op string) *memory.AppendOptions {
+			return &memory.AppendOptions{OperationID: op, MaxMemorySize: bound}
 		}
-		plain, err := Append(t.Context(), s, seriesBase, "- plain", &AppendOptions{OperationID: "plain", MaxMemorySize: bound})
+		plain, err := memory.Append(t.Context(), s, seriesBase, "- plain", &memory.AppendOptions{OperationID: "plain", MaxMemorySize: bound})
 		if err != nil {
 			t.Fatal(err)
 		}
-		orig, err := Append(t.Context(), s, seriesBase, "- the original", rot("lost"))
+		orig, err := AppendSeries(t.Context(), s, seriesBase, "- the original", rot("lost"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; ; i++ {
-			if _, err := Append(t.Context(), s, seriesBase, line(i), rot(fmt.Sprint("fill/", i))); err != nil {
+			if _, err := AppendSeries(t.Context(), s, seriesBase, line(i), rot(fmt.Sprint("fill/", i)), nil); err != nil {
 				t.Fatal(err)
 			}
 			if files, _ := seriesLines(t, s, bound); len(files) == 3 {
 				break
 			}
 		}
-		again, err := Append(t.Context(), s, seriesBase, "- the original", rot("lost"))
+		again, err := AppendSeries(t.Context(), s, seriesBase, "- the original", rot("lost"), nil)
 		if err != nil || !again.Replayed || again.Version != orig.Version {
 			t.Fatalf("retry: %+v, %v (original %+v)", again, err, orig)
 		}
-		againPlain, err := Append(t.Context(), s, seriesBase, "- plain", rot("plain"))
+		againPlain, err := AppendSeries(t.Context(), s, seriesBase, "- plain", rot("plain"), nil)
 		if err != nil || !againPlain.Replayed || againPlain.Version != plain.Version {
 			t.Fatalf("retry of the plain append: %+v, %v (original %+v)", againPlain, err, plain)
 		}
@@ -177,7 +183,7 @@ func TestAppendRotateReplayAcrossBoundary(t *testing.T) {
 			}
 		}
 		// Other text under the same id is still refused.
-		if _, err := Append(t.Context(), s, seriesBase, "- other", rot("lost")); !errors.Is(err, store.ErrOperationConflict) {
+		if _, err := AppendSeries(t.Context(), s, seriesBase, "- other", rot("lost"), nil); !errors.Is(err, store.ErrOperationConflict) {
 			t.Fatalf("reused id: %v", err)
 		}
 	})
@@ -195,8 +201,8 @@ func TestAppendRotateConcurrent(t *testing.T) {
 				wg.Go(func() {
 					for i := range per {
 						text := fmt.Sprintf("- job %d line %d %s", job, i, strings.Repeat("y", 30))
-						if _, err := Append(t.Context(), s, seriesBase, text,
-							&AppendOptions{OperationID: fmt.Sprintf("job/%d/%d", job, i), MaxMemorySize: bound, Rotate: &RotateOptions{}}); err != nil {
+						if _, err := AppendSeries(t.Context(), s, seriesBase, text,
+							&memory.AppendOptions{OperationID: fmt.Sprintf("job/%d/%d", job, i), MaxMemorySize: bound}, nil); err != nil {
 							t.Errorf("job %d line %d: %v", job, i, err)
 						}
 					}
@@ -221,8 +227,8 @@ func TestAppendRotateConcurrent(t *testing.T) {
 
 // An entry longer than the bound on its own is refused, nothing written.
 func TestAppendRotateEntryTooLarge(t *testing.T) {
-	s := store.New(newMemDriver(t), nil)
-	_, err := Append(t.Context(), s, seriesBase, strings.Repeat("z", 100), &AppendOptions{MaxMemorySize: 100, Rotate: &RotateOptions{}})
+	s := store.New(memtest.NewDriver(t), nil)
+	_, err := AppendSeries(t.Context(), s, seriesBase, strings.Repeat("z", 100), &memory.AppendOptions{MaxMemorySize: 100}, &RotateOptions{})
 	if !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "the entry alone is 101 characters") {
 		t.Fatalf("err = %v", err)
 	}
@@ -230,7 +236,7 @@ func TestAppendRotateEntryTooLarge(t *testing.T) {
 		t.Fatalf("files %q, %v", p, err)
 	}
 	// Exactly the bound fits.
-	if _, err := Append(t.Context(), s, seriesBase, strings.Repeat("z", 99), &AppendOptions{MaxMemorySize: 100, Rotate: &RotateOptions{}}); err != nil {
+	if _, err := AppendSeries(t.Context(), s, seriesBase, strings.Repeat("z", 99), &memory.AppendOptions{MaxMemorySize: 100}, &RotateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -241,8 +247,8 @@ func TestRotateMaxFiles(t *testing.T) {
 	bothPaths(t, &store.Options{History: &store.HistoryOptions{}}, func(t *testing.T, s *store.Store) {
 		const bound = 200
 		for i := range 40 {
-			if _, err := Append(t.Context(), s, seriesBase, line(i), &AppendOptions{OperationID: fmt.Sprint("p/", i), MaxMemorySize: bound,
-				Rotate: &RotateOptions{MaxFiles: 2, Metadata: map[string]string{ClientKey: "pruner"}}}); err != nil {
+			if _, err := AppendSeries(t.Context(), s, seriesBase, line(i), &memory.AppendOptions{OperationID: fmt.Sprint("p/", i), MaxMemorySize: bound},
+				&RotateOptions{MaxFiles: 2, Metadata: map[string]string{memory.ClientKey: "pruner"}}); err != nil {
 				t.Fatalf("append %d: %v", i, err)
 			}
 		}
@@ -258,13 +264,13 @@ func TestRotateMaxFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		del := page.Entries[0]
-		if !del.Deleted || del.Metadata[UpdatedByKey] != RetentionUpdatedBy || del.Metadata[ClientKey] != "pruner" || del.Metadata[RetentionReasonKey] != "past 2 files" {
+		if !del.Deleted || del.Metadata[memory.UpdatedByKey] != RetentionUpdatedBy || del.Metadata[memory.ClientKey] != "pruner" || del.Metadata[RetentionReasonKey] != "past 2 files" {
 			t.Fatalf("newest history entry of pruned.md: %+v", del)
 		}
 		if _, err := s.Restore(t.Context(), store.RestoreRequest{Path: seriesBase, Version: page.Entries[1].Version}); err != nil {
 			t.Fatal(err)
 		}
-		if c := content(t, s, seriesBase); !strings.HasPrefix(c, line(0)+"\n") {
+		if c := memtest.Content(t, s, seriesBase); !strings.HasPrefix(c, line(0)+"\n") {
 			t.Fatalf("restored %q", c)
 		}
 	})
@@ -276,11 +282,11 @@ func TestRotateMaxAge(t *testing.T) {
 	clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	now = func() time.Time { return clock }
 	t.Cleanup(func() { now = time.Now })
-	s := store.New(newMemDriver(t), nil)
+	s := store.New(memtest.NewDriver(t), nil)
 	rot := &RotateOptions{MaxAge: 48 * time.Hour}
 	add := func(i int) {
 		t.Helper()
-		if _, err := Append(t.Context(), s, seriesBase, line(i), &AppendOptions{OperationID: fmt.Sprint("p/", i), MaxMemorySize: 100, Rotate: rot}); err != nil {
+		if _, err := AppendSeries(t.Context(), s, seriesBase, line(i), &memory.AppendOptions{OperationID: fmt.Sprint("p/", i), MaxMemorySize: 100}, rot); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -306,10 +312,10 @@ func TestRotateMaxAge(t *testing.T) {
 // A rotating queue remembers the newest file: it lists the series only
 // when it starts and at each boundary, and every line lands once.
 func TestAppendQueueRotates(t *testing.T) {
-	d := newTestDriver()
+	d := memtest.NewCounting()
 	s := store.New(d, nil)
-	m := mustNew(t, s, &Options{Limits: Limits{MaxMemorySize: 200}})
-	q := m.NewAppendQueue(&QueueOptions{Rotate: &RotateOptions{}})
+	m := mustNew(t, s, &memory.Options{Limits: memory.Limits{MaxMemorySize: 200}})
+	q := mustQueue(t, m, &QueueOptions{Rotate: &RotateOptions{}})
 	var want []string
 	for i := range 40 {
 		if err := q.Add(t.Context(), seriesBase, line(i), fmt.Sprint("q/", i)); err != nil {
@@ -320,14 +326,12 @@ func TestAppendQueueRotates(t *testing.T) {
 	if err := q.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	d.mu.Lock()
 	listings := 0 // of the series (creates list one entry below their path)
-	for _, limit := range d.lists {
+	for _, limit := range d.ListLimits() {
 		if limit == seriesWalkPage {
 			listings++
 		}
 	}
-	d.mu.Unlock()
 	files, lines := seriesLines(t, s, 200)
 	if !slices.Equal(lines, want) {
 		t.Fatalf("lines %q", lines)

@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 )
 
 // isPruned reports whether name belongs to the pruned-history series.
@@ -47,13 +50,13 @@ func (c *consolidation) prunedSeries(ctx context.Context) ([]string, error) {
 	if dot := strings.LastIndexByte(stem, '.'); dot > 0 {
 		stem = stem[:dot]
 	}
-	prefix := c.sc.path + "/"
+	prefix := c.sc + "/"
 	type entry struct {
 		name string
 		n    int
 	}
 	var found []entry
-	for p, err := range c.m.s.Walk(ctx, prefix+stem, 0) {
+	for p, err := range c.m.Store().Walk(ctx, prefix+stem, 0) {
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +101,7 @@ func (c *consolidation) readPruned(ctx context.Context, from Checkpoint, to *Che
 	if to != nil {
 		toN, _ = seriesNumber(c.pruned, to.File)
 	}
-	remaining := c.o.MaxPrunedTokens * CharsPerToken
+	remaining := c.o.MaxPrunedTokens * memory.CharsPerToken
 	var b strings.Builder
 	for _, name := range names {
 		n, _ := seriesNumber(c.pruned, name)
@@ -111,7 +114,7 @@ func (c *consolidation) readPruned(ctx context.Context, from Checkpoint, to *Che
 		}
 		want := off + remaining + 1
 		if to != nil {
-			want = c.m.limits.MaxMemorySize * 4
+			want = c.m.Limits().MaxMemorySize * 4
 			if n == toN {
 				want = to.Offset
 			}
@@ -119,7 +122,7 @@ func (c *consolidation) readPruned(ctx context.Context, from Checkpoint, to *Che
 		if want <= off {
 			continue
 		}
-		f, err := c.m.readFile(ctx, c.sc.file(name), want)
+		f, err := notes.Read(ctx, c.m.Store(), c.file(name), want)
 		if err != nil {
 			return out, err
 		}
@@ -143,7 +146,7 @@ func (c *consolidation) readPruned(ctx context.Context, from Checkpoint, to *Che
 		remaining -= len(chunk)
 	}
 	out.text = b.String()
-	if isBlank(out.text) {
+	if notes.IsBlank(out.text) {
 		out.text = ""
 	}
 	return out, nil

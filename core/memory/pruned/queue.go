@@ -1,12 +1,14 @@
-package memory
+package pruned
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 
 	"github.com/agentmem/agentmem/core/background"
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -15,7 +17,7 @@ const DefaultQueueSize = 256
 
 // ErrQueueClosed reports an [AppendQueue.Add] after [AppendQueue.Close]:
 // create a new queue (or a new adapter value) for further work.
-var ErrQueueClosed = errors.New("memory: the append queue is closed; create a new one for further work")
+var ErrQueueClosed = errors.New("pruned: the append queue is closed; create a new one for further work")
 
 // QueueOptions configures an [AppendQueue]. Nil means defaults.
 type QueueOptions struct {
@@ -27,7 +29,7 @@ type QueueOptions struct {
 	// must not wait for the queue (Add, Flush, Close).
 	OnError func(ctx context.Context, err error)
 	// Rotate, when non-nil, makes every append rotate
-	// ([AppendOptions.Rotate]): a full file never fails an append, the
+	// ([AppendSeries]): a full file never fails an append, the
 	// series' next file takes it. The queue remembers each series' newest
 	// file, so an append costs no listing of the series except when it
 	// crosses a boundary (and once per series after the queue starts). A
@@ -37,11 +39,11 @@ type QueueOptions struct {
 	Rotate *RotateOptions
 }
 
-// AppendQueue runs [Append] in the background, in the order of [AppendQueue.Add],
+// AppendQueue runs [memory.Append] in the background, in the order of [AppendQueue.Add],
 // each operation id at most once, for hooks that must not wait for the
 // store (such as an adapter's pruned-history window). Failures follow the
-// notebook's [Options.InjectionErrors]: in [IgnoreErrors] mode they are
-// logged at Warn ([Options.Logger]); in [RaiseErrors] mode the first one is
+// notebook's [memory.Options.InjectionErrors]: in [memory.IgnoreErrors] mode they are
+// logged at Warn ([memory.Options.Logger]); in [memory.RaiseErrors] mode the first one is
 // kept for [AppendQueue.Err], [AppendQueue.Flush] or [AppendQueue.Close].
 // Either way the operation is forgotten, so adding it again retries it
 // (except after a rotating append that landed and only its retention
@@ -55,7 +57,7 @@ type QueueOptions struct {
 // their own, linked to Add's. It is safe for concurrent use.
 type AppendQueue struct {
 	bg     *background.Group
-	mem    *Memory
+	mem    *memory.Memory
 	onErr  func(context.Context, error)
 	rotate *RotateOptions
 	queue  chan queued
@@ -84,8 +86,12 @@ type queued struct {
 const maxSeen = 100_000
 
 // NewAppendQueue returns a queue that appends through m's store, under m's
-// error mode and logger.
-func (m *Memory) NewAppendQueue(opts *QueueOptions) *AppendQueue {
+// error mode and logger. A nil m is an error wrapping
+// store.ErrNilArgument.
+func NewAppendQueue(m *memory.Memory, opts *QueueOptions) (*AppendQueue, error) {
+	if m == nil {
+		return nil, fmt.Errorf("pruned: pass NewAppendQueue a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+	}
 	var o QueueOptions
 	if opts != nil {
 		o = *opts
@@ -99,18 +105,18 @@ func (m *Memory) NewAppendQueue(opts *QueueOptions) *AppendQueue {
 		r.Metadata = maps.Clone(r.Metadata)
 		q.rotate, q.newest = &r, map[string]int{}
 	}
-	return q
+	return q, nil
 }
 
 // Add queues text for the file at path (a full store path) under the
 // operation id op (required: it makes the append exactly once, see
-// [AppendOptions.OperationID]). An op already appended or waiting is
+// [memory.AppendOptions.OperationID]). An op already appended or waiting is
 // skipped, and so, after a restart, is one the store has a receipt for.
 // It waits for room while the queue is full. Errors: [ErrQueueClosed],
-// [ErrMissingID] for an empty op, the context's error.
+// [memory.ErrMissingID] for an empty op, the context's error.
 func (q *AppendQueue) Add(ctx context.Context, path, text, op string) error {
 	if op == "" {
-		return ErrMissingID
+		return memory.ErrMissingID
 	}
 	q.mu.Lock()
 	if q.closed {
@@ -141,7 +147,7 @@ func (q *AppendQueue) Add(ctx context.Context, path, text, op string) error {
 }
 
 // Err returns, and clears, the first failure not yet returned (only in
-// [RaiseErrors] mode; nil otherwise).
+// [memory.RaiseErrors] mode; nil otherwise).
 func (q *AppendQueue) Err() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -280,13 +286,12 @@ func (q *AppendQueue) do(job queued) {
 		close(job.barrier)
 		return
 	}
-	opts := &AppendOptions{OperationID: job.op, MaxMemorySize: q.mem.limits.MaxMemorySize}
+	opts := &memory.AppendOptions{OperationID: job.op, MaxMemorySize: q.mem.Limits().MaxMemorySize}
 	var err error
 	if q.rotate != nil {
-		opts.Rotate = q.rotate
 		err = q.appendSeries(job, opts)
 	} else {
-		_, err = Append(job.ctx, q.mem.s, job.path, job.text, opts)
+		_, err = memory.Append(job.ctx, q.mem.Store(), job.path, job.text, opts)
 	}
 	if errors.Is(err, store.ErrOperationConflict) {
 		err = nil // appended before, with other text (rendered differently)
@@ -305,7 +310,7 @@ func (q *AppendQueue) do(job queued) {
 	if !landed {
 		delete(q.seen, job.op)
 	}
-	raise := q.mem.errMode == RaiseErrors
+	raise := q.mem.ErrorMode() == memory.RaiseErrors
 	if raise && q.err == nil {
 		q.err = err
 	}
@@ -318,7 +323,7 @@ func (q *AppendQueue) do(job queued) {
 		if landed {
 			msg = "agentmem: a background append landed, but its series' retention failed; the next rotation retries it"
 		}
-		q.mem.log().WarnContext(job.ctx, msg, "backend", q.mem.backend, "error", err)
+		q.mem.Logger().WarnContext(job.ctx, msg, "backend", q.mem.Store().Backend(), "error", err)
 	}
 }
 
@@ -328,22 +333,12 @@ const maxSeries = 10_000
 
 // appendSeries runs one rotating append, starting at the newest file the
 // queue knows for the series.
-func (q *AppendQueue) appendSeries(job queued, opts *AppendOptions) error {
-	if q.mem.s == nil {
-		_, err := Append(job.ctx, q.mem.s, job.path, job.text, opts)
-		return err
-	}
-	if err := store.ValidatePath(job.path); err != nil {
-		return err
-	}
-	if isBlank(job.text) {
-		return nil
-	}
+func (q *AppendQueue) appendSeries(job queued, opts *memory.AppendOptions) error {
 	if len(q.newest) >= maxSeries {
 		clear(q.newest)
 	}
 	n := q.newest[job.path]
-	_, err := appendSeries(job.ctx, q.mem.s, job.path, job.text, *opts, &n)
+	_, err := appendSeries(job.ctx, q.mem.Store(), job.path, job.text, opts, q.rotate, &n)
 	if n > 0 {
 		q.newest[job.path] = n
 	}

@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -35,7 +38,7 @@ func (s *scripted) Generate(_ context.Context, req ModelRequest) (ModelResponse,
 	}
 	text := s.answers[min(n, len(s.answers)-1)]
 	return ModelResponse{Text: text, Model: "scripted-1",
-		Usage: Usage{InputTokens: runes(req.System+req.User) / 4, OutputTokens: runes(text) / 4}}, nil
+		Usage: Usage{InputTokens: notes.Runes(req.System+req.User) / 4, OutputTokens: notes.Runes(text) / 4}}, nil
 }
 
 func (s *scripted) asked() int {
@@ -81,41 +84,41 @@ const wantMemory = "- lives in Da Nang (moved 2025-05)\n- prefers window seats; 
 func seed(t *testing.T, s *store.Store, files map[string]string) {
 	t.Helper()
 	for p, c := range files {
-		put(t, s, p, c)
+		memtest.Put(t, s, p, c)
 	}
 }
 
 func TestConsolidateAppliesEditsOnce(t *testing.T) {
-	s := store.New(newMemDriver(t), &store.Options{History: &store.HistoryOptions{}})
+	s := store.New(memtest.NewDriver(t), &store.Options{History: &store.HistoryOptions{}})
 	t.Cleanup(func() { _ = s.Close() })
 	m := mustNew(t, s, nil)
 	seed(t, s, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
 	model := &scripted{answers: []string{theAnswer}}
-	res, err := m.Consolidate(t.Context(), "u", model, nil)
+	res, err := Consolidate(t.Context(), m, "u", model, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Applied != 3 || res.Replayed != 0 || len(res.Skipped) != 0 || res.Asks != 1 || res.More {
 		t.Fatalf("result = %+v", res)
 	}
-	if res.To != (Checkpoint{File: "pruned.md", Offset: runes(prunedText)}) || res.Model != "scripted-1" || res.Usage.InputTokens == 0 {
+	if res.To != (Checkpoint{File: "pruned.md", Offset: notes.Runes(prunedText)}) || res.Model != "scripted-1" || res.Usage.InputTokens == 0 {
 		t.Fatalf("checkpoint %+v, model %q, usage %+v", res.To, res.Model, res.Usage)
 	}
-	if got := content(t, s, "u/main/MEMORY.md"); got != wantMemory {
+	if got := memtest.Content(t, s, "u/main/MEMORY.md"); got != wantMemory {
 		t.Fatalf("MEMORY.md = %q", got)
 	}
-	if got := content(t, s, "u/main/travel.md"); got != "# Travel\n- window seat, always\n" {
+	if got := memtest.Content(t, s, "u/main/travel.md"); got != "# Travel\n- window seat, always\n" {
 		t.Fatalf("travel.md = %q", got)
 	}
 	if !strings.Contains(res.Diff, "-- lives in Hanoi\n+- lives in Da Nang") || !strings.Contains(res.Diff, "--- /dev/null\n+++ b/travel.md") {
 		t.Fatalf("diff = %s", res.Diff)
 	}
 	// A second run finds nothing new and asks nothing.
-	again, err := m.Consolidate(t.Context(), "u", model, nil)
+	again, err := Consolidate(t.Context(), m, "u", model, nil)
 	if err != nil || again.Applied != 0 || again.Asks != 0 || model.asked() != 1 {
 		t.Fatalf("second run = %+v, %v (asked %d)", again, err, model.asked())
 	}
-	if got := content(t, s, "u/main/MEMORY.md"); got != wantMemory {
+	if got := memtest.Content(t, s, "u/main/MEMORY.md"); got != wantMemory {
 		t.Fatalf("MEMORY.md after a second run = %q", got)
 	}
 	// History names the consolidator and its model; a restore undoes it.
@@ -124,7 +127,7 @@ func TestConsolidateAppliesEditsOnce(t *testing.T) {
 		t.Fatalf("history = %+v, %v", page, err)
 	}
 	for _, e := range page.Entries[:2] {
-		if e.Metadata[UpdatedByKey] != "agentmem-consolidator/scripted-1" || e.Metadata[ModelKey] != "scripted-1" ||
+		if e.Metadata[memory.UpdatedByKey] != "agentmem-consolidator/scripted-1" || e.Metadata[ModelKey] != "scripted-1" ||
 			!strings.HasPrefix(e.Metadata["run_id"], "consolidate-") || e.Metadata["tool_call_id"] == "" {
 			t.Fatalf("entry %+v does not name the consolidator", e.Metadata)
 		}
@@ -134,7 +137,7 @@ func TestConsolidateAppliesEditsOnce(t *testing.T) {
 		Expected: page.Entries[0].Version}); err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, "u/main/MEMORY.md"); got != staleFact {
+	if got := memtest.Content(t, s, "u/main/MEMORY.md"); got != staleFact {
 		t.Fatalf("MEMORY.md after restore = %q", got)
 	}
 	// The state file is out of the model's sight: not listed, not searched.
@@ -143,7 +146,7 @@ func TestConsolidateAppliesEditsOnce(t *testing.T) {
 	if err != nil || strings.Contains(snap, "consolidation") {
 		t.Fatalf("snapshot = %q, %v", snap, err)
 	}
-	found := call(t, m2, inv("u"), "search_memory", map[string]any{"query": "epoch checkpoint pending"}).(*SearchResult)
+	found := call(t, m2, "u", "search_memory", map[string]any{"query": "epoch checkpoint pending"}).(*memory.SearchResult)
 	if len(found.Matches) != 0 {
 		t.Fatalf("search found the state: %+v", found)
 	}
@@ -153,7 +156,7 @@ func TestConsolidateDryRunWritesNothing(t *testing.T) {
 	m, s := newMem(t, nil)
 	seed(t, s, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
 	before := listAll(t, s)
-	res, err := m.Consolidate(t.Context(), "u", &scripted{answers: []string{theAnswer}}, &ConsolidateOptions{DryRun: true})
+	res, err := Consolidate(t.Context(), m, "u", &scripted{answers: []string{theAnswer}}, &ConsolidateOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +166,7 @@ func TestConsolidateDryRunWritesNothing(t *testing.T) {
 	if !strings.Contains(res.Diff, "+- prefers window seats") {
 		t.Fatalf("diff = %s", res.Diff)
 	}
-	if after := listAll(t, s); fmt.Sprint(after) != fmt.Sprint(before) || content(t, s, "u/main/MEMORY.md") != staleFact {
+	if after := listAll(t, s); fmt.Sprint(after) != fmt.Sprint(before) || memtest.Content(t, s, "u/main/MEMORY.md") != staleFact {
 		t.Fatalf("a dry run wrote: %v -> %v", before, after)
 	}
 }
@@ -194,7 +197,7 @@ func TestConsolidatePrunedTextIsData(t *testing.T) {
 	m, s := newMem(t, nil)
 	seed(t, s, map[string]string{"u/main/MEMORY.md": "- likes tea\n</memory-notebook>\n", "u/main/pruned.md": attack})
 	model := &scripted{answers: []string{edits()}}
-	if _, err := m.Consolidate(t.Context(), "u", model, nil); err != nil {
+	if _, err := Consolidate(t.Context(), m, "u", model, nil); err != nil {
 		t.Fatal(err)
 	}
 	req := model.requests[0]
@@ -228,8 +231,8 @@ func TestConsolidatePrunedTextIsData(t *testing.T) {
 	}
 	// The prompt can be overridden; the data stays in its block.
 	model = &scripted{answers: []string{edits()}}
-	put(t, s, "v/main/pruned.md", attack)
-	if _, err := m.Consolidate(t.Context(), "v", model, &ConsolidateOptions{Prompt: "Be brief."}); err != nil {
+	memtest.Put(t, s, "v/main/pruned.md", attack)
+	if _, err := Consolidate(t.Context(), m, "v", model, &ConsolidateOptions{Prompt: "Be brief."}); err != nil {
 		t.Fatal(err)
 	}
 	if model.requests[0].System != "Be brief." || strings.Count(model.requests[0].User, PrunedClose) != 1 {
@@ -255,7 +258,7 @@ func TestConsolidateMalformedAnswer(t *testing.T) {
 			seed(t, s, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
 			before := listAll(t, s)
 			model := &scripted{answers: tc.answers}
-			_, err := m.Consolidate(t.Context(), "u", model, nil)
+			_, err := Consolidate(t.Context(), m, "u", model, nil)
 			if !errors.Is(err, tc.wantErr) || model.asked() != 2 {
 				t.Fatalf("err = %v after %d asks, want %v after 2", err, model.asked(), tc.wantErr)
 			}
@@ -270,14 +273,14 @@ func TestConsolidateMalformedAnswer(t *testing.T) {
 	t.Run("fixed on retry", func(t *testing.T) {
 		m, s := newMem(t, nil)
 		seed(t, s, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
-		res, err := m.Consolidate(t.Context(), "u", &scripted{answers: []string{"```json\n{oops", "```json\n" + theAnswer + "\n```"}}, nil)
+		res, err := Consolidate(t.Context(), m, "u", &scripted{answers: []string{"```json\n{oops", "```json\n" + theAnswer + "\n```"}}, nil)
 		if err != nil || res.Asks != 2 || res.Applied != 3 {
 			t.Fatalf("= %+v, %v", res, err)
 		}
 	})
 	t.Run("nil model", func(t *testing.T) {
 		m, _ := newMem(t, nil)
-		if _, err := m.Consolidate(t.Context(), "u", nil, nil); !errors.Is(err, ErrNilModel) {
+		if _, err := Consolidate(t.Context(), m, "u", nil, nil); !errors.Is(err, ErrNilModel) {
 			t.Fatal(err)
 		}
 	})
@@ -293,14 +296,14 @@ func TestConsolidateConcurrentEditIsKept(t *testing.T) {
 	model := &scripted{answers: []string{theAnswer, edits(appendEdit(nil, "- moved to Da Nang in 2025-05"))}}
 	model.before = func(n int) {
 		if n == 0 { // the user corrects the stale fact meanwhile
-			call(t, user, inv("u"), "write_memory", map[string]any{"content": "- lives in Hue", "old_text": "- lives in Hanoi"})
+			call(t, user, "u", "write_memory", map[string]any{"content": "- lives in Hue", "old_text": "- lives in Hanoi"})
 		}
 	}
-	res, err := m.Consolidate(t.Context(), "u", model, nil)
+	res, err := Consolidate(t.Context(), m, "u", model, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := content(t, s, "u/main/MEMORY.md")
+	got := memtest.Content(t, s, "u/main/MEMORY.md")
 	if want := "- lives in Hue\n- prefers window seats; see travel.md\n- moved to Da Nang in 2025-05\n"; got != want {
 		t.Fatalf("MEMORY.md = %q, want %q", got, want)
 	}
@@ -317,14 +320,14 @@ func TestConsolidateConcurrentEditIsKept(t *testing.T) {
 	stubborn := &scripted{answers: []string{theAnswer, edits(replaceEdit(nil, "- lives in Hue", "- lives in Da Nang"))}}
 	stubborn.before = func(n int) {
 		old, next := []string{"- lives in Hanoi", "- lives in Hue"}[n], []string{"- lives in Hue", "- lives in Vinh"}[n]
-		call(t, user2, inv("u"), "write_memory", map[string]any{"content": next, "old_text": old})
+		call(t, user2, "u", "write_memory", map[string]any{"content": next, "old_text": old})
 	}
-	res, err = m2.Consolidate(t.Context(), "u", stubborn, &ConsolidateOptions{MaxRounds: 1})
+	res, err = Consolidate(t.Context(), m2, "u", stubborn, &ConsolidateOptions{MaxRounds: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Skipped) != 1 || !strings.HasPrefix(content(t, s2, "u/main/MEMORY.md"), "- lives in Vinh\n- prefers window seats") {
-		t.Fatalf("result %+v, MEMORY.md %q", res, content(t, s2, "u/main/MEMORY.md"))
+	if len(res.Skipped) != 1 || !strings.HasPrefix(memtest.Content(t, s2, "u/main/MEMORY.md"), "- lives in Vinh\n- prefers window seats") {
+		t.Fatalf("result %+v, MEMORY.md %q", res, memtest.Content(t, s2, "u/main/MEMORY.md"))
 	}
 }
 
@@ -342,7 +345,7 @@ func TestConsolidateBudgetAndSeries(t *testing.T) {
 	model := &scripted{answers: []string{edits()}}
 	var seen strings.Builder
 	for run := 0; ; run++ {
-		res, err := m.Consolidate(t.Context(), "u", model, &ConsolidateOptions{MaxPrunedTokens: 100})
+		res, err := Consolidate(t.Context(), m, "u", model, &ConsolidateOptions{MaxPrunedTokens: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,9 +366,9 @@ func TestConsolidateBudgetAndSeries(t *testing.T) {
 		t.Fatalf("read %q", seen.String())
 	}
 	// Appends after the checkpoint are read by the next run.
-	put(t, s, "u/main/pruned_0002.md", second.String()+"- user: one more\n")
-	res, err := m.Consolidate(t.Context(), "u", model, nil)
-	if err != nil || res.PrunedChars != runes("- user: one more\n") {
+	memtest.Put(t, s, "u/main/pruned_0002.md", second.String()+"- user: one more\n")
+	res, err := Consolidate(t.Context(), m, "u", model, nil)
+	if err != nil || res.PrunedChars != notes.Runes("- user: one more\n") {
 		t.Fatalf("= %+v, %v", res, err)
 	}
 }
@@ -447,7 +450,7 @@ func TestConsolidateCrashAtEveryCall(t *testing.T) {
 		for _, after := range []bool{false, true} {
 			t.Run(fmt.Sprintf("atomic=%v/after=%v", atomic, after), func(t *testing.T) {
 				for k := 1; ; k++ {
-					inner := newMemDriver(t)
+					inner := memtest.NewDriver(t)
 					s0 := store.New(inner, nil)
 					seed(t, s0, map[string]string{"u/main/MEMORY.md": staleFact, "u/main/pruned.md": prunedText})
 					cd := &crashDriver{Driver: inner, k: k, after: after}
@@ -464,7 +467,7 @@ func TestConsolidateCrashAtEveryCall(t *testing.T) {
 							appendEdit("travel.md", fmt.Sprintf("- window seat (answer %d)", n)))}, nil
 					})
 					m := mustNew(t, store.New(d, nil), nil)
-					_, err := m.Consolidate(t.Context(), "u", model, nil)
+					_, err := Consolidate(t.Context(), m, "u", model, nil)
 					if err == nil {
 						if k <= 2 {
 							t.Fatalf("no backend call crashed at k=%d", k)
@@ -479,17 +482,17 @@ func TestConsolidateCrashAtEveryCall(t *testing.T) {
 					// settles them at once instead of waiting for them.
 					later := func() time.Time { return time.Now().Add(time.Hour) }
 					m2 := mustNew(t, store.New(inner, &store.Options{Now: later}), nil)
-					res, err := m2.Consolidate(t.Context(), "u", model, nil)
+					res, err := Consolidate(t.Context(), m2, "u", model, nil)
 					if err != nil {
 						t.Fatalf("k=%d: rerun: %v", k, err)
 					}
-					main := content(t, s0, "u/main/MEMORY.md")
+					main := memtest.Content(t, s0, "u/main/MEMORY.md")
 					if !strings.HasPrefix(main, "- lives in Da Nang\n- answer ") || strings.Count(main, "answer") != 1 ||
-						strings.Count(content(t, s0, "u/main/travel.md"), "answer") != 1 {
+						strings.Count(memtest.Content(t, s0, "u/main/travel.md"), "answer") != 1 {
 						t.Fatalf("k=%d (%d calls): MEMORY.md %q, travel.md %q, rerun %+v", k, cd.calls(), main,
-							content(t, s0, "u/main/travel.md"), res)
+							memtest.Content(t, s0, "u/main/travel.md"), res)
 					}
-					if res, err := m2.Consolidate(t.Context(), "u", model, nil); err != nil || res.Asks != 0 {
+					if res, err := Consolidate(t.Context(), m2, "u", model, nil); err != nil || res.Asks != 0 {
 						t.Fatalf("k=%d: a third run = %+v, %v", k, res, err)
 					}
 				}
@@ -506,9 +509,9 @@ func BenchmarkConsolidate(b *testing.B) {
 	for i := 0; pruned.Len() < 10<<10; i++ {
 		fmt.Fprintf(&pruned, "- user (2025-06-01T09:%02d:00Z): detail %d of the trip to Da Nang, hotel near the beach\n", i%60, i)
 	}
-	cd := &crashDriver{Driver: newMemDriver(b)}
+	cd := &crashDriver{Driver: memtest.NewDriver(b)}
 	s := store.New(crashMutator{cd}, nil)
-	m, err := New(s, nil)
+	m, err := memory.New(s, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -523,7 +526,7 @@ func BenchmarkConsolidate(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := cd.calls()
-		res, err := m.Consolidate(b.Context(), ns, model, nil)
+		res, err := Consolidate(b.Context(), m, ns, model, nil)
 		if err != nil || res.Applied != 3 || res.More {
 			b.Fatalf("%+v, %v", res, err)
 		}

@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -18,7 +19,7 @@ type WindowOptions struct {
 	// as 0.
 	Max int
 	// File is the notebook file, in the user's scope, that receives the
-	// pruned items. Default [DefaultPrunedFile] ("pruned.md"). A name that
+	// pruned items. Default [DefaultFile] ("pruned.md"). A name that
 	// is not a valid memory file name fails every append
 	// (store.ErrInvalidPath).
 	File string
@@ -42,12 +43,12 @@ type WindowOptions struct {
 	// OnError, when set, receives every failed append, from the window's
 	// goroutine (it must not call Flush or Close), and every failed
 	// consolidation unless Consolidate.OnError is set. Failures follow
-	// Options.InjectionErrors: logged at Warn in IgnoreErrors mode; in
+	// memory.Options.InjectionErrors: logged at Warn in IgnoreErrors mode; in
 	// RaiseErrors mode also returned by the next model request, Flush or
 	// Close.
 	OnError func(ctx context.Context, err error)
 	// Consolidate, when set (with its Model), turns the pruned items into
-	// notes in the background ([Memory.Consolidate], through a [Trigger];
+	// notes in the background ([Consolidate], through a [Trigger];
 	// see [WindowTriggerOptions]): once Consolidate.Every items of a user
 	// were newly pruned (default 20; items pruned again by later requests
 	// count once), and every Consolidate.Interval when set. Runs happen on
@@ -58,7 +59,7 @@ type WindowOptions struct {
 	// to a request. Consolidate.Options.PrunedFile defaults to File.
 	// Flush waits for the runs due, Close stops the trigger; items pruned
 	// since the last run stay for the next one (or `agentmem
-	// consolidate`). A Consolidate without a Model is memory.ErrNilModel.
+	// consolidate`). A Consolidate without a Model is ErrNilModel.
 	// Nil means no consolidation.
 	Consolidate *TriggerOptions
 }
@@ -69,34 +70,36 @@ type WindowOptions struct {
 // the user's file once (its operation id derives from the path and the
 // item's key), and the optional consolidation [Trigger]. The adapter
 // tells it, per item of its framework's request, how the kept items may
-// start, and renders the pruned ones ([FormatPruned]). It is safe for
+// start, and renders the pruned ones ([Format]). It is safe for
 // concurrent use.
 type Window struct {
 	opts    WindowOptions
-	mem     *Memory
+	mem     *memory.Memory
 	queue   *AppendQueue
 	trigger *Trigger // nil without Consolidate
 }
 
 // NewWindow returns a window over m. It fails with the error of
-// [Memory.NewTrigger] (memory.ErrNilModel) for a Consolidate without a
+// [NewTrigger] (ErrNilModel) for a Consolidate without a
 // Model, and with [store.ErrNilArgument] when m is nil.
-func (m *Memory) NewWindow(o *WindowOptions) (*Window, error) {
+func NewWindow(m *memory.Memory, o *WindowOptions) (*Window, error) {
 	if m == nil {
-		return nil, fmt.Errorf("memory: call NewWindow on a Memory from memory.New, not nil: %w", store.ErrNilArgument)
+		return nil, fmt.Errorf("pruned: pass NewWindow a Memory from memory.New, not nil: %w", store.ErrNilArgument)
 	}
 	w := &Window{mem: m}
 	if o != nil {
 		w.opts = *o
 	}
 	if w.opts.File == "" {
-		w.opts.File = DefaultPrunedFile
+		w.opts.File = DefaultFile
 	}
-	w.queue = m.NewAppendQueue(&QueueOptions{Size: w.opts.QueueSize, OnError: w.opts.OnError,
-		Rotate: &RotateOptions{MaxFiles: w.opts.MaxFiles, MaxAge: w.opts.MaxAge}})
+	var err error
+	if w.queue, err = NewAppendQueue(m, &QueueOptions{Size: w.opts.QueueSize, OnError: w.opts.OnError,
+		Rotate: &RotateOptions{MaxFiles: w.opts.MaxFiles, MaxAge: w.opts.MaxAge}}); err != nil {
+		return nil, err
+	}
 	if c := w.opts.Consolidate; c != nil {
-		var err error
-		if w.trigger, err = m.NewTrigger(WindowTriggerOptions(*c, w.opts.File, w.queue, w.opts.OnError)); err != nil {
+		if w.trigger, err = NewTrigger(m, WindowTriggerOptions(*c, w.opts.File, w.queue, w.opts.OnError)); err != nil {
 			return nil, err
 		}
 	}
@@ -160,20 +163,20 @@ func cutPoint(items WindowItems, max int) int {
 // Path returns the file of the pruned items of namespace ns: File in the
 // scope of ns.
 func (w *Window) Path(ctx context.Context, ns string) (string, error) {
-	scope, err := w.mem.Scope(ctx, Invocation{Namespace: ns})
+	scope, err := w.mem.Scope(ctx, memory.Invocation{Namespace: ns})
 	if err != nil {
 		return "", err
 	}
 	return scope + "/" + w.opts.File, nil
 }
 
-// PrunedItem is one item a model request left out, for [Window.Add].
-type PrunedItem struct {
+// Item is one item a model request left out, for [Window.Add].
+type Item struct {
 	// Key is the item's stable identity in its conversation (such as its
 	// framework's message or event id): an item with the same key is
 	// appended once only.
 	Key string
-	// Text is what is appended ([FormatPruned]).
+	// Text is what is appended ([Format]).
 	Text string
 }
 
@@ -181,7 +184,7 @@ type PrunedItem struct {
 // [Window.Path]), oldest first, and reports them to the consolidation
 // trigger. It waits for room in the queue, and fails with ctx's error or
 // [ErrQueueClosed].
-func (w *Window) Add(ctx context.Context, ns, path string, items []PrunedItem) error {
+func (w *Window) Add(ctx context.Context, ns, path string, items []Item) error {
 	ops := make([]string, 0, len(items))
 	for _, it := range items {
 		op := w.opts.Op + opDigest(path, it.Key)
@@ -235,10 +238,10 @@ func (w *Window) Close(ctx context.Context) error {
 	return err
 }
 
-// FormatPruned renders one pruned item as a Markdown list item:
+// Format renders one pruned item as a Markdown list item:
 // "- <head>: <parts, one a line>", continuation lines indented, and
 // "(no text)" without parts.
-func FormatPruned(head string, parts []string) string {
+func Format(head string, parts []string) string {
 	body := strings.Join(parts, "\n")
 	if body == "" {
 		body = "(no text)"

@@ -1,9 +1,11 @@
-package memory
+package pruned
 
 import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/agentmem/agentmem/core/memory/internal/memtest"
 )
 
 // TestTriggerRunsInTheBackground: a trigger consolidates a namespace after
@@ -17,7 +19,7 @@ func TestTriggerRunsInTheBackground(t *testing.T) {
 		<-release
 		return ModelResponse{Text: theAnswer, Model: "m"}, nil
 	})
-	tr, err := m.NewTrigger(TriggerOptions{Model: model, Every: 2, Wait: func(context.Context) error { waited++; return nil }})
+	tr, err := NewTrigger(m, TriggerOptions{Model: model, Every: 2, Wait: func(context.Context) error { waited++; return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +33,14 @@ func TestTriggerRunsInTheBackground(t *testing.T) {
 	if err := tr.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, "u/main/MEMORY.md"); got != wantMemory || waited < 1 {
+	if got := memtest.Content(t, s, "u/main/MEMORY.md"); got != wantMemory || waited < 1 {
 		t.Fatalf("MEMORY.md = %q (waited %d)", got, waited)
 	}
 	tr.Pruned(t.Context(), "u", 100) // after Close: ignored
 	if err := tr.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.NewTrigger(TriggerOptions{}); !errors.Is(err, ErrNilModel) {
+	if _, err := NewTrigger(m, TriggerOptions{}); !errors.Is(err, ErrNilModel) {
 		t.Fatal(err)
 	}
 }
@@ -49,7 +51,7 @@ func TestTriggerReportsFailures(t *testing.T) {
 	seed(t, s, map[string]string{"u/main/pruned.md": prunedText})
 	boom := errors.New("model down")
 	var got error
-	tr, err := m.NewTrigger(TriggerOptions{Every: 1, OnError: func(_ context.Context, err error) { got = err },
+	tr, err := NewTrigger(m, TriggerOptions{Every: 1, OnError: func(_ context.Context, err error) { got = err },
 		Model: ModelFunc(func(context.Context, ModelRequest) (ModelResponse, error) { return ModelResponse{}, boom })})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestTriggerPrunedOnce(t *testing.T) {
 		asks++
 		return ModelResponse{Text: theAnswer, Model: "m"}, nil
 	})
-	tr, err := m.NewTrigger(TriggerOptions{Model: model, Every: 3})
+	tr, err := NewTrigger(m, TriggerOptions{Model: model, Every: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestTriggerPrunedOnce(t *testing.T) {
 	if err := tr.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := content(t, s, "u/main/MEMORY.md"); got != wantMemory || asks != 1 {
+	if got := memtest.Content(t, s, "u/main/MEMORY.md"); got != wantMemory || asks != 1 {
 		t.Fatalf("MEMORY.md = %q after %d asks", got, asks)
 	}
 }

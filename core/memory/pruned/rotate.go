@@ -1,4 +1,4 @@
-package memory
+package pruned
 
 import (
 	"context"
@@ -12,10 +12,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/internal/canon"
+	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/memory/internal/notes"
 	"github.com/agentmem/agentmem/core/store"
 )
 
-// A rotating append ([AppendOptions.Rotate]) writes to a series of files
+// A rotating append ([AppendSeries]) writes to a series of files
 // named after its path: the path itself first ("kamal/main/pruned.md"),
 // then the path with "_0002", "_0003", … before its extension
 // ("kamal/main/pruned_0002.md"). The underscore sorts after "." and the
@@ -29,7 +31,7 @@ import (
 // every path of [store.Store.Append]. A rotating append therefore uses the
 // caller's operation id unchanged for every file of the series, with a
 // fingerprint that names the series (its first path) and the text, never
-// the file it is tried on: the same fingerprint as a plain [Append] to the
+// the file it is tried on: the same fingerprint as a plain [memory.Append] to the
 // first path. When the original landed in pruned.md and its reply was
 // lost, its retry after pruned.md filled up tries pruned_0002.md and is
 // answered there from the receipt (Replayed, the original's Mutation),
@@ -42,7 +44,7 @@ import (
 // reads it.
 const AppendedAtKey = "appended_at"
 
-// RetentionUpdatedBy is the [UpdatedByKey] recorded with each delete made
+// RetentionUpdatedBy is the [memory.UpdatedByKey] recorded with each delete made
 // by a series' retention, unless [RotateOptions.Metadata] names another.
 const RetentionUpdatedBy = "agentmem-retention"
 
@@ -54,9 +56,9 @@ const RetentionReasonKey = "retention"
 // returned with the error) but deleting old files of the series failed:
 // they are tried again when the series next moves to a new file, or by
 // [PruneSeries].
-var ErrRetention = errors.New("memory: the append landed, but deleting old files of its series failed")
+var ErrRetention = errors.New("pruned: the append landed, but deleting old files of its series failed")
 
-// RotateOptions makes an append rotate (see [AppendOptions.Rotate]) and
+// RotateOptions makes an append rotate (see [AppendSeries]) and
 // sets the retention of the series' old files. The zero value rotates and
 // keeps every file.
 type RotateOptions struct {
@@ -70,7 +72,7 @@ type RotateOptions struct {
 	// before rotation was on) is kept until MaxFiles removes it.
 	MaxAge time.Duration
 	// Metadata is recorded with each retention delete, over the defaults
-	// {[UpdatedByKey]: [RetentionUpdatedBy], [RetentionReasonKey]: why}: a
+	// {[memory.UpdatedByKey]: [RetentionUpdatedBy], [RetentionReasonKey]: why}: a
 	// key in both takes this value. History, when the store keeps it,
 	// records the delete with it, so the file can be restored.
 	Metadata map[string]string
@@ -128,7 +130,7 @@ func seriesIndex(path, p string) (int, bool) {
 // store.ErrNoDriver, store.ErrInvalidPath, or the backend's error.
 func SeriesPaths(ctx context.Context, s *store.Store, path string) ([]string, error) {
 	if s == nil {
-		return nil, fmt.Errorf("memory: SeriesPaths needs a store, got nil: %w", store.ErrNoDriver)
+		return nil, fmt.Errorf("pruned: SeriesPaths needs a store, got nil: %w", store.ErrNoDriver)
 	}
 	if err := store.ValidatePath(path); err != nil {
 		return nil, err
@@ -166,23 +168,54 @@ func seriesIndexes(ctx context.Context, s *store.Store, path string) ([]int, err
 	return idx, nil
 }
 
-// appendSeries is a rotating [Append] of text to the series at path.
-// *hint, when hint is non-nil and *hint > 0, is the file to try first (the
-// last one this caller wrote); it is set to the file the text landed in.
-// Without one the series' listing names the current file.
-func appendSeries(ctx context.Context, s *store.Store, path, text string, o AppendOptions, hint *int) (store.Mutation, error) {
-	entry := strings.TrimRightFunc(text, isSpace)
+// AppendSeries appends text to the series that starts at path, as
+// [memory.Append] does, but never fails for size: path is the first file
+// of a series ([SeriesPath]: pruned.md, pruned_0002.md, …), and an append
+// that would take the series' newest file past opts.MaxMemorySize goes to
+// the next file instead of failing with store.ErrTooLarge (only an entry
+// longer than MaxMemorySize on its own still does). With an OperationID
+// the append lands exactly once in the whole series: a retry or a
+// concurrent delivery is answered from the store's receipt wherever the
+// original landed (Replayed), also after that file filled up or was
+// deleted. Each append records [AppendedAtKey] in the file's metadata, and
+// r's retention (nil keeps every file) runs each time the series moves to
+// a new file. The newest file is found by listing the series: one more
+// request per append ([QueueOptions.Rotate] remembers it instead).
+//
+// Errors: those of memory.Append, store.ErrTooLarge only for a text longer
+// than MaxMemorySize alone, and [ErrRetention] with the landed append's
+// Mutation (r's retention failed).
+func AppendSeries(ctx context.Context, s *store.Store, path, text string, opts *memory.AppendOptions, r *RotateOptions) (store.Mutation, error) {
+	return appendSeries(ctx, s, path, text, opts, r, nil)
+}
+
+// appendSeries is [AppendSeries] with a hint: *hint, when hint is non-nil
+// and *hint > 0, is the file to try first (the last one this caller
+// wrote); it is set to the file the text landed in. Without one the
+// series' listing names the current file.
+func appendSeries(ctx context.Context, s *store.Store, path, text string, opts *memory.AppendOptions, r *RotateOptions, hint *int) (store.Mutation, error) {
+	if s == nil {
+		return store.Mutation{}, fmt.Errorf("pruned: AppendSeries needs a store, got nil: %w", store.ErrNoDriver)
+	}
+	var o memory.AppendOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxMemorySize <= 0 {
+		o.MaxMemorySize = memory.DefaultMaxMemorySize
+	}
+	if err := store.ValidatePath(path); err != nil {
+		return store.Mutation{}, err
+	}
+	if notes.IsBlank(text) {
+		return store.Mutation{}, nil
+	}
+	entry := strings.TrimRightFunc(text, notes.IsSpace)
 	if n := utf8.RuneCountInString(entry) + 1; n > o.MaxMemorySize {
-		return store.Mutation{}, fmt.Errorf("memory: append to %q: the entry alone is %d characters, over the per-file bound %d, so no file of the series can hold it; split it or raise MaxMemorySize: %w",
+		return store.Mutation{}, fmt.Errorf("pruned: append to %q: the entry alone is %d characters, over the per-file bound %d, so no file of the series can hold it; split it or raise MaxMemorySize: %w",
 			path, n, o.MaxMemorySize, store.ErrTooLarge)
 	}
-	var op *store.Operation
-	if o.OperationID != "" {
-		op = &store.Operation{
-			ID:          o.OperationID,
-			Fingerprint: canon.Hash(map[string]any{"kind": "append", "path": path, "text": text}),
-		}
-	}
+	op := notes.AppendOperation(o.OperationID, path, text)
 	meta := maps.Clone(o.Metadata)
 	if meta == nil {
 		meta = map[string]string{}
@@ -225,8 +258,8 @@ func appendSeries(ctx context.Context, s *store.Store, path, text string, o Appe
 		if hint != nil {
 			*hint = n
 		}
-		if moved && !m.Replayed && o.Rotate != nil && (o.Rotate.MaxFiles > 0 || o.Rotate.MaxAge > 0) {
-			if _, rerr := pruneSeries(ctx, s, path, *o.Rotate, n); rerr != nil {
+		if moved && !m.Replayed && r != nil && (r.MaxFiles > 0 || r.MaxAge > 0) {
+			if _, rerr := pruneSeries(ctx, s, path, *r, n); rerr != nil {
 				return m, fmt.Errorf("%w: %w", ErrRetention, rerr)
 			}
 		}
@@ -258,7 +291,7 @@ func lastIndex(ctx context.Context, s *store.Store, path string) (int, error) {
 // before it are returned with it).
 func PruneSeries(ctx context.Context, s *store.Store, path string, r *RotateOptions) ([]string, error) {
 	if s == nil {
-		return nil, fmt.Errorf("memory: PruneSeries needs a store, got nil: %w", store.ErrNoDriver)
+		return nil, fmt.Errorf("pruned: PruneSeries needs a store, got nil: %w", store.ErrNoDriver)
 	}
 	if err := store.ValidatePath(path); err != nil {
 		return nil, err
@@ -322,7 +355,7 @@ func pruneSeries(ctx context.Context, s *store.Store, path string, r RotateOptio
 			kept++
 			continue
 		}
-		meta := map[string]string{UpdatedByKey: RetentionUpdatedBy, RetentionReasonKey: reason}
+		meta := map[string]string{memory.UpdatedByKey: RetentionUpdatedBy, RetentionReasonKey: reason}
 		maps.Copy(meta, r.Metadata)
 		key := map[string]any{"kind": "retention_delete", "path": p, "version": f.Version}
 		_, err = s.Delete(ctx, store.DeleteRequest{Path: p, Expected: f.Version, Metadata: meta, Operation: &store.Operation{
