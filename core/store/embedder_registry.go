@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agentmem/agentmem/core/driver"
 
@@ -36,21 +34,17 @@ const NoEmbedder = "none"
 // missing API key) are its own errors.
 type EmbedderOpener func(ctx context.Context, model string) (search.Embedder, error)
 
-var embedders struct {
-	mu      sync.RWMutex
-	openers map[string]EmbedderOpener
-}
-
-// knownEmbedders maps each embedder name agentmem's own modules register
-// to the package whose import registers it, so that an unknown-embedder
-// error can say which import is missing.
-var knownEmbedders = map[string]string{
+// embedders are the registered embedder names ("none" is reserved). known
+// maps each name agentmem's own modules register to the package whose
+// import registers it, so that an unknown-embedder error can say which
+// import is missing.
+var embedders = registry[EmbedderOpener]{fn: "RegisterEmbedder", what: "embedder", reserved: NoEmbedder, known: map[string]string{
 	"wordvec": "github.com/agentmem/agentmem/wordvec",
 	"openai":  "github.com/agentmem/agentmem/embedapi",
 	"ollama":  "github.com/agentmem/agentmem/embedapi",
 	"gemini":  "github.com/agentmem/agentmem/embedapi",
 	"voyage":  "github.com/agentmem/agentmem/embedapi",
-}
+}}
 
 // RegisterEmbedder makes open the opener of embedder specs named name
 // (such as "wordvec" or "openai"; compared case-insensitively), for
@@ -60,36 +54,10 @@ var knownEmbedders = map[string]string{
 // is empty, not a valid URL scheme, or "none", when open is nil, or when
 // name is registered already: each is a programming error found the first
 // time the program starts.
-func RegisterEmbedder(name string, open EmbedderOpener) {
-	n := strings.ToLower(name)
-	if !validScheme(n) || n == NoEmbedder {
-		panic(fmt.Sprintf("store: RegisterEmbedder of invalid name %q", name))
-	}
-	if open == nil {
-		panic(fmt.Sprintf("store: RegisterEmbedder of %q with a nil opener", name))
-	}
-	embedders.mu.Lock()
-	defer embedders.mu.Unlock()
-	if _, dup := embedders.openers[n]; dup {
-		panic(fmt.Sprintf("store: RegisterEmbedder called twice for %q", n))
-	}
-	if embedders.openers == nil {
-		embedders.openers = map[string]EmbedderOpener{}
-	}
-	embedders.openers[n] = open
-}
+func RegisterEmbedder(name string, open EmbedderOpener) { embedders.add(name, open, open == nil) }
 
 // Embedders returns the registered embedder names, sorted.
-func Embedders() []string {
-	embedders.mu.RLock()
-	defer embedders.mu.RUnlock()
-	out := make([]string, 0, len(embedders.openers))
-	for n := range embedders.openers {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
+func Embedders() []string { return embedders.names() }
 
 // OpenEmbedder returns the embedder that spec names, in the syntax of
 // [EmbedderParam]: "NAME" or "NAME:MODEL". For "none" it returns nil and
@@ -131,10 +99,8 @@ func lookupEmbedder(spec string) (name, model string, open EmbedderOpener, err e
 	case hasModel && model == "":
 		return "", "", nil, fmt.Errorf("%w: %s=%s: name the model after the colon (%s:MODEL)", ErrInvalidURL, EmbedderParam, name, name)
 	}
-	embedders.mu.RLock()
-	open = embedders.openers[name]
-	embedders.mu.RUnlock()
-	if open == nil {
+	open, ok := embedders.get(name)
+	if !ok {
 		return "", "", nil, unknownEmbedder(name)
 	}
 	return name, model, open, nil
@@ -143,14 +109,12 @@ func lookupEmbedder(spec string) (name, model string, open EmbedderOpener, err e
 // unknownEmbedder reports an embedder name that no imported package
 // registered.
 func unknownEmbedder(name string) error {
-	registered := strings.Join(Embedders(), ", ")
-	if registered == "" {
-		registered = "none"
+	pkg, ok, registered := embedders.missing(name)
+	msg := fmt.Sprintf("agentmem: no embedder is registered as %q (registered: %s; or %s=none)", name, registered, EmbedderParam)
+	if ok {
+		msg = fmt.Sprintf("agentmem: no embedder is registered as %q: add import _ %q (registered: %s)", name, pkg, registered)
 	}
-	if pkg, ok := knownEmbedders[name]; ok {
-		return fmt.Errorf("%w: no embedder is registered as %q: add import _ %q (registered: %s)", ErrInvalidURL, name, pkg, registered)
-	}
-	return fmt.Errorf("%w: no embedder is registered as %q (registered: %s; or %s=none)", ErrInvalidURL, name, registered, EmbedderParam)
+	return &detailed{msg: msg, errs: []error{ErrUnknownEmbedder, ErrInvalidURL}}
 }
 
 // embedderParam takes EmbedderParam off q: whether the URL gives it, and

@@ -111,6 +111,14 @@ func TestOpenEmbedderParamErrors(t *testing.T) {
 		if !errors.Is(err, store.ErrInvalidURL) || !strings.Contains(err.Error(), want) {
 			t.Errorf("Open(%q) = %v, want ErrInvalidURL saying %q", raw, err, want)
 		}
+		// Only a name nobody registered is ErrUnknownEmbedder.
+		unknown := strings.Contains(want, "import _") || strings.Contains(want, "no embedder is registered")
+		if errors.Is(err, store.ErrUnknownEmbedder) != unknown {
+			t.Errorf("Open(%q) = %v: errors.Is(ErrUnknownEmbedder) = %v, want %v", raw, err, !unknown, unknown)
+		}
+		if errors.Is(err, store.ErrUnknownScheme) {
+			t.Errorf("Open(%q) = %v: an embedder's error matches ErrUnknownScheme", raw, err)
+		}
 	}
 	_, err := store.Open(t.Context(), "mem://?embedder=test-fake:nokey", nil)
 	if !errors.Is(err, errNoKey) || !strings.Contains(err.Error(), "embedder=test-fake") {

@@ -69,6 +69,11 @@ var (
 	// schemes of agentmem's own modules, the import that adds it. It also
 	// matches ErrInvalidURL.
 	ErrUnknownScheme = errors.New("agentmem: unknown store URL scheme")
+	// ErrUnknownEmbedder reports an embedder name (the URL's embedder=, or
+	// OpenEmbedder's spec) that no imported package registered; the error
+	// names the registered embedders and, for agentmem's own, the import
+	// that adds it. It also matches ErrInvalidURL.
+	ErrUnknownEmbedder = errors.New("agentmem: unknown embedder")
 	// ErrHistoryUnsupported reports a store whose history is on
 	// (Options.History), or a history read, over a driver that keeps no
 	// history (no driver.Historian): turn history off or use a backend

@@ -6,10 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
@@ -22,15 +20,10 @@ import (
 // (pools, SDK clients): its Close releases them.
 type URLOpener func(ctx context.Context, u *url.URL) (driver.Driver, error)
 
-var registry struct {
-	mu      sync.RWMutex
-	openers map[string]URLOpener
-}
-
-// knownSchemes maps each scheme agentmem's own modules register to the
-// package whose import registers it, so that an unknown-scheme error can
-// say which import is missing.
-var knownSchemes = map[string]string{
+// schemes are the registered store URL schemes. known maps each scheme
+// agentmem's own modules register to the package whose import registers
+// it, so that an unknown-scheme error can say which import is missing.
+var schemes = registry[URLOpener]{fn: "Register", what: "scheme", known: map[string]string{
 	"mem":        "github.com/agentmem/agentmem/core/memstore",
 	"file":       "github.com/agentmem/agentmem/core/filestore",
 	"sqlite":     "github.com/agentmem/agentmem/sqlite",
@@ -39,7 +32,7 @@ var knownSchemes = map[string]string{
 	"dynamodb":   "github.com/agentmem/agentmem/dynamodb",
 	"firestore":  "github.com/agentmem/agentmem/firestore",
 	"cosmosdb":   "github.com/agentmem/agentmem/cosmosdb",
-}
+}}
 
 // Register makes open the opener of store URLs with scheme (such as
 // "sqlite"; compared case-insensitively). Backends call it from an init
@@ -48,36 +41,10 @@ var knownSchemes = map[string]string{
 // Like sql.Register it panics when scheme is empty or not a valid URL
 // scheme, when open is nil, or when scheme is registered already: each is
 // a programming error found the first time the program starts.
-func Register(scheme string, open URLOpener) {
-	s := strings.ToLower(scheme)
-	if !validScheme(s) {
-		panic(fmt.Sprintf("store: Register of invalid scheme %q", scheme))
-	}
-	if open == nil {
-		panic(fmt.Sprintf("store: Register of scheme %q with a nil opener", scheme))
-	}
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if _, dup := registry.openers[s]; dup {
-		panic(fmt.Sprintf("store: Register called twice for scheme %q", s))
-	}
-	if registry.openers == nil {
-		registry.openers = map[string]URLOpener{}
-	}
-	registry.openers[s] = open
-}
+func Register(scheme string, open URLOpener) { schemes.add(scheme, open, open == nil) }
 
 // Schemes returns the registered schemes, sorted.
-func Schemes() []string {
-	registry.mu.RLock()
-	defer registry.mu.RUnlock()
-	out := make([]string, 0, len(registry.openers))
-	for s := range registry.openers {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func Schemes() []string { return schemes.names() }
 
 // validScheme reports whether s is a URL scheme: a letter, then letters,
 // digits, "+", "-" or ".".
@@ -110,10 +77,8 @@ func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	registry.mu.RLock()
-	open := registry.openers[u.Scheme]
-	registry.mu.RUnlock()
-	if open == nil {
+	open, ok := schemes.get(u.Scheme)
+	if !ok {
 		return nil, unknownScheme(u.Scheme)
 	}
 	if err := ctx.Err(); err != nil {
@@ -270,12 +235,9 @@ func ParseURL(rawURL string) (*url.URL, error) {
 
 // unknownScheme reports a scheme that no imported package registered.
 func unknownScheme(scheme string) error {
-	registered := strings.Join(Schemes(), ", ")
-	if registered == "" {
-		registered = "none"
-	}
+	pkg, ok, registered := schemes.missing(scheme)
 	msg := fmt.Sprintf("agentmem: no store is registered for scheme %q (registered: %s)", scheme, registered)
-	if pkg, ok := knownSchemes[scheme]; ok {
+	if ok {
 		msg = fmt.Sprintf("agentmem: no store is registered for scheme %q: add import _ %q (registered: %s)", scheme, pkg, registered)
 	}
 	return &detailed{msg: msg, errs: []error{ErrUnknownScheme, ErrInvalidURL}}
