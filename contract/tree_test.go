@@ -56,7 +56,7 @@ const maxLines = 600
 // apart); longFiles are single files left over. The lead removes an entry
 // once it holds.
 var (
-	longDirs  = []string{"console"}
+	longDirs  = []string{}
 	longFiles = map[string]bool{}
 )
 

@@ -17,7 +17,9 @@ import (
 	"github.com/agentmem/agentmem/core/store"
 )
 
-// Defaults of [Options] and [Limits], as in the reference notebook.
+// Defaults of [Options] and [Limits], as in the reference notebook (the
+// Python notebook agentmem ports; docs/guarantees.md, "The reference
+// notebook").
 const (
 	DefaultAgentName            = "main"
 	DefaultMaxTokens            = 2000
