@@ -11,8 +11,9 @@
 //   SHOTS_DIR     where the screenshots go
 //   CHROMIUM      the browser binary (default /usr/bin/chromium)
 // Each flow prints "ok <name>"; the first failure exits 1 with its reason.
-import { launch, finish, consoleURLs, apiAt, kit } from "./lib.mjs";
+import { launch, finish } from "./lib.mjs";
 import assert from "node:assert/strict";
+import { consoleURLs, apiAt, kit } from "./lib.mjs";
 
 const { base } = consoleURLs();
 const root = base ? new URL(base).pathname.replace(/\/$/, "") : ""; // the path the console is mounted under
