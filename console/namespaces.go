@@ -50,31 +50,32 @@ func estimateTokens(chars int) int {
 }
 
 // describe counts ns's files and their size, estimates the tokens of its
-// MEMORY.md and finds its last recorded change: it reads every file and
-// pages the whole history (up to MaxHistoryScan changes), so its cost
-// grows with the namespace.
+// MEMORY.md and finds its last recorded change: it reads every file (in
+// batches, store.Store.ReadFiles) and pages the whole history (up to
+// MaxHistoryScan changes), so its cost grows with the namespace.
 func (h *Handler) describe(ctx context.Context, ns string) (NamespaceJSON, error) {
 	out := NamespaceJSON{Name: ns}
 	main := ns + "/" + h.agent + "/" + memory.MainFile
+	var paths []string
 	for p, err := range h.s.Walk(ctx, ns+"/", 0) {
 		if err != nil {
 			return out, err
 		}
-		f, err := h.s.Read(ctx, p, wholeFile)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // deleted since it was listed
-		}
-		if err != nil {
-			return out, err
-		}
+		paths = append(paths, p)
+	}
+	files, err := h.s.ReadFiles(ctx, paths, wholeFile) // a file deleted since it was listed is left out
+	if err != nil {
+		return out, err
+	}
+	for _, f := range files {
 		n := utf8.RuneCountInString(f.Content)
 		out.Files++
 		out.Chars += n
-		if p == main {
+		if f.Path == main {
 			out.MemoryTokens = estimateTokens(n)
 		}
 	}
-	_, err := h.eachChange(ctx, ns, func(e *store.HistoryEntry) {
+	_, err = h.eachChange(ctx, ns, func(e *store.HistoryEntry) {
 		if t := e.Time; !t.IsZero() && (out.LastChange == nil || t.After(*out.LastChange)) {
 			t = t.UTC()
 			out.LastChange, out.LastBy, out.LastClient = &t, e.Metadata[UpdatedByKey], clientOf(e.Metadata)
