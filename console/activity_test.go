@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/memory"
@@ -266,7 +267,10 @@ func TestActivity(t *testing.T) {
 	e.write("bob_40example.com/main/MEMORY.md", "bob\n", by("bob", "mcp"))
 
 	// The history as the API lists it, counted here.
-	type tally struct{ changes, writes, deletes, restores int }
+	type tally struct {
+		changes, writes, deletes, restores int
+		last                               time.Time
+	}
 	clients, users := map[string]*tally{}, map[string]*tally{}
 	var entries []EntryJSON
 	cursor := ""
@@ -281,11 +285,15 @@ func TestActivity(t *testing.T) {
 			break
 		}
 	}
-	add := func(m map[string]*tally, k, kind string) {
+	add := func(m map[string]*tally, k string, en EntryJSON) {
+		kind := en.Kind
 		if m[k] == nil {
 			m[k] = &tally{}
 		}
 		m[k].changes++
+		if en.Time.After(m[k].last) {
+			m[k].last = *en.Time
+		}
 		switch kind {
 		case "write":
 			m[k].writes++
@@ -300,8 +308,8 @@ func TestActivity(t *testing.T) {
 		if strings.HasPrefix(en.Metadata[UpdatedByKey], "agentmem-consolidator/") {
 			client = "consolidator"
 		}
-		add(clients, client, en.Kind)
-		add(users, en.Metadata[UpdatedByKey], en.Kind)
+		add(clients, client, en)
+		add(users, en.Metadata[UpdatedByKey], en)
 	}
 
 	a := decode[ActivityJSON](e.do(req{method: "GET", target: "/api/v1/namespaces/alice/activity", key: "alice-key"}).want(200, ""))
@@ -318,8 +326,8 @@ func TestActivity(t *testing.T) {
 			if w == nil || c.Changes != w.changes || c.Writes != w.writes || c.Deletes != w.deletes || c.Restores != w.restores {
 				t.Errorf("%s %q: %+v, the history has %+v", what, c.Name, c, w)
 			}
-			if c.LastChange == nil || c.LastPath == "" {
-				t.Errorf("%s %q has no last change", what, c.Name)
+			if c.LastChange == nil || w != nil && !c.LastChange.Equal(w.last) || c.LastPath == "" {
+				t.Errorf("%s %q: last change %v at %q, the history's is %v", what, c.Name, c.LastChange, c.LastPath, w)
 			}
 			if i > 0 && got[i-1].Changes < c.Changes {
 				t.Errorf("%s not ordered by changes: %+v", what, got)
