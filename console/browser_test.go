@@ -158,6 +158,7 @@ func TestBrowserFlows(t *testing.T) {
 			t.Errorf("flow %q did not report ok", flow)
 		}
 	}
+	runHistoryFlows(t, rctx, node, dir, cmd.Env)
 	// What the flows did, as the store saw it.
 	if _, err := s.Read(ctx, "bob/main/MEMORY.md", 10); err == nil {
 		t.Error("bob's namespace survived its forget")
@@ -165,5 +166,29 @@ func TestBrowserFlows(t *testing.T) {
 	f, err := s.Read(ctx, "alice/main/MEMORY.md", 1000)
 	if err != nil || f.Content != "- edited without JavaScript\n" || f.Metadata[ClientKey] != "console" {
 		t.Errorf("alice's MEMORY.md after the flows: %+v %v", f, err)
+	}
+}
+
+// historyFlows are the flows browsertest/activity.mjs reports "ok" for:
+// the deleted view with its restore, the activity and the namespaces'
+// sizes (issue 38).
+var historyFlows = []string{"delete then restore from the deleted view", "activity counts equal the history",
+	"namespaces show size, tokens and last activity", "deleted and activity on a phone"}
+
+// runHistoryFlows runs browsertest/activity.mjs with env, on what
+// flows.mjs left, and fails unless each of historyFlows reports ok.
+func runHistoryFlows(t *testing.T, ctx context.Context, node, dir string, env []string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "activity.mjs"))
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	t.Logf("activity.mjs:\n%s", out)
+	if err != nil {
+		t.Fatalf("the history's browser flows failed (%v); see the output above", err)
+	}
+	for _, flow := range historyFlows {
+		if !strings.Contains(string(out), "ok "+flow+"\n") {
+			t.Errorf("flow %q did not report ok", flow)
+		}
 	}
 }

@@ -101,7 +101,14 @@
 // file; the notebook then links to the deleted version to restore it, or
 // says that the store's history does not hold it. History pages list
 // changes as the API does: by path, newest first within a file, a page at
-// a time. Forgetting a namespace needs an admin and its typed name. The notebook
+// a time. The deleted page (GET /api/v1/namespaces/{ns}/deleted) lists the
+// files whose newest recorded change is a delete, with who, when and why,
+// each with a restore form (the history's restore, over no file, exactly
+// once); the activity page (GET /api/v1/namespaces/{ns}/activity) counts
+// the recorded changes by client ([ConsolidatorClient] for a
+// consolidation's) and by [UpdatedByKey]. Both read up to
+// [MaxHistoryScan] changes and say when the store keeps or records no
+// history, and how to turn it on. Forgetting a namespace needs an admin and its typed name. The notebook
 // page uploads an export back (multipart), exactly once per form render.
 // The notebook page shows what the model pays (memory.Budget: the tokens
 // of the guidance, MEMORY.md's excerpt and the file list out of

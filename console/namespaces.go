@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/core/archive"
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -20,9 +21,21 @@ type NamespaceJSON struct {
 	Name string `json:"name"`
 	// Files counts the files under <name>/.
 	Files int `json:"files"`
+	// Chars is the size of those files, in characters.
+	Chars int `json:"chars"`
+	// MemoryTokens estimates the tokens of the notebook's MEMORY.md
+	// (<name>/<agent name>/MEMORY.md): its characters over
+	// memory.CharsPerToken (4), rounded up, the estimate of every budget of
+	// the notebook; 0 when it is absent.
+	MemoryTokens int `json:"memory_tokens"`
 	// LastChange is the time of the newest recorded change (RFC 3339),
 	// absent when the store keeps no history of it.
 	LastChange *time.Time `json:"last_change,omitempty"`
+	// LastBy is that change's updated_by, when it recorded one.
+	LastBy string `json:"last_by,omitempty"`
+	// LastClient is its client as the activity counts it (see
+	// ConsolidatorClient), when it has one.
+	LastClient string `json:"last_client,omitempty"`
 }
 
 // Namespace listing bounds.
@@ -31,37 +44,48 @@ const (
 	MaxNamespacePageSize     = 200
 )
 
-// describe counts ns's files and finds its last recorded change: it
-// walks the files and pages the whole history, so its cost grows with
-// the namespace.
+// estimateTokens is the notebook's token estimate of chars characters:
+// memory.CharsPerToken to a token, rounded up.
+func estimateTokens(chars int) int {
+	return (chars + memory.CharsPerToken - 1) / memory.CharsPerToken
+}
+
+// describe counts ns's files and their size, estimates the tokens of its
+// MEMORY.md and finds its last recorded change: it reads every file (in
+// batches, store.Store.ReadFiles) and pages the whole history (up to
+// MaxHistoryScan changes), so its cost grows with the namespace.
 func (h *Handler) describe(ctx context.Context, ns string) (NamespaceJSON, error) {
 	out := NamespaceJSON{Name: ns}
-	for _, err := range h.s.Walk(ctx, ns+"/", 0) {
+	main := ns + "/" + h.agent + "/" + memory.MainFile
+	var paths []string
+	for p, err := range h.s.Walk(ctx, ns+"/", 0) {
 		if err != nil {
 			return out, err
 		}
+		paths = append(paths, p)
+	}
+	files, err := h.s.ReadFiles(ctx, paths, wholeFile) // a file deleted since it was listed is left out
+	if err != nil {
+		return out, err
+	}
+	for _, f := range files {
+		n := utf8.RuneCountInString(f.Content)
 		out.Files++
+		out.Chars += n
+		if f.Path == main {
+			out.MemoryTokens = estimateTokens(n)
+		}
 	}
-	req := store.HistoryRequest{Prefix: ns + "/", Limit: 500}
-	for {
-		page, err := h.s.History(ctx, req)
-		if errors.Is(err, store.ErrHistoryUnsupported) {
-			return out, nil
+	_, err = h.eachChange(ctx, ns, func(e *store.HistoryEntry) {
+		if t := e.Time; !t.IsZero() && (out.LastChange == nil || t.After(*out.LastChange)) {
+			t = t.UTC()
+			out.LastChange, out.LastBy, out.LastClient = &t, e.Metadata[UpdatedByKey], clientOf(e.Metadata)
 		}
-		if err != nil {
-			return out, err
-		}
-		for _, e := range page.Entries {
-			if t := e.Time; !t.IsZero() && (out.LastChange == nil || t.After(*out.LastChange)) {
-				t = t.UTC()
-				out.LastChange = &t
-			}
-		}
-		if page.Next == "" {
-			return out, nil
-		}
-		req.After = page.Next
+	})
+	if errors.Is(err, store.ErrHistoryUnsupported) {
+		return out, nil
 	}
+	return out, err
 }
 
 func (h *Handler) getNamespace(c *call) error {

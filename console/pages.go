@@ -24,7 +24,8 @@ var assets embed.FS
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
 var pageNames = []string{"signin", "error", "namespaces", "notebook", "file", "edit", "conflict",
-	"history", "version", "diff", "search", "forget", "forgotten", "imported", "consolidated", "delete", "folder"}
+	"history", "version", "diff", "search", "forget", "forgotten", "imported", "consolidated", "delete", "folder",
+	"deleted", "activity"}
 
 // contentSecurityPolicy is sent with every page: only the console's own
 // script and style, no inline script, no framing, forms post only here.

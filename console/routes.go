@@ -64,6 +64,8 @@ func (c *call) limit() (int, error) {
 var (
 	filePaging      = paging{DefaultPageSize, MaxPageSize}
 	namespacePaging = paging{DefaultNamespacePageSize, MaxNamespacePageSize}
+	// activityPaging bounds the activity's recent changes.
+	activityPaging = paging{20, 200}
 )
 
 // Statuses every authenticated route may answer.
@@ -114,6 +116,13 @@ var routes = []route{
 		statuses: statuses(nsStatuses, 200), serve: (*Handler).diff},
 	{method: "POST", pattern: nsPattern + "/restore" + filePattern, op: "restoreVersion", namespaced: true, role: roleUser,
 		statuses: statuses(nsStatuses, 200, 409, 412, 413, 415, 422, 428), serve: (*Handler).restore},
+	// What history tells: the files deleted while it was kept (restore
+	// one with restoreVersion and If-None-Match: *), and who has been
+	// writing through which client.
+	{method: "GET", pattern: nsPattern + "/deleted", op: "listDeletedFiles", namespaced: true, role: roleUser,
+		statuses: statuses(nsStatuses, 200, 501), page: filePaging, serve: (*Handler).listDeleted},
+	{method: "GET", pattern: nsPattern + "/activity", op: "getActivity", namespaced: true, role: roleUser,
+		statuses: statuses(nsStatuses, 200, 501), page: activityPaging, serve: (*Handler).activity},
 	{method: "GET", pattern: nsPattern + "/export", op: "exportNamespace", namespaced: true, role: roleUser,
 		statuses: statuses(nsStatuses, 200), serve: (*Handler).export},
 	// Import: an admin into any namespace, a user into its own (the
@@ -145,6 +154,8 @@ var routes = []route{
 	{method: "GET", pattern: nsPage + "/versions" + filePattern, op: "page version", role: roleUser, namespaced: true, show: (*Handler).versionPage},
 	{method: "GET", pattern: nsPage + "/diff" + filePattern, op: "page diff", role: roleUser, namespaced: true, show: (*Handler).diffPage},
 	{method: "POST", pattern: nsPage + "/restore", op: "page restore", role: roleUser, namespaced: true, formPath: true, show: (*Handler).restoreForm},
+	{method: "GET", pattern: nsPage + "/deleted", op: "page deleted", role: roleUser, namespaced: true, show: (*Handler).deletedPage},
+	{method: "GET", pattern: nsPage + "/activity", op: "page activity", role: roleUser, namespaced: true, show: (*Handler).activityPage},
 	{method: "GET", pattern: nsPage + "/search", op: "page search", role: roleUser, namespaced: true, show: (*Handler).searchPage},
 	{method: "GET", pattern: nsPage + "/export", op: "page export", role: roleUser, namespaced: true, show: (*Handler).exportPage},
 	{method: "POST", pattern: nsPage + "/import", op: "page import", role: roleUser, namespaced: true, show: (*Handler).importForm},

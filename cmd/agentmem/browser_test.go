@@ -31,6 +31,11 @@ var browserFlows = []string{"sign in", "browse", "edit with a conflicting API wr
 	"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "undo a delete", "narrow viewport",
 	"merge, edits apart", "merge, overlapping edits show both sides", "merge, JavaScript off", "merge on a narrow viewport"}
 
+// historyFlows are the flows console/browsertest/activity.mjs reports
+// "ok" for, each of which must pass.
+var historyFlows = []string{"delete then restore from the deleted view", "activity counts equal the history",
+	"namespaces show size, tokens and last activity", "deleted and activity on a phone"}
+
 // TestBrowserServeSQLite runs the console's browser flows against
 // `agentmem serve --transport http` on a SQLite store.
 func TestBrowserServeSQLite(t *testing.T) {
@@ -110,18 +115,25 @@ func browserServe(t *testing.T, storeURL string) {
 
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, node, filepath.Join(dir, "flows.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CONSOLE_URL="+base+"/console/", "API_URL="+base, "EVIL_URL="+evilURL, "EXPIRED_SID="+ended,
+	env := append(os.Environ(), "CONSOLE_URL="+base+"/console/", "API_URL="+base, "EVIL_URL="+evilURL, "EXPIRED_SID="+ended,
 		"EVIL_VERSION="+evilVersion, "SHOTS_DIR="+t.TempDir(), "CHROMIUM="+chromiumPath)
-	out, err := cmd.CombinedOutput()
-	t.Logf("flows.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("the browser flows failed (%v); see the output above", err)
-	}
-	for _, flow := range browserFlows {
-		if !strings.Contains(string(out), "ok "+flow+"\n") {
-			t.Errorf("flow %q did not report ok", flow)
+	// flows.mjs, then the flows of what history tells (activity.mjs: the
+	// deleted view, the activity) on what it left.
+	for _, run := range []struct {
+		script string
+		flows  []string
+	}{{"flows.mjs", browserFlows}, {"activity.mjs", historyFlows}} {
+		cmd := exec.CommandContext(rctx, node, filepath.Join(dir, run.script))
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s:\n%s", run.script, out)
+		if err != nil {
+			t.Fatalf("the browser flows of %s failed (%v); see the output above", run.script, err)
+		}
+		for _, flow := range run.flows {
+			if !strings.Contains(string(out), "ok "+flow+"\n") {
+				t.Errorf("flow %q did not report ok", flow)
+			}
 		}
 	}
 	// What the flows did, as serve's API reports it.

@@ -15,44 +15,17 @@
 import { launch, finish } from "./lib.mjs";
 import { mergeFlows } from "./merge.mjs";
 import assert from "node:assert/strict";
-import path from "node:path";
+import { consoleURLs, apiAt, kit } from "./lib.mjs";
 
-const base = (process.env.CONSOLE_URL || "").replace(/\/$/, "");
-const apiBase = (process.env.API_URL || base).replace(/\/$/, "");
+const { base } = consoleURLs();
 const root = base ? new URL(base).pathname.replace(/\/$/, "") : ""; // the path the console is mounted under
 const evil = process.env.EVIL_URL;
 const shots = process.env.SHOTS_DIR;
 assert.ok(base && evil && shots && process.env.EXPIRED_SID, "run me from go test -run Browser (CONSOLE_URL, EVIL_URL, SHOTS_DIR, EXPIRED_SID)");
 
-const api = async (method, p, key, { body, headers = {} } = {}) => {
-  const r = await fetch(apiBase + "/api/v1/" + p, {
-    method,
-    headers: { Authorization: "Bearer " + key, ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...headers },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await r.text();
-  return { status: r.status, etag: r.headers.get("etag"), json: text ? JSON.parse(text) : null };
-};
-
+const api = apiAt(consoleURLs().apiBase);
 const browser = await launch();
-const viewport = { width: 1280, height: 800 };
-const dialogs = [];
-const newContext = async (opts = {}) => {
-  const ctx = await browser.newContext({ viewport, colorScheme: "light", ...opts });
-  ctx.on("page", (p) => p.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); }));
-  return ctx;
-};
-const shot = (page, name) => page.screenshot({ path: path.join(shots, `console-${name}.png`) });
-const flow = async (name, fn) => {
-  await fn();
-  assert.deepEqual(dialogs, [], `a dialog fired during ${name}`);
-  console.log("ok " + name);
-};
-const signIn = async (page, key) => {
-  await page.goto(base + "/signin");
-  await page.fill("#key", key);
-  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith("/signin")), page.click("button[type=submit]")]);
-};
+const { newContext, shot, flow, signIn } = kit(browser, { base, shots });
 
 await finish(browser, async () => {
   const admin = await newContext();

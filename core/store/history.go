@@ -98,6 +98,18 @@ type RestoreRequest struct {
 	Metadata map[string]string
 }
 
+// HistoryRetention is how long the store keeps the history of each change
+// it makes (Options.History, the store URL's ?history=): 0 when it records
+// none, because history is off or because the backend keeps none
+// (Capabilities().History is false). History still reads what a backend
+// keeps when it is 0.
+func (s *Store) HistoryRetention() time.Duration {
+	if s == nil || s.historian == nil {
+		return 0
+	}
+	return s.historyRetention
+}
+
 // historyOn reports whether changes must be recorded, and fails when
 // history is on but the driver keeps none.
 func (s *Store) historyOn() (bool, error) {

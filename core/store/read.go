@@ -126,6 +126,53 @@ func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, 
 	return out, nil
 }
 
+// readFilesBatch is the most paths of one batched read of ReadFiles.
+const readFilesBatch = 256
+
+// ReadFiles reads the files at paths as Read does, each cut to maxChars
+// runes: in one backend request per 256 paths on a driver with batched
+// reads (driver.BatchGetter), one read a path otherwise. It returns the
+// files that exist, in the order of paths (a path given twice once); a
+// path with no file is left out. An Observer sees one OpRead whose count
+// is the files returned.
+//
+// Errors: ErrNilArgument (a nil ctx), ErrInvalidPath, ErrInvalidBound
+// (maxChars not positive), or the backend's error.
+func (s *Store) ReadFiles(ctx context.Context, paths []string, maxChars int) (files []*File, err error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("agentmem: pass a context to ReadFiles, not nil: %w", ErrNilArgument)
+	}
+	ctx, o := s.observe(ctx, OperationInfo{Op: OpRead})
+	defer func() { o.done(err, false, len(files)) }()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	if maxChars <= 0 {
+		return nil, fmt.Errorf("%w: max_chars must be positive, got %d", ErrInvalidBound, maxChars)
+	}
+	for _, p := range paths {
+		if err := ValidatePath(p); err != nil {
+			return nil, err
+		}
+	}
+	seen := make(map[string]bool, len(paths))
+	for rest := paths; len(rest) > 0; {
+		batch := rest[:min(len(rest), readFilesBatch)]
+		rest = rest[len(batch):]
+		rows, err := s.getFiles(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range batch {
+			if f := rows[p]; f != nil && !f.Tombstone && !seen[p] {
+				seen[p] = true
+				files = append(files, fileOf(p, f, maxChars))
+			}
+		}
+	}
+	return files, nil
+}
+
 // getFiles reads paths with the driver's batched read, or one by one.
 func (s *Store) getFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
 	out := make(map[string]*driver.File, len(paths))
