@@ -60,7 +60,7 @@ type QueryExpander interface {
 // DynamoDB). These rows are derived data written through the driver's
 // primitives: never listed, walked, searched or recorded in history as
 // files, erased with their file and by store.Store.ForgetIndex.
-const IndexSegment = rowpath.Reserved + "-index"
+const IndexSegment = ".agentmem-index"
 
 // maxRecordChars bounds one index row's JSON, in bytes (it is ASCII): well
 // under DynamoDB's 400 KB item limit with the row's keys and attributes.

@@ -41,7 +41,7 @@ import (
 // first (base) segment are a quarter of it, or the folder holds at most
 // 1,000 files, the whole index is written again as one segment and the
 // old rows are removed.
-const TermSegment = rowpath.Reserved + "-terms"
+const TermSegment = ".agentmem-terms"
 
 // Bounds of the persisted term index.
 const (
