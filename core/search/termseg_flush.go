@@ -323,17 +323,25 @@ func (ti *termIndex) recheckLocked(fi *folderIndex) {
 			fi.rechecking = false
 			ti.mu.Unlock()
 		}()
-		ctx := ti.ctx
-		if ti.lockFlush(ctx) != nil {
+		// The store's background work on its index: observed as OpIndex,
+		// as every driver call of the engine is observed under some
+		// operation.
+		ctx, o := ti.s.observe(ti.ctx, opIndex)
+		var err error
+		defer func() { o.done(err, false, 1) }()
+		if err = ti.lockFlush(ctx); err != nil {
 			return
 		}
 		defer ti.unlockFlush()
-		m, version, err := ti.readManifest(ctx, fi.folder)
+		var m *termManifest
+		var version string
+		m, version, err = ti.readManifest(ctx, fi.folder)
 		if err == nil && ti.current(fi) {
 			err = ti.sync(ctx, fi, m, version)
 		}
 		if errors.Is(err, errErased) {
-			ti.drop(fi)
+			ti.drop(fi) // another store forgot the folder: nothing failed
+			err = nil
 			return
 		}
 		fi.mu.Lock()

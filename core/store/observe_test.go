@@ -156,6 +156,9 @@ func TestObserverOperations(t *testing.T) {
 			_, _ = s.Read(ctx, "../x", 10)
 			_, _ = s.ListPaths(ctx, "k/", 10)
 			_, _ = s.Search(ctx, search.Request{Prefix: "k/main/", Query: "hanoi", Limit: 5, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100})
+			// A recursive search lists the folders as part of itself: one
+			// Search, no Walk of its own.
+			_, _ = s.Search(ctx, search.Request{Prefix: "k/", Query: "hanoi", Limit: 5, MaxFiles: 10, MaxChars: 100, MaxFileChars: 100, Recursive: true})
 			for range s.Walk(ctx, "k/", 0) {
 			}
 			for range s.Walk(ctx, "../", 0) {
@@ -173,6 +176,7 @@ func TestObserverOperations(t *testing.T) {
 				"Read create=false tracked=false: not_found 0",
 				"Read create=false tracked=false: invalid_path 0",
 				"ListPaths create=false tracked=false: ok 1",
+				"Search create=false tracked=false: ok 1",
 				"Search create=false tracked=false: ok 1",
 				"Walk create=false tracked=false: ok 1",
 				"Walk create=false tracked=false: invalid_path 0",

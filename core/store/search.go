@@ -135,8 +135,18 @@ func (h searchHost) List(ctx context.Context, prefix string, limit int, direct b
 	return h.s.list(ctx, prefix, limit, direct)
 }
 
+// Walk pages through the store's listing as Walk does, but as part of the
+// engine's own operation (OpSearch, OpIndex): not observed as an OpWalk.
 func (h searchHost) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error] {
-	return h.s.Walk(ctx, prefix, pageSize)
+	if pageSize <= 0 {
+		pageSize = DefaultWalkPageSize
+	}
+	pageSize = min(pageSize, MaxWalkPageSize)
+	return func(yield func(string, error) bool) {
+		if err := h.s.walk(ctx, prefix, pageSize, func(p string) bool { return yield(p, nil) }); err != nil {
+			yield("", err)
+		}
+	}
 }
 
 func (h searchHost) Warn(ctx context.Context, msg, path string, err error) {
