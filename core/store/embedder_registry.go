@@ -110,9 +110,9 @@ func lookupEmbedder(spec string) (name, model string, open EmbedderOpener, err e
 // registered.
 func unknownEmbedder(name string) error {
 	pkg, ok, registered := embedders.missing(name)
-	msg := fmt.Sprintf("agentmem: no embedder is registered as %q (registered: %s; or %s=none)", name, registered, EmbedderParam)
+	msg := fmt.Sprintf("%v: no embedder is registered as %q (registered: %s; or %s=none)", ErrInvalidURL, name, registered, EmbedderParam)
 	if ok {
-		msg = fmt.Sprintf("agentmem: no embedder is registered as %q: add import _ %q (registered: %s)", name, pkg, registered)
+		msg = fmt.Sprintf("%v: no embedder is registered as %q: add import _ %q (registered: %s)", ErrInvalidURL, name, pkg, registered)
 	}
 	return &detailed{msg: msg, errs: []error{ErrUnknownEmbedder, ErrInvalidURL}}
 }
