@@ -230,8 +230,8 @@ const ConsolidatorClient = "consolidator"
 
 // clientOf is the client a change counts under in the activity: the
 // consolidator for a consolidation's change, else the client it recorded
-// ([ClientKey]: "api", "console", an MCP client's name), "" for none (the
-// CLI and programs using the store directly record none).
+// ([ClientKey]: "api", "console", "cli", an MCP client's name), "" for
+// none (programs using the store directly record none).
 func clientOf(md map[string]string) string {
 	if strings.HasPrefix(md[UpdatedByKey], pruned.ConsolidatorName+"/") {
 		return ConsolidatorClient

@@ -214,6 +214,30 @@ type MatchJSON struct {
 	Snippet string `json:"snippet"`
 	// Score is the ranking's score (higher is better).
 	Score float64 `json:"score"`
+	// Highlights are where Snippet shows the words the query matched,
+	// in order and apart, in characters (Unicode code points, not
+	// bytes) from its start ([search.Match.Highlights]); empty when it
+	// shows none.
+	Highlights []SpanJSON `json:"highlights"`
+}
+
+// SpanJSON is a run of a snippet: its characters [start, end), counted in
+// Unicode code points from the snippet's start.
+type SpanJSON struct {
+	// Start is the offset of the run's first character.
+	Start int `json:"start"`
+	// End is the offset just past its last character.
+	End int `json:"end"`
+}
+
+// matchJSON is m as the API answers it, its path relative to the
+// namespace.
+func (c *call) matchJSON(m search.Match) MatchJSON {
+	out := MatchJSON{Path: c.rel(m.Path), Snippet: m.Snippet, Score: m.Score, Highlights: make([]SpanJSON, len(m.Highlights))}
+	for i, s := range m.Highlights {
+		out.Highlights[i] = SpanJSON{Start: s.Start, End: s.End}
+	}
+	return out
 }
 
 // search searches the files directly in one folder of the namespace
@@ -263,10 +287,10 @@ func (h *Handler) searchFolder(c *call, query, folder string, limit int) (Search
 	}
 	out := SearchJSON{Matches: []MatchJSON{}, Scanned: res.Scanned, Truncated: res.Truncated, Fallback: res.Fallback}
 	for _, m := range res.Matches {
-		out.Matches = append(out.Matches, MatchJSON{Path: c.rel(m.Path), Snippet: m.Snippet, Score: m.Score})
+		out.Matches = append(out.Matches, c.matchJSON(m))
 	}
 	for _, m := range res.Related {
-		out.Related = append(out.Related, MatchJSON{Path: c.rel(m.Path), Snippet: m.Snippet, Score: m.Score})
+		out.Related = append(out.Related, c.matchJSON(m))
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, v := range map[string]any{"File": FileJSON{}, "FilePage": ListJSON{}, "Snapshot": SnapshotJSON{}, "Budget": BudgetJSON{},
-		"Part": PartJSON{}, "Mutation": MutationJSON{}, "Search": SearchJSON{}, "Match": MatchJSON{}, "Forget": ForgetJSON{},
+		"Part": PartJSON{}, "Mutation": MutationJSON{}, "Search": SearchJSON{}, "Match": MatchJSON{}, "Span": SpanJSON{}, "Forget": ForgetJSON{},
 		"Namespace": NamespaceJSON{}, "NamespacePage": NamespacesJSON{}} {
 		schema, _ := resolve(d, "#/components/schemas/"+name).(map[string]any)
 		if schema == nil {

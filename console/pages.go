@@ -45,6 +45,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"score": func(f float64) string { return fmt.Sprintf("%.3f", f) },
 		"lines": diffLines,
 		"short": shortVersion,
+		"marks": pieces,
 	}
 	funcs["crumbs"] = crumbs // the breadcrumbs of parts.html
 	out := map[string]*template.Template{}

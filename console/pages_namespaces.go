@@ -41,6 +41,36 @@ type searchData struct {
 	Result *SearchJSON
 }
 
+// piece is a run of a snippet as the search page shows it, marked when it
+// is a word the query matched.
+type piece struct {
+	Text string
+	Mark bool
+}
+
+// pieces cuts snippet at its highlights (character offsets, in order and
+// apart; one that is not is shown unmarked), for the page to put each
+// matched word in a <mark>: the text stays text, escaped by the template.
+func pieces(snippet string, hs []SpanJSON) []piece {
+	rs := []rune(snippet)
+	var out []piece
+	at := 0
+	for _, h := range hs {
+		if h.Start < at || h.End <= h.Start || h.End > len(rs) {
+			continue
+		}
+		if h.Start > at {
+			out = append(out, piece{Text: string(rs[at:h.Start])})
+		}
+		out = append(out, piece{Text: string(rs[h.Start:h.End]), Mark: true})
+		at = h.End
+	}
+	if at < len(rs) {
+		out = append(out, piece{Text: string(rs[at:])})
+	}
+	return out
+}
+
 func (h *Handler) searchPage(pc *pageCall) error {
 	q := pc.r.URL.Query().Get("q")
 	d := searchData{Query: q}

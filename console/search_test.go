@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +122,67 @@ func TestSearchPageSaysNoMatch(t *testing.T) {
 	sid = e.signIn("alice-key")
 	if body = get("weather"); !strings.Contains(body, "Not answered from the search index: "+search.FallbackBuilding) {
 		t.Errorf("while the index is built, the page lacks the fallback note:\n%s", body)
+	}
+}
+
+// TestSearchHighlights: the API's search says where each snippet shows the
+// query's words (character offsets, multi-byte text before them), and the
+// search page puts exactly those words in <mark>, the note's own markup
+// escaped, under the strict CSP.
+func TestSearchHighlights(t *testing.T) {
+	e := newEnv(t)
+	e.write("alice/main/runs.md", "Café ☕ <b>notes</b>: I was running <script>alert(1)</script> at dawn.\n", nil)
+	res := e.do(req{method: "GET", target: "/api/v1/namespaces/alice/search?q=run", key: "alice-key"}).want(200, "").json()
+	ms := res["matches"].([]any)
+	if len(ms) != 1 {
+		t.Fatalf("matches %v, want main/runs.md", res)
+	}
+	m := ms[0].(map[string]any)
+	snippet := []rune(m["snippet"].(string))
+	var words []string
+	for _, h := range m["highlights"].([]any) {
+		span := h.(map[string]any)
+		words = append(words, string(snippet[int(span["start"].(float64)):int(span["end"].(float64))]))
+	}
+	if !slices.Equal(words, []string{"running"}) {
+		t.Fatalf("highlights %v of %q: %q, want running", m["highlights"], string(snippet), words)
+	}
+
+	sid := e.signIn("alice-key")
+	w := e.page(pageReq{method: "GET", target: "/ns/alice/search?q=run", cookie: sid})
+	if w.Code != http.StatusOK || w.Header().Get("Content-Security-Policy") != contentSecurityPolicy {
+		t.Fatalf("search page: %d, CSP %q", w.Code, w.Header().Get("Content-Security-Policy"))
+	}
+	body := w.Body.String()
+	want := `<pre class="snippet">Café ☕ &lt;b&gt;notes&lt;/b&gt;: I was <mark>running</mark> &lt;script&gt;alert(1)&lt;/script&gt; at dawn.` + "\n</pre>"
+	if !strings.Contains(body, want) || strings.Count(body, "<mark>") != 1 || strings.Contains(body, "<script>alert") {
+		t.Fatalf("search page: want the snippet\n%s\nin\n%s", want, body)
+	}
+
+	// No highlight (a match by name alone): the snippet as it is.
+	e.write("alice/main/xqv.md", "Out <i>early</i>.\n", nil)
+	body = e.page(pageReq{method: "GET", target: "/ns/alice/search?q=xqv", cookie: sid}).Body.String()
+	if !strings.Contains(body, `<pre class="snippet">Out &lt;i&gt;early&lt;/i&gt;.`+"\n</pre>") || strings.Contains(body, "<mark>") {
+		t.Fatalf("a match by name: want the snippet unmarked in\n%s", body)
+	}
+}
+
+// TestPieces: a snippet cut at its highlights, one out of range or out of
+// order shown unmarked.
+func TestPieces(t *testing.T) {
+	for _, c := range []struct {
+		snippet string
+		hs      []SpanJSON
+		want    []piece
+	}{
+		{"日本 tea", []SpanJSON{{3, 6}}, []piece{{"日本 ", false}, {"tea", true}}},
+		{"tea", []SpanJSON{{0, 3}}, []piece{{"tea", true}}},
+		{"a b", nil, []piece{{"a b", false}}},
+		{"a b c", []SpanJSON{{2, 3}, {0, 1}, {4, 9}, {3, 3}}, []piece{{"a ", false}, {"b", true}, {" c", false}}},
+		{"", nil, nil},
+	} {
+		if got := pieces(c.snippet, c.hs); !slices.Equal(got, c.want) {
+			t.Errorf("pieces(%q, %v) = %v, want %v", c.snippet, c.hs, got, c.want)
+		}
 	}
 }

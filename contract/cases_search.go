@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -248,7 +249,7 @@ var boundSearchCases = []modeCase{
 		})
 		r.Recursive = true
 		res := mustSearch(t, e.Store, r)
-		if !slices.Equal(res.Matches, want) {
+		if !reflect.DeepEqual(res.Matches, want) {
 			t.Fatalf("recursive:\n%+v\nthe folders' own searches merged:\n%+v", res.Matches, want)
 		}
 		eq(t, "matches", len(res.Matches), 4)

@@ -84,7 +84,7 @@ apply: nothing was written; run it again), 2 usage (no model, a bad --model),
 			if err != nil {
 				return err
 			}
-			md = map[string]string{metaRequestedBy: md[metaUpdatedBy]}
+			md = map[string]string{metaRequestedBy: md[metaUpdatedBy], memory.ClientKey: md[memory.ClientKey]}
 			spec := modelFlag
 			if spec == "" {
 				spec = os.Getenv(ModelEnv)

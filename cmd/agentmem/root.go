@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 
 	// Every backend registers its URL schemes on import.
@@ -169,7 +170,8 @@ URL, every change is recorded: log lists them, diff compares versions, restore
 writes a past version back.
 
 Every write records who made it as metadata updated_by (--by, default $USER,
-else the OS user name, else agentmem). Commands that only read never create a
+else the OS user name, else agentmem) and client=cli (the console's activity
+counts it as cli; a --meta client=… is kept). Commands that only read never create a
 store (they open it with create=false): a database file, directory, table or
 container that does not exist is exit 4, on every backend.
 
@@ -255,15 +257,25 @@ func defaultBy(by string) string {
 	return "agentmem"
 }
 
+// cliClient is the client recorded (metadata client) with every write,
+// delete and restore the CLI makes, as consoleClient is through
+// `agentmem console`.
+const cliClient = "cli"
+
 // withBy returns md with updated_by set to by, else to the updated_by
-// that md has (given with --meta), else to defaultBy's default; a new map
-// when md is nil. It fails when the result is not valid metadata.
+// that md has (given with --meta), else to defaultBy's default, and with
+// client (memory.ClientKey) set to "cli" unless md has one (given with
+// --meta); a new map when md is nil. It fails when the result is not
+// valid metadata.
 func withBy(md map[string]string, by string) (map[string]string, error) {
 	if md == nil {
 		md = map[string]string{}
 	}
 	if by != "" || md[metaUpdatedBy] == "" {
 		md[metaUpdatedBy] = defaultBy(by)
+	}
+	if md[memory.ClientKey] == "" {
+		md[memory.ClientKey] = cliClient
 	}
 	if err := store.ValidateMetadata(md); err != nil {
 		return nil, usagef("--by %q: %v", md[metaUpdatedBy], err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -125,7 +126,7 @@ back only if the file is still at the version it read. If it changed meanwhile,
 edit writes nothing, keeps your text in the temporary file, says where, and exits
 with 3. Unchanged text writes nothing and leaves no temporary file. Metadata is
 kept, but for who made the change: updated_by becomes --by (default $USER, else
-the OS user name, else "agentmem"), and run_id, tool_call_id and restored_from,
+the OS user name, else "agentmem"), client becomes cli, and run_id, tool_call_id and restored_from,
 which describe the earlier change, are dropped.`,
 		Example: "  EDITOR=nano agentmem edit kamal/main/MEMORY.md",
 		Args:    args(cobra.ExactArgs(1)),
@@ -151,6 +152,7 @@ which describe the earlier change, are dropped.`,
 					delete(md, metaRunID)
 					delete(md, metaToolCallID)
 					delete(md, metaUpdatedBy)
+					delete(md, memory.ClientKey) // the client is this CLI now
 				case !errors.Is(err, store.ErrNotFound):
 					return err
 				}

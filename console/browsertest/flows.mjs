@@ -24,6 +24,30 @@ const shots = process.env.SHOTS_DIR;
 assert.ok(base && evil && shots && process.env.EXPIRED_SID, "run me from go test -run Browser (CONSOLE_URL, EVIL_URL, SHOTS_DIR, EXPIRED_SID)");
 
 const api = apiAt(consoleURLs().apiBase);
+
+// assertMarks checks the search page p shows for query: each result's
+// <mark>s are exactly the words the API's search highlights in that
+// snippet, in order, each one of the query's words (by its letters, any
+// case, or a form of it: "edited" for "edit"), and there is one at least.
+const assertMarks = async (p, query, key) => {
+  const res = await api("GET", "namespaces/alice/search?q=" + encodeURIComponent(query), key);
+  assert.equal(res.status, 200);
+  const items = p.locator("ol.results:not(.related) > li");
+  assert.equal(await items.count(), res.json.matches.length, "the page lists the API's matches");
+  const words = query.toLowerCase().split(/\s+/);
+  let seen = 0;
+  for (const [i, m] of res.json.matches.entries()) {
+    const chars = [...m.snippet];
+    const want = m.highlights.map((h) => chars.slice(h.start, h.end).join(""));
+    const got = await items.nth(i).locator("pre.snippet mark").allInnerTexts();
+    assert.deepEqual(got, want, `${m.path}: the page's marks are the API's highlights`);
+    for (const w of got) {
+      assert.ok(words.some((q) => w.toLowerCase().startsWith(q.slice(0, 4))), `${m.path}: mark "${w}" is a word of "${query}"`);
+    }
+    seen += got.length;
+  }
+  assert.ok(seen > 0, `no word of "${query}" marked`);
+};
 const browser = await launch();
 const { newContext, shot, flow, signIn } = kit(browser, { base, shots });
 
@@ -134,6 +158,7 @@ await finish(browser, async () => {
     const first = page.locator("ol.results li").first();
     assert.match(await first.locator(".score").innerText(), /^\d+\.\d{3}$/, "a score");
     assert.match(await first.locator("pre.snippet").innerText(), /green tea/i, "a snippet");
+    await assertMarks(page, "green tea", "alice-key");
     await shot(page, "search");
     // A query no note has a word of says so plainly.
     await page.goto(base + "/ns/alice/search?q=" + encodeURIComponent("zebra astronomy"));
@@ -278,6 +303,8 @@ await finish(browser, async () => {
     const f = await api("GET", "namespaces/alice/files/main/MEMORY.md", "alice-key");
     assert.equal(f.json.content, "- edited without JavaScript\n");
     assert.equal(f.json.metadata.updated_by, "alice");
+    await p.goto(base + "/ns/alice/search?q=" + encodeURIComponent("javascript"));
+    await assertMarks(p, "javascript", "alice-key"); // server-rendered: the same marks without JavaScript
     await p.click("button:text-is('Sign out')");
     await p.waitForURL(/\/signin$/);
     await p.goto(base + "/ns/alice/");

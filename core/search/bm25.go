@@ -263,17 +263,19 @@ func (bq *bm25Query) score(cache *analysisCache, sc *lexis.Scanner, prefix strin
 			continue
 		}
 		content, bodyPos := c.content, d.bodyPos
+		marks := func() []occurrence {
+			if bodyPos == nil {
+				sc := scanners.Get().(*lexis.Scanner)
+				bodyPos = make([][]uint32, len(q))
+				bq.positions(cache, sc, c, make([][]uint32, len(bq.flat)), bodyPos, make([]float64, len(q)))
+				scanners.Put(sc)
+			}
+			return occurrences(bodyPos)
+		}
 		hits = append(hits, hit{
 			c: c, rel: strings.TrimPrefix(c.path, prefix), score: math.Round(score*1e4) / 1e4, cover: cover,
-			snippet: func(w int) string {
-				if bodyPos == nil {
-					sc := scanners.Get().(*lexis.Scanner)
-					bodyPos = make([][]uint32, len(q))
-					bq.positions(cache, sc, c, make([][]uint32, len(bq.flat)), bodyPos, make([]float64, len(q)))
-					scanners.Put(sc)
-				}
-				return passage(content, occurrences(bodyPos), idf, w)
-			},
+			snippet: func(w int) (string, []Span) { return passage(content, marks(), idf, w) },
+			marks:   marks,
 		})
 	}
 	return hits
@@ -324,14 +326,16 @@ func nameField(rel string) string {
 // passage returns a window of width runes of content around the passage
 // that holds the most query-term weight: the sum of the IDF of each
 // distinct term in it, plus a tenth of that for each repeated occurrence.
-// Without occurrences (a match by name only) it is the file's start.
-func passage(content string, occ []occurrence, idf []float64, width int) string {
+// Without occurrences (a match by name only) it is the file's start. The
+// spans are where the window shows the occurrences (every term scored:
+// the query's words, their variants and related words).
+func passage(content string, occ []occurrence, idf []float64, width int) (string, []Span) {
 	if width <= 0 {
-		return ""
+		return "", nil
 	}
 	runes := []rune(content)
 	if len(runes) <= width || len(occ) == 0 {
-		return window(runes, 0, width)
+		return window(runes, 0, width, occ)
 	}
 	count := make([]int, len(idf))
 	best, bestI, bestJ := -1.0, 0, 0
@@ -365,5 +369,5 @@ func passage(content string, occ []occurrence, idf []float64, width int) string 
 	}
 	first, last := occ[bestI].start, occ[max(bestJ-1, bestI)].end
 	lead := max(0, width-(last-first)) / 3
-	return window(runes, first-lead, width)
+	return window(runes, first-lead, width, occ)
 }

@@ -106,7 +106,7 @@ func (s *Engine) rankHybrid(ctx, ectx context.Context, r Request, terms []string
 			// not far enough above the rest to be called a match.
 			best, content := vecs[i].best, c.content
 			related = append(related, hit{c: c, rel: strings.TrimPrefix(c.path, r.Prefix),
-				score: math.Round(vw/float64(rrfK+vr+1)*1e6) / 1e6, snippet: func(w int) string { return chunkWindow(content, best, w) }})
+				score: math.Round(vw/float64(rrfK+vr+1)*1e6) / 1e6, snippet: func(w int) (string, []Span) { return chunkWindow(content, best, w, nil) }})
 			continue
 		}
 		score := 0.0
@@ -121,7 +121,8 @@ func (s *Engine) rankHybrid(ctx, ectx context.Context, r Request, terms []string
 			continue // found by vectors alone while words decide (vw = 0)
 		}
 		best, content := vecs[i].best, c.content
-		chunkSnippet := func(w int) string { return chunkWindow(content, best, w) }
+		marks := byPath[c.path].marks // the BM25 terms the chunk shows
+		chunkSnippet := func(w int) (string, []Span) { return chunkWindow(content, best, w, marks) }
 		switch {
 		case !inVec:
 			h.snippet = byPath[c.path].snippet
@@ -234,14 +235,19 @@ func sortHits(hits []hit) {
 	})
 }
 
-// chunkWindow returns a window of width runes of content around chunk c.
-func chunkWindow(content string, c chunk.Chunk, width int) string {
+// chunkWindow returns a window of width runes of content around chunk c,
+// with the spans of it that show marks' words (none when marks is nil).
+func chunkWindow(content string, c chunk.Chunk, width int, marks func() []occurrence) (string, []Span) {
 	if width <= 0 {
-		return ""
+		return "", nil
 	}
 	runes := []rune(content)
 	lead := max(0, width-(c.End-c.Start)) / 3
-	return window(runes, c.Start-lead, width)
+	var occ []occurrence
+	if marks != nil {
+		occ = marks()
+	}
+	return window(runes, c.Start-lead, width, occ)
 }
 
 // vectorScores scores each candidate by its best chunk's cosine with the

@@ -372,7 +372,12 @@ type hit struct {
 	c       candidate
 	rel     string // scope-relative name
 	score   float64
-	snippet func(width int) string
+	snippet func(width int) (string, []Span)
+	// marks, when set, returns where c.content holds the words the
+	// query matched (BM25's terms as scored, or the literal terms), in
+	// rune offsets sorted by start: what another snippet of the file
+	// (a hybrid search's best chunk) highlights.
+	marks func() []occurrence
 	// cover is the share of the query's own terms' IDF that the file
 	// has (BM25 only; related and expansion words do not count).
 	cover float64
@@ -417,7 +422,9 @@ func lexical(prefix string, terms []string, cands []candidate) []hit {
 		}
 		if score > 0 {
 			content := c.content
-			hits = append(hits, hit{c: c, rel: rel, score: float64(score), snippet: func(w int) string { return snippet(content, terms, w) }})
+			hits = append(hits, hit{c: c, rel: rel, score: float64(score),
+				snippet: func(w int) (string, []Span) { return snippet(content, terms, w) },
+				marks:   func() []occurrence { return literalMarks(content, terms) }})
 		}
 	}
 	return hits
@@ -466,7 +473,8 @@ func shape(hits []hit, limit, maxChars int) ([]Match, bool) {
 			truncated = true
 			break
 		}
-		out = append(out, Match{Path: hits[i].c.path, Snippet: hits[i].snippet(available), Score: hits[i].score})
+		text, spans := hits[i].snippet(available)
+		out = append(out, Match{Path: hits[i].c.path, Snippet: text, Highlights: spans, Score: hits[i].score})
 	}
 	return out, truncated || len(out) < len(hits)
 }
@@ -495,10 +503,11 @@ func waterfill(needs []int, total int) []int {
 }
 
 // snippet returns a window of at most width runes of content around the
-// first hit of any term (lower-cased terms), with "..." marking cut ends.
-func snippet(content string, terms []string, width int) string {
+// first hit of any term (lower-cased terms), with "..." marking cut ends,
+// and the spans of it that show a term.
+func snippet(content string, terms []string, width int) (string, []Span) {
 	if width <= 0 {
-		return ""
+		return "", nil
 	}
 	lower := strings.ToLower(content)
 	center := -1
@@ -511,13 +520,15 @@ func snippet(content string, terms []string, width int) string {
 		}
 	}
 	center = max(center, 0)
-	return window([]rune(content), center-width/3, width)
+	return window([]rune(content), center-width/3, width, literalMarks(content, terms))
 }
 
 // window returns at most width runes of runes starting at start (pulled
 // back when the window would pass the end), with "..." replacing the
-// first and last three runes where the text is cut.
-func window(runes []rune, start, width int) string {
+// first and last three runes where the text is cut, and the spans of it
+// that show marks (rune ranges of runes, sorted by start; see
+// [highlights]).
+func window(runes []rune, start, width int, marks []occurrence) (string, []Span) {
 	start = max(0, start)
 	end := min(len(runes), start+width)
 	start = max(0, end-width)
@@ -537,5 +548,5 @@ func window(runes []rune, start, width int) string {
 	if end < len(runes) {
 		dots(max(0, len(s)-3))
 	}
-	return string(s)
+	return string(s), highlights(marks, start, end, start > 0, end < len(runes))
 }

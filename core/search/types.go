@@ -93,6 +93,16 @@ type Match struct {
 	// query terms ([BM25]) or the first hit ([Literal]), with
 	// "..." marking the cut ends.
 	Snippet string
+	// Highlights are where Snippet shows the words the query matched,
+	// in order, never overlapping, as rune offsets into Snippet (see
+	// [Span]): the terms the ranking scored, from the same analysis that
+	// picked the passage ([BM25]: the query's stemmed words, their
+	// variants and related words, so "running" for "run"; [Literal]:
+	// each term's occurrences, as they are counted; [Hybrid]: the BM25
+	// terms the snippet holds, whichever passage it shows). A word the
+	// cut ends halve ("...") is left out. Empty when the snippet holds
+	// none (a match by name or meaning alone).
+	Highlights []Span
 	// Score is the BM25 score, rounded to 4 decimals ([BM25]), the
 	// fused reciprocal-rank score, rounded to 6 decimals ([Hybrid]), or
 	// content hits plus twice the scope-relative name hits

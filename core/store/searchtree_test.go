@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestRecursiveSearchRelated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Matches) != 0 || !slices.Equal(res.Related, want) || res.Scanned != 14 {
+	if len(res.Matches) != 0 || !reflect.DeepEqual(res.Related, want) || res.Scanned != 14 {
 		t.Fatalf("recursive: matches %+v, related %+v, scanned %d; want no match, related %+v of 14 files", res.Matches, res.Related, res.Scanned, want)
 	}
 	// A word of one folder's file: a match there, and no related file.
