@@ -233,3 +233,30 @@ func TestRecencyNeverLiftsAWeakMatch(t *testing.T) {
 		t.Fatalf("the corpus does not separate the two by more than the weight: %+v", off.Matches)
 	}
 }
+
+// TestRecencyRecursive: a recursive search weighs each folder's matches
+// before merging them, so an equal file written later in another folder
+// comes first.
+func TestRecencyRecursive(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	d := &nnDriver{rows: map[string]driver.File{
+		"u/a/note.md": {Path: "u/a/note.md", Content: "heron river", Version: versionAt(now.AddDate(0, -1, 0), 1)},
+		"u/b/note.md": {Path: "u/b/note.md", Content: "heron river", Version: versionAt(now.Add(-time.Hour), 2)},
+	}}
+	s := newTestStore(d, &Options{Now: func() time.Time { return now }})
+	defer s.Close()
+	r := Request{Prefix: "u/", Query: "heron", Mode: BM25, Limit: 10, MaxFiles: 10, MaxChars: 2000, MaxFileChars: 5000, Recursive: true}
+	for _, c := range []struct {
+		halfLife time.Duration
+		first    string
+	}{{0, "u/a/note.md"}, {7 * 24 * time.Hour, "u/b/note.md"}} {
+		r.RecencyHalfLife = c.halfLife
+		res, err := s.Search(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Matches) != 2 || res.Matches[0].Path != c.first {
+			t.Fatalf("half-life %s: %+v, want 2 matches, %s first", c.halfLife, res.Matches, c.first)
+		}
+	}
+}
