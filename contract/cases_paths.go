@@ -23,6 +23,7 @@ var pathCases = []Case{
 			"max chars":  func(r *search.Request) { r.MaxChars = -1 },
 			"file chars": func(r *search.Request) { r.MaxFileChars = 0 },
 			"and query":  func(r *search.Request) { r.Limit, r.Query = -1, "" },
+			"recency":    func(r *search.Request) { r.RecencyHalfLife = -time.Second },
 		} {
 			r := base
 			mod(&r)

@@ -15,6 +15,7 @@ type scopeRow struct {
 	Path    string `json:"path"`
 	Content string `json:"content"`
 	Len     int    `json:"len"`
+	Version string `json:"version"`
 }
 
 // ReadScope implements driver.ScopeReader with one single-partition query:
@@ -25,7 +26,7 @@ type scopeRow struct {
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	pk := scopePartition(p.Prefix)
 	units := 2 * p.MaxChars
-	sql := fmt.Sprintf("SELECT TOP %d c.path, SUBSTRING(c.content, 0, @units) AS content, LENGTH(c.content) AS len FROM c "+
+	sql := fmt.Sprintf("SELECT TOP %d c.path, SUBSTRING(c.content, 0, @units) AS content, LENGTH(c.content) AS len, c.version FROM c "+
 		"WHERE c.pk = @pk AND c.type = @type AND c.dir = @dir AND c.tomb = false ORDER BY c.path ASC", p.Limit)
 	params := []azcosmos.QueryParameter{
 		param("@units", units), param("@pk", pk), param("@type", typeFile), param("@dir", p.Prefix),
@@ -41,7 +42,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 			return nil, err
 		}
 		content, cut := driver.CutRunes(r.Content, p.MaxChars)
-		out = append(out, driver.ScopeFile{Path: r.Path, Content: content, Truncated: cut || r.Len > units})
+		out = append(out, driver.ScopeFile{Path: r.Path, Content: content, Truncated: cut || r.Len > units, Version: r.Version})
 	}
 	return out, nil
 }

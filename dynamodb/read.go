@@ -76,8 +76,8 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		TableName:                 &d.table,
 		KeyConditionExpression:    &key,
 		FilterExpression:          &filter,
-		ProjectionExpression:      aws.String("#sk, #c"),
-		ExpressionAttributeNames:  exprNames(key, filter, "#sk, #c"),
+		ProjectionExpression:      aws.String("#sk, #c, #v"),
+		ExpressionAttributeNames:  exprNames(key, filter, "#sk, #c, #v"),
 		ExpressionAttributeValues: values,
 		ConsistentRead:            aws.Bool(true),
 		Limit:                     aws.Int32(int32(min(p.Limit, 1<<30))),
@@ -93,7 +93,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 				break
 			}
 			content, cut := driver.CutRunes(getS(it, attrContent), p.MaxChars)
-			out = append(out, driver.ScopeFile{Path: getS(it, attrSK), Content: content, Truncated: cut})
+			out = append(out, driver.ScopeFile{Path: getS(it, attrSK), Content: content, Truncated: cut, Version: getS(it, attrVersion)})
 		}
 		if len(page.LastEvaluatedKey) == 0 {
 			break

@@ -69,7 +69,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 				continue
 			}
 			content, cut := driver.CutRunes(f.Content, p.MaxChars)
-			out = append(out, driver.ScopeFile{Path: f.Path, Content: content, Truncated: cut})
+			out = append(out, driver.ScopeFile{Path: f.Path, Content: content, Truncated: cut, Version: f.Version})
 		}
 		if len(docs) < need {
 			break

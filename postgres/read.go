@@ -73,7 +73,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		var f driver.ScopeFile
 		var text *string
 		var raw []byte
-		if err := row.Scan(&f.Path, &text, &raw); err != nil {
+		if err := row.Scan(&f.Path, &text, &raw, &f.Version); err != nil {
 			return f, err
 		}
 		if text != nil {

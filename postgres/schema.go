@@ -314,7 +314,7 @@ func newStatements(table string) statements {
 	// content_bytes cut to $4 = 4×$2 bytes, which hold at least $2
 	// characters.
 	scope := `SELECT path, CASE WHEN content_bytes IS NULL THEN left(content, $2::int) END,
-		substring(content_bytes FROM 1 FOR $4::int) FROM ` + t + `
+		substring(content_bytes FROM 1 FOR $4::int), version FROM ` + t + `
 		WHERE path >= $1::text %s AND NOT tombstone AND strpos(substr(path, char_length($1::text) + 1), '/') = 0
 		ORDER BY path LIMIT $3::int`
 	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int`

@@ -75,7 +75,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	for rows.Next() {
 		var f driver.ScopeFile
 		var size int
-		if err := rows.Scan(&f.Path, &f.Content, &size); err != nil {
+		if err := rows.Scan(&f.Path, &f.Content, &size, &f.Version); err != nil {
 			return nil, fail(ctx, err)
 		}
 		f.Content, f.Truncated = driver.CutRunes(f.Content, p.MaxChars)

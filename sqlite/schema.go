@@ -88,7 +88,7 @@ func newStatements(table string) statements {
 	// the scope only, content cut to ?2 = MaxChars+1 characters (the extra
 	// one tells truncation without counting characters) and its size in
 	// bytes (see ReadScope).
-	scope := `SELECT path, substr(content, 1, ?2), octet_length(content) FROM ` + t + `
+	scope := `SELECT path, substr(content, 1, ?2), octet_length(content), version FROM ` + t + `
 		WHERE path >= ?1 %s AND NOT tombstone AND instr(substr(path, length(?1) + 1), '/') = 0
 		ORDER BY path LIMIT ?3`
 	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3`

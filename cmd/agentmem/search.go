@@ -37,7 +37,9 @@ answer.
 The ranking is hybrid (BM25 fused with the embedder's vectors; see agentmem
 --help for the embedder) with an embedder, BM25 without; --mode picks one:
 literal (the reference notebook's term counts), bm25, or hybrid (which needs
-an embedder).
+an embedder). --recency HALF-LIFE (such as 168h) weighs recently written files
+more: it reorders matches whose scores are within about 10% of each other,
+never adds or removes one.
 
 --json prints exactly what the notebook's search_memory tool returns for the
 scope PREFIX (NAMESPACE/AGENT/, such as kamal/main/): the same JSON, with its
@@ -52,6 +54,9 @@ tool refuses prints its {"error": …} and exits 2.`,
 			r.Prefix, r.Query, r.Mode = argv[0], argv[1], search.Mode(mode)
 			if cmd.Flags().Changed("mode") && (mode == "" || !r.Mode.Valid()) {
 				return usagef("search: --mode %q: use literal, bm25 or hybrid", mode)
+			}
+			if r.RecencyHalfLife < 0 {
+				return usagef("search: --recency must not be negative (0 turns it off), got %s", r.RecencyHalfLife)
 			}
 			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
 				if r.Mode == search.Hybrid && s.Embedder() == nil {
@@ -70,6 +75,7 @@ tool refuses prints its {"error": …} and exits 2.`,
 	c.Flags().IntVar(&r.MaxFileChars, "max-file-chars", 65536, "most characters read of each file")
 	c.Flags().BoolVar(&jsonOut, "json", false, "print what the notebook's search_memory returns for the scope PREFIX (NAMESPACE/AGENT/)")
 	c.Flags().StringVar(&mode, "mode", "", "ranking: literal, bm25 or hybrid (default hybrid with an embedder, else bm25)")
+	c.Flags().DurationVar(&r.RecencyHalfLife, "recency", 0, "weigh recently written files more, with this half-life (168h; 0: off)")
 	return c
 }
 
@@ -140,7 +146,7 @@ func (a *app) searchJSON(ctx context.Context, cmd *cobra.Command, s *store.Store
 			*b.to = b.v
 		}
 	}
-	m, err := memory.New(s, &memory.Options{AgentName: agent, SearchMode: r.Mode, Limits: l})
+	m, err := memory.New(s, &memory.Options{AgentName: agent, SearchMode: r.Mode, SearchRecencyHalfLife: r.RecencyHalfLife, Limits: l})
 	if err != nil {
 		return fileErr(r.Prefix, err)
 	}

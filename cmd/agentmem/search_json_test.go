@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/search"
@@ -161,5 +162,44 @@ func TestSearchIsTheStoresRecursiveSearch(t *testing.T) {
 		if c.stderr != "" && !slices.Contains(strings.Split(errOut.String(), "\n"), c.stderr) {
 			t.Errorf("%q: stderr %q lacks the line %q", c.query, errOut, c.stderr)
 		}
+	}
+}
+
+// TestSearchRecencyFlag: --recency reaches the search: the files written
+// a while ago drop below an equal file written since, with --json as
+// search_memory with SearchRecencyHalfLife; a negative half-life is a
+// usage error.
+func TestSearchRecencyFlag(t *testing.T) {
+	url := "sqlite:" + filepath.Join(t.TempDir(), "m.db")
+	s, err := store.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, p := range []string{"kamal/main/a.md", "kamal/main/b.md"} {
+		if _, err := s.Write(t.Context(), store.WriteRequest{Path: p, Content: "- drinks green tea\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := memory.New(s, &memory.Options{SearchRecencyHalfLife: 168 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]string{"query": "tea"})
+	res, err := m.Call(t.Context(), memory.Invocation{Namespace: "kamal"}, memory.SearchTool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(res)
+	a, out, errOut := testApp()
+	if code := a.run(t.Context(), []string{"--store", url, "--embedder", "none", "search", "--json", "--recency", "168h", "kamal/main/", "tea"}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := strings.TrimSuffix(out.String(), "\n"); got != string(want) {
+		t.Errorf("--recency 168h printed\n%s\nsearch_memory returns\n%s", got, want)
+	}
+	a, _, errOut = testApp()
+	if code := a.run(t.Context(), []string{"--store", url, "search", "--recency", "-1h", "kamal/", "tea"}); code != exitUsage || !strings.Contains(errOut.String(), "--recency") {
+		t.Errorf("--recency -1h: exit %d, %q; want %d naming --recency", code, errOut.String(), exitUsage)
 	}
 }

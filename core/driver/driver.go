@@ -462,6 +462,11 @@ type ScopeFile struct {
 	Content string
 	// Truncated reports that the file is longer than MaxChars runes.
 	Truncated bool
+	// Version is the row's version, as GetFile returns it, or "" where
+	// the backend cannot tell it from what the scope read returns (a file
+	// store's file cut at MaxChars: its version needs the whole file).
+	// Search weighs recency by it (search.Request.RecencyHalfLife).
+	Version string
 }
 
 // ScopeReader is the optional native search read: one request (or as few as

@@ -304,15 +304,25 @@ func (d *Driver) state(path string) (*driver.File, *record, error) {
 		return nil, recp, nil
 	}
 	h := hashOf(content)
-	for r := recp; r != nil; r = r.Prev {
+	if r := written(recp, h); r != nil {
+		return &driver.File{Path: path, Content: string(content), Version: r.Version, OperationID: r.Op, Metadata: r.Metadata}, recp, nil
+	}
+	return &driver.File{Path: path, Content: string(content), Version: "ext-" + h[:32]}, recp, nil
+}
+
+// written returns the state of rec (the sidecar record, or nil) that wrote
+// content whose hash is h: the record itself, or the previous state it
+// keeps; nil when neither did (the file was changed by hand).
+func written(rec *record, h string) *record {
+	for r := rec; r != nil; r = r.Prev {
 		if !r.Tombstone && r.Hash == h {
-			return &driver.File{Path: path, Content: string(content), Version: r.Version, OperationID: r.Op, Metadata: r.Metadata}, recp, nil
+			return r
 		}
-		if r != recp {
+		if r != rec {
 			break // only the previous state counts
 		}
 	}
-	return &driver.File{Path: path, Content: string(content), Version: "ext-" + h[:32]}, recp, nil
+	return nil
 }
 
 func tombstone(path string, r *record) *driver.File {

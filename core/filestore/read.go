@@ -124,7 +124,20 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, driver.ScopeFile{Path: rel, Content: content, Truncated: cut})
+		f := driver.ScopeFile{Path: rel, Content: content, Truncated: cut}
+		if !cut { // a whole file: its version, as GetFile tells it
+			var rec record
+			ok, err := readJSON(d.recordPath(rel), &rec)
+			if err != nil {
+				return nil, err
+			}
+			if r := written(&rec, hashOf([]byte(content))); ok && r != nil {
+				f.Version = r.Version
+			} else {
+				f.Version = "ext-" + hashOf([]byte(content))[:32]
+			}
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memory/internal/notes"
 
@@ -95,6 +96,13 @@ type Options struct {
 	// [search.BM25] (the default), or [search.Literal], the
 	// reference notebook's term counts.
 	SearchMode search.Mode
+	// SearchRecencyHalfLife, when positive, makes search_memory weigh
+	// recent files more: a match's score is scaled by a decay on its
+	// file's last write with this half-life, by at most
+	// [search.RecencyWeight], so it reorders near-equal matches and never
+	// adds or removes one (see search.Request.RecencyHalfLife). 0, the
+	// default, is off; negative is an error.
+	SearchRecencyHalfLife time.Duration
 	// Guidance overrides the usage guidance put in the instructions: nil
 	// means the default guidance (about 200 tokens); a pointer to "" means no guidance (and no
 	// instructions at all).
@@ -149,6 +157,7 @@ type Memory struct {
 	backend  string
 	names    toolNames
 	mode     search.Mode
+	recency  time.Duration // search_memory's RecencyHalfLife
 }
 
 // New returns a Memory over s. A nil s is an error wrapping
@@ -215,6 +224,10 @@ func New(s *store.Store, opts *Options) (*Memory, error) {
 		return nil, fmt.Errorf("memory: SearchMode %q: %w", o.SearchMode, store.ErrInvalidSearchMode)
 	}
 	m.mode = o.SearchMode
+	if o.SearchRecencyHalfLife < 0 {
+		return nil, fmt.Errorf("memory: SearchRecencyHalfLife must not be negative (0 turns recency off), got %s: %w", o.SearchRecencyHalfLife, store.ErrInvalidBound)
+	}
+	m.recency = o.SearchRecencyHalfLife
 	if o.Guidance == nil {
 		m.guidance = defaultGuidance(m.names)
 	} else {

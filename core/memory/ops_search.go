@@ -94,7 +94,7 @@ func (m *Memory) doSearch(ctx context.Context, sp *span, sc scope, q string) (an
 	prefix := sc.path + "/"
 	r, err := m.s.Search(ctx, search.Request{
 		Prefix: prefix, Query: q, Mode: m.mode, Limit: l.MaxSearchResults, MaxFiles: l.MaxSearchFiles,
-		MaxChars: l.MaxSearchResultChars, MaxFileChars: l.MaxMemorySize,
+		MaxChars: l.MaxSearchResultChars, MaxFileChars: l.MaxMemorySize, RecencyHalfLife: m.recency,
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrPathEscape) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memory/internal/memtest"
 	"github.com/agentmem/agentmem/core/memory/internal/notes"
@@ -92,5 +93,36 @@ func TestSearchDescriptionFollowsMode(t *testing.T) {
 		if d := desc(mode); !strings.Contains(d, "related words") || !strings.Contains(d, "bounded snippets") {
 			t.Errorf("%q: %q", mode, d)
 		}
+	}
+}
+
+// TestSearchRecency: SearchRecencyHalfLife reaches search_memory's
+// request: two notes alike in every word come back newest first with it
+// (by path without it), the same two either way; a negative half-life is
+// refused.
+func TestSearchRecency(t *testing.T) {
+	t0 := time.Now()
+	clock := t0
+	s := store.New(memtest.NewDriver(t), &store.Options{Now: func() time.Time { return clock }})
+	t.Cleanup(func() { _ = s.Close() })
+	memtest.Put(t, s, "ana/main/a-old.md", "- The heron nests by the river.\n")
+	clock = t0.Add(2 * time.Millisecond) // a later write, by the store's clock
+	memtest.Put(t, s, "ana/main/b-new.md", "- The heron nests by the river.\n")
+	for _, c := range []struct {
+		halfLife time.Duration
+		want     string
+	}{{0, "a-old.md,b-new.md"}, {time.Millisecond, "b-new.md,a-old.md"}} {
+		m := mustNew(t, s, &Options{SearchRecencyHalfLife: c.halfLife})
+		r := call(t, m, inv("ana"), "search_memory", map[string]any{"query": "heron river"}).(*SearchResult)
+		var got []string
+		for _, mt := range r.Matches {
+			got = append(got, mt.File)
+		}
+		if strings.Join(got, ",") != c.want {
+			t.Errorf("half-life %s: %v, want %s", c.halfLife, got, c.want)
+		}
+	}
+	if _, err := New(s, &Options{SearchRecencyHalfLife: -time.Hour}); !errors.Is(err, store.ErrInvalidBound) {
+		t.Fatalf("New with a negative half-life: %v, want ErrInvalidBound", err)
 	}
 }

@@ -13,7 +13,10 @@ import (
 // [Match.Snippet], counted in runes (not bytes) from its start, End
 // exclusive, 0 <= Start < End <= the snippet's length in runes.
 type Span struct {
-	Start, End int
+	// Start is the first rune of the run, counted from the snippet's start.
+	Start int
+	// End is one past its last rune.
+	End int
 }
 
 // highlights returns the spans of marks (rune ranges of a text, sorted by

@@ -30,6 +30,9 @@ type candidate struct {
 	path    string
 	content string
 	cut     bool // content is a prefix of the file
+	// version is the row's version as read ("" when the read did not
+	// say): its time is the file's last write, which recency weighs.
+	version string
 	// body, when set, is the term index's counts of content's body for
 	// the search's query (content is exactly what was indexed): scoring
 	// reads them instead of analysing content.
@@ -65,6 +68,7 @@ func (s *Engine) Search(ctx context.Context, r Request) (res Result, err error) 
 	if err != nil {
 		return Result{}, err
 	}
+	s.weighRecency(r, &f)
 	res = f.result(r.Limit, r.MaxChars)
 	s.fellBack(ctx, res, r.Prefix)
 	return res, nil
@@ -146,6 +150,7 @@ func (s *Engine) searchTree(ctx context.Context, r Request, terms []string) (Res
 		if err != nil {
 			return Result{}, err
 		}
+		s.weighRecency(q, &f)
 		all.hits = append(all.hits, f.hits...)
 		all.related = append(all.related, f.related...)
 		all.scanned += f.scanned
@@ -271,7 +276,7 @@ func (s *Engine) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Q
 	}
 	for _, p := range read {
 		if f, ok := got[p]; ok && (!f.Truncated || r.MaxFileChars <= maxIndexedChars) {
-			rows[p] = &driver.File{Path: p, Content: f.Content}
+			rows[p] = &driver.File{Path: p, Content: f.Content, Version: f.Version}
 		} else {
 			missing = append(missing, p)
 		}
@@ -300,7 +305,7 @@ func (s *Engine) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Q
 		}
 		content, cut := driver.CutRunes(f.Content, r.MaxFileChars)
 		truncated = truncated || cut
-		c := candidate{path: p, content: content, cut: cut}
+		c := candidate{path: p, content: content, cut: cut, version: f.Version}
 		if current && !cut && r.MaxFileChars <= maxIndexedChars {
 			c.body = fi.bodyCounts(bq, p)
 		}
@@ -337,7 +342,7 @@ func (s *Engine) candidates(ctx context.Context, r Request) ([]candidate, bool, 
 			}
 			content, cut := driver.CutRunes(f.Content, r.MaxFileChars)
 			truncated = truncated || cut || f.Truncated
-			out = append(out, candidate{path: f.Path, content: content, cut: cut || f.Truncated})
+			out = append(out, candidate{path: f.Path, content: content, cut: cut || f.Truncated, version: f.Version})
 		}
 		return out, truncated, nil
 	}
@@ -359,7 +364,7 @@ func (s *Engine) candidates(ctx context.Context, r Request) ([]candidate, bool, 
 		}
 		content, cut := driver.CutRunes(f.Content, r.MaxFileChars)
 		truncated = truncated || cut
-		out = append(out, candidate{path: p, content: content, cut: cut})
+		out = append(out, candidate{path: p, content: content, cut: cut, version: f.Version})
 	}
 	if len(paths) > r.MaxFiles {
 		truncated = true // the lookahead: more files than MaxFiles, never read nor scored

@@ -292,7 +292,7 @@ func (ti *termIndex) readFolder(ctx context.Context, folder string, limit int) (
 		for _, p := range batch {
 			if f := rows[p]; f != nil && !f.Tombstone {
 				content, cut := driver.CutRunes(f.Content, maxIndexedChars)
-				out = append(out, driver.ScopeFile{Path: p, Content: content, Truncated: cut})
+				out = append(out, driver.ScopeFile{Path: p, Content: content, Truncated: cut, Version: f.Version})
 			}
 		}
 	}

@@ -3,6 +3,8 @@
 
 package search
 
+import "time"
+
 // Mode selects how store.Store.Search ranks files. The zero value means
 // [Hybrid] on a store with an embedder (store.Options.Embedder) and
 // [BM25] otherwise; more modes may be added.
@@ -70,6 +72,15 @@ type Request struct {
 	MaxChars int
 	// MaxFileChars bounds how much of each file is read and scored (> 0).
 	MaxFileChars int
+	// RecencyHalfLife, when positive, weighs recent files more: each
+	// match's score is multiplied by 1 - [RecencyWeight]·(1 - 2^(-age/h)),
+	// a factor in (1-RecencyWeight, 1], where age is the time since the
+	// file's last write (its version's time; a version in the future, or
+	// one without a time, counts as now) and h the half-life. It never
+	// adds or removes a match, only reorders matches whose scores are
+	// within about RecencyWeight of each other. 0 (the default) is off;
+	// negative is store.ErrInvalidBound.
+	RecencyHalfLife time.Duration
 	// Recursive searches every folder under Prefix, not only the files
 	// directly under it: each folder is ranked as a search of it alone
 	// would rank it (its own term index and statistics; MaxFiles and

@@ -28,8 +28,8 @@ import (
 // An empty query returns an empty result. In BM25 mode a query with no
 // word at all (only punctuation, say) is scored literally instead. It
 // fails with ErrInvalidPath for a bad prefix, ErrInvalidBound when Limit,
-// MaxFiles, MaxChars or MaxFileChars is not positive and
-// ErrInvalidSearchMode for an unknown Mode.
+// MaxFiles, MaxChars or MaxFileChars is not positive or RecencyHalfLife
+// is negative, and ErrInvalidSearchMode for an unknown Mode.
 func (s *Store) Search(ctx context.Context, r search.Request) (res search.Result, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpSearch})
 	defer func() { o.done(err, false, len(res.Matches)) }()
@@ -46,6 +46,9 @@ func (s *Store) Search(ctx context.Context, r search.Request) (res search.Result
 		if b.n <= 0 {
 			return search.Result{}, fmt.Errorf("%w: %s must be positive, got %d", ErrInvalidBound, b.name, b.n)
 		}
+	}
+	if r.RecencyHalfLife < 0 {
+		return search.Result{}, fmt.Errorf("%w: recency_half_life must not be negative (0 turns recency off), got %s", ErrInvalidBound, r.RecencyHalfLife)
 	}
 	if !r.Mode.Valid() {
 		return search.Result{}, fmt.Errorf("%w, got %q", ErrInvalidSearchMode, r.Mode)

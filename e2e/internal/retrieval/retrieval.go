@@ -16,16 +16,20 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/memstore"
@@ -75,7 +79,16 @@ type Scores struct {
 	// ([AbsentKind]), the share that matched no file, and Related the
 	// mean number of files they listed as related in meaning instead.
 	NoMatch, Related float64
+	// Latest5 and LatestMRR are, for questions about a value updated later
+	// ([LatestKind]), recall@5 and MRR of the evidence file last in name
+	// order: the session that tells the current value (in
+	// [ConversationsHard], whose parts are told in session order).
+	Latest5, LatestMRR float64
 }
+
+// LatestKind is the kind of questions about a value updated later, whose
+// evidence file last in name order holds the current value.
+const LatestKind = "update"
 
 // Report holds the scores of one mode, overall ("all") and per kind.
 type Report map[string]*Scores
@@ -119,6 +132,9 @@ func (r Report) Log(b Logger, set, mode string) {
 			b.Logf("%-34s recall@1=%.3f recall@3=%.3f MRR=%.3f results=%.2f", label, sc.Recall1, sc.Recall3, sc.MRR, sc.Results)
 		} else {
 			b.Logf("%-34s recall@5=%.3f all-in-5=%.3f MRR=%.3f results=%.2f", label, sc.Recall5, sc.All5, sc.MRR, sc.Results)
+			if k == LatestKind {
+				b.Logf("%-34s latest@5=%.3f latest-MRR=%.3f", label, sc.Latest5, sc.LatestMRR)
+			}
 		}
 	}
 }
@@ -146,7 +162,14 @@ func Evaluate(ctx context.Context, set Set, mode search.Mode) (Report, error) {
 // Options.Embedder measures [search.Hybrid]. Modules that have an
 // embedder (wordvec) measure hybrid search with it.
 func EvaluateWith(ctx context.Context, set Set, mode search.Mode, opts *store.Options) (Report, error) {
-	r, err := NewRunnerWith(ctx, set, mode, opts)
+	return EvaluateAged(ctx, set, mode, opts, 0)
+}
+
+// EvaluateAged is EvaluateWith with search_memory weighing recency by
+// halfLife (memory.Options.SearchRecencyHalfLife; 0 is off), over files
+// written as [NewRunnerAged] writes them: a day apart, in name order.
+func EvaluateAged(ctx context.Context, set Set, mode search.Mode, opts *store.Options, halfLife time.Duration) (Report, error) {
+	r, err := NewRunnerAged(ctx, set, mode, opts, halfLife)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +200,9 @@ func EvaluateWith(ctx context.Context, set Set, mode search.Mode, opts *store.Op
 				}
 			}
 		}
+		if q.Kind == LatestKind {
+			rep.addLatest(slices.Concat(res.Matches, res.Related), slices.Max(q.Want))
+		}
 		rep.add("all", ranks, len(q.Want), len(res.Matches))
 		rep.add(q.Kind, ranks, len(q.Want), len(res.Matches))
 		if q.Wording != "" {
@@ -187,6 +213,7 @@ func EvaluateWith(ctx context.Context, set Set, mode search.Mode, opts *store.Op
 		n := float64(sc.N)
 		sc.Recall1, sc.Recall3, sc.Recall5, sc.All5, sc.MRR, sc.Results = sc.Recall1/n, sc.Recall3/n, sc.Recall5/n, sc.All5/n, sc.MRR/n, sc.Results/n
 		sc.NoMatch, sc.Related = sc.NoMatch/n, sc.Related/n
+		sc.Latest5, sc.LatestMRR = sc.Latest5/n, sc.LatestMRR/n
 	}
 	return rep, nil
 }
@@ -204,6 +231,25 @@ func (rep Report) addAbsent(returned, related int) {
 	sc.Related += float64(related)
 	if returned == 0 {
 		sc.NoMatch++
+	}
+}
+
+// addLatest counts, for one question about an updated value, where the
+// file latest told it came among what the model was shown.
+func (rep Report) addLatest(shown []memory.SearchMatch, latest string) {
+	sc := rep[LatestKind]
+	if sc == nil {
+		sc = &Scores{}
+		rep[LatestKind] = sc
+	}
+	for i, mt := range shown {
+		if mt.File == latest {
+			sc.LatestMRR += 1 / float64(i+1)
+			if i < 5 {
+				sc.Latest5++
+			}
+			break
+		}
 	}
 }
 
@@ -250,24 +296,49 @@ func NewRunner(ctx context.Context, set Set, mode search.Mode) (*Runner, error) 
 // NewRunnerWith is NewRunner on a store with opts (nil = defaults); with
 // an embedder it returns once the files are indexed.
 func NewRunnerWith(ctx context.Context, set Set, mode search.Mode, opts *store.Options) (*Runner, error) {
+	return NewRunnerAged(ctx, set, mode, opts, 0)
+}
+
+// NewRunnerAged is NewRunnerWith with search_memory weighing recency by
+// halfLife (0: off). The sets carry no write times, so each user's files
+// are written in name order (a conversation's sessions in the order they
+// took place), one day apart, each user's last file a day before the
+// searches' now, by the store's clock (opts.Now is replaced).
+func NewRunnerAged(ctx context.Context, set Set, mode search.Mode, opts *store.Options, halfLife time.Duration) (*Runner, error) {
 	d, err := memstore.New(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: %w", err)
 	}
-	s := store.New(d, opts)
-	for ns, files := range set.Users {
-		for name, content := range files {
-			if _, err := s.Write(ctx, store.WriteRequest{Path: ns + "/" + memory.DefaultAgentName + "/" + name, Content: content}); err != nil {
-				_ = s.Close()
-				return nil, fmt.Errorf("retrieval: write %s/%s: %w", ns, name, err)
-			}
+	var o store.Options
+	if opts != nil {
+		o = *opts
+	}
+	var clock atomic.Int64 // the store's time, in Unix nanoseconds
+	clock.Store(time.Now().UnixNano())
+	o.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	s := store.New(d, &o)
+	// Versions increase within a process, so the writes go in time order,
+	// from after the latest version made so far (a probe's, written now).
+	probe, err := s.Write(ctx, store.WriteRequest{Path: "retrieval-probe/clock.md", Content: "clock"})
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("retrieval: %w", err)
+	}
+	start, _ := search.VersionTime(probe.Version)
+	writes, span := agedWrites(set)
+	for _, w := range writes {
+		clock.Store(start.Add(time.Second + time.Duration(w.day)*24*time.Hour).UnixNano())
+		if _, err := s.Write(ctx, store.WriteRequest{Path: w.path, Content: w.content}); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("retrieval: write %s: %w", w.path, err)
 		}
 	}
+	clock.Store(start.Add(time.Second + time.Duration(span)*24*time.Hour).UnixNano())
 	if err := s.WaitIndexed(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
-	m, err := memory.New(s, &memory.Options{SearchMode: mode})
+	m, err := memory.New(s, &memory.Options{SearchMode: mode, SearchRecencyHalfLife: halfLife})
 	if err != nil {
 		_ = s.Close()
 		return nil, err
@@ -290,6 +361,32 @@ func NewRunnerWith(ctx context.Context, set Set, mode search.Mode, opts *store.O
 		}
 	}
 	return r, nil
+}
+
+// agedWrite is one file of a set, written day days into the set's span.
+type agedWrite struct {
+	path, content string
+	day           int
+}
+
+// agedWrites returns set's files in the order NewRunnerAged writes them:
+// each user's in name order, a day apart, the last on the span's last day
+// (span: the most files a user has), sorted by day, then path.
+func agedWrites(set Set) (_ []agedWrite, span int) {
+	for _, files := range set.Users {
+		span = max(span, len(files))
+	}
+	var out []agedWrite
+	for ns, files := range set.Users {
+		names := slices.Sorted(maps.Keys(files))
+		for i, name := range names {
+			out = append(out, agedWrite{path: ns + "/" + memory.DefaultAgentName + "/" + name, content: files[name], day: span - len(names) + i})
+		}
+	}
+	slices.SortFunc(out, func(a, b agedWrite) int {
+		return cmp.Or(cmp.Compare(a.day, b.day), strings.Compare(a.path, b.path))
+	})
+	return out, span
 }
 
 // Len is the number of queries.

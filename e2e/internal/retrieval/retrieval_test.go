@@ -274,3 +274,18 @@ func TestBlindNotesSets(t *testing.T) {
 		})
 	}
 }
+
+// TestAgedWrites: the recency runs write each user's files in name order
+// (a conversation's sessions as they happened), one day apart, every
+// user's last on the span's last day, all in time order.
+func TestAgedWrites(t *testing.T) {
+	set := Set{Users: map[string]map[string]string{
+		"a": {"session-02.md": "x", "session-01.md": "y", "session-03.md": "z"},
+		"b": {"session-01.md": "w"},
+	}}
+	got, span := agedWrites(set)
+	want := []agedWrite{{"a/main/session-01.md", "y", 0}, {"a/main/session-02.md", "x", 1}, {"a/main/session-03.md", "z", 2}, {"b/main/session-01.md", "w", 2}}
+	if span != 3 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("agedWrites = %v, span %d; want %v, span 3", got, span, want)
+	}
+}
