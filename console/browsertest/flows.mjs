@@ -384,20 +384,32 @@ await finish(browser, async () => {
     await fits("signin");
     await signIn(p, "admin-key");
     await fits("namespaces");
+    // The namespaces' action links stay in their row, on the screen: none
+    // needs the table scrolled sideways.
+    const wrap = await p.locator(".table-wrap").first().boundingBox();
     for (const row of await p.locator("table tbody tr").all()) {
-      const name = await row.locator("td").first().locator("a").boundingBox();
+      const r = await row.boundingBox();
       for (const a of await row.locator("td.links a").all()) {
         const b = await a.boundingBox();
-        assert.ok(Math.abs(b.y - name.y) <= 2, `an action link sits ${b.y - name.y} px off its row's line`);
+        assert.ok(b.y >= r.y - 1 && b.y + b.height <= r.y + r.height + 1, `an action link sits outside its row (${b.y} in ${r.y}..${r.y + r.height})`);
+        assert.ok(b.x + b.width <= wrap.x + wrap.width, `an action link ends at ${b.x + b.width} px, past the table's edge at ${wrap.x + wrap.width} px`);
       }
     }
     const pages = [["notebook", "/ns/alice/"], ["file", "/ns/alice/files/main/MEMORY.md"], ["file-rendered", "/ns/mallory/files/main/links.md"], ["edit", "/ns/alice/edit/main/MEMORY.md"],
       ["history", "/ns/alice/history/"], ["file-history", "/ns/alice/history/main/MEMORY.md"], ["search", "/ns/alice/search?q=tea"],
-      ["delete", "/ns/alice/delete/main/MEMORY.md"], ["new", "/ns/alice/new"]];
+      ["delete", "/ns/alice/delete/main/MEMORY.md"], ["new", "/ns/alice/new"], ["forget", "/ns/alice/forget"]];
     for (const [name, u] of pages) {
       await p.goto(base + u);
       await fits(name);
     }
+    // Two versions compared, as on a desktop.
+    await p.goto(base + "/ns/alice/history/main/MEMORY.md");
+    const versions = p.locator("table.history tbody tr");
+    await versions.last().locator("input[name=from]").check();
+    await versions.first().locator("input[name=to]").check();
+    await p.click("button:text-is('Compare selected')");
+    await p.waitForSelector("pre.diff");
+    await fits("diff");
     await p.goto(base + "/ns/alice/history/main/MEMORY.md");
     await p.locator("table.history tbody tr").last().locator("input[name=from]").check();
     await p.click("button:text-is('Compare selected')");
