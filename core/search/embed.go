@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
@@ -241,7 +242,7 @@ func encodeRecord(rec record) ([]string, error) {
 			return nil, err
 		}
 		if len(b) > maxRecordChars {
-			return nil, fmt.Errorf("search: index record of %d bytes: %w", len(b), errTooLarge)
+			return nil, fmt.Errorf("search: index record of %d bytes: %w", len(b), driver.ErrTooLarge)
 		}
 		out[i] = string(b)
 	}

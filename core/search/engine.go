@@ -6,7 +6,6 @@ package search
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"time"
 
@@ -56,9 +55,6 @@ const (
 
 // pageSize is how many derived rows the engine lists at a time.
 const pageSize = 500
-
-// errTooLarge: an index record longer than a row may be.
-var errTooLarge = errors.New("search: too large for one row")
 
 // Options configures an [Engine]. The zero value (or nil) means defaults.
 type Options struct {

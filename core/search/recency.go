@@ -5,6 +5,7 @@
 package search
 
 import (
+	"context"
 	"math"
 	"time"
 
@@ -55,10 +56,11 @@ func VersionTime(v string) (time.Time, bool) {
 // [recencyFactor] at the engine's now, rounded to 6 decimals, and the
 // hits sorted again. The files are those the search read; none is read
 // for this, none is added or dropped.
-func (s *Engine) weighRecency(r Request, f *found) {
+func (s *Engine) weighRecency(ctx context.Context, r Request, f *found) {
 	if r.RecencyHalfLife <= 0 {
 		return
 	}
+	s.fillVersions(ctx, r, f)
 	now := s.now()
 	for _, hits := range [][]hit{f.hits, f.related} {
 		for i := range hits {
@@ -67,5 +69,35 @@ func (s *Engine) weighRecency(r Request, f *found) {
 			hits[i].score = max(math.Round(hits[i].score*w*1e6)/1e6, math.SmallestNonzeroFloat64)
 		}
 		sortHits(hits)
+	}
+}
+
+// fillVersions reads, in one batched read, the versions of the hits whose
+// read returned none (a file store's scope read leaves out the version of
+// a file it cut at MaxFileChars), so that an old long file is not weighed
+// as written now. A failed read leaves them so, and says so in the log.
+func (s *Engine) fillVersions(ctx context.Context, r Request, f *found) {
+	var paths []string
+	for _, hits := range [][]hit{f.hits, f.related} {
+		for _, h := range hits {
+			if h.c.version == "" {
+				paths = append(paths, h.c.path)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	rows, err := s.getFiles(ctx, paths)
+	if err != nil {
+		s.warn(ctx, "reading the versions recency weighs failed; those files count as written now", "", r.Prefix, err)
+		return
+	}
+	for _, hits := range [][]hit{f.hits, f.related} {
+		for i := range hits {
+			if row := rows[hits[i].c.path]; hits[i].c.version == "" && row != nil && !row.Tombstone {
+				hits[i].c.version = row.Version
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -257,6 +258,73 @@ func TestRecencyRecursive(t *testing.T) {
 		}
 		if len(res.Matches) != 2 || res.Matches[0].Path != c.first {
 			t.Fatalf("half-life %s: %+v, want 2 matches, %s first", c.halfLife, res.Matches, c.first)
+		}
+	}
+}
+
+// TestRecencyReachesPastTheIndexPool: a search answered by the term index
+// reads every file recency could lift into the top Limit, not only the
+// Limit+8 that words rank best: twelve notes alike, the newest named last,
+// and Limit 1.
+func TestRecencyReachesPastTheIndexPool(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	d := &nnDriver{rows: map[string]driver.File{}}
+	for i := range 12 {
+		at := now.AddDate(0, 0, -30)
+		if i == 11 {
+			at = now.Add(-time.Hour)
+		}
+		p := fmt.Sprintf("u/main/n%02d.md", i)
+		d.rows[p] = driver.File{Path: p, Content: "heron river", Version: versionAt(at, i)}
+	}
+	s := newTestStore(d, &Options{Now: func() time.Time { return now }})
+	defer s.Close()
+	r := Request{Prefix: "u/main/", Query: "heron", Mode: BM25, Limit: 1, MaxFiles: 100, MaxChars: 2000, MaxFileChars: 5000, RecencyHalfLife: 7 * 24 * time.Hour}
+	for range 2 { // the first search builds the index in place, the second answers from it
+		res, err := s.Search(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Fallback != "" || len(res.Matches) != 1 || res.Matches[0].Path != "u/main/n11.md" {
+			t.Fatalf("matches %+v (fallback %q), want the newest, n11.md", res.Matches, res.Fallback)
+		}
+	}
+}
+
+// cutUnversioned is a driver whose scope read, as a file store's does,
+// returns no version for a file it cut.
+type cutUnversioned struct{ *nnDriver }
+
+func (d cutUnversioned) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
+	files, err := d.nnDriver.ReadScope(ctx, p)
+	for i := range files {
+		if files[i].Truncated {
+			files[i].Version = ""
+		}
+	}
+	return files, err
+}
+
+// TestRecencyReadsTheVersionsAReadLeftOut: a file cut at MaxFileChars by a
+// scope read that leaves out its version is weighed by its own version,
+// read once for the search, not as written now.
+func TestRecencyReadsTheVersionsAReadLeftOut(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	long := "heron river " + strings.Repeat("x", 200)
+	d := cutUnversioned{&nnDriver{rows: map[string]driver.File{
+		"u/main/a-old.md": {Path: "u/main/a-old.md", Content: long, Version: versionAt(now.AddDate(0, 0, -60), 1)},
+		"u/main/b-new.md": {Path: "u/main/b-new.md", Content: long, Version: versionAt(now.Add(-time.Hour), 2)},
+	}}}
+	s := newTestStore(d, &Options{Now: func() time.Time { return now }})
+	defer s.Close()
+	for _, mode := range []Mode{Literal, BM25} {
+		r := Request{Prefix: "u/main/", Query: "heron", Mode: mode, Limit: 5, MaxFiles: 10, MaxChars: 2000, MaxFileChars: 40, RecencyHalfLife: 7 * 24 * time.Hour}
+		res, err := s.Search(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Matches) != 2 || res.Matches[0].Path != "u/main/b-new.md" || res.Matches[0].Score <= res.Matches[1].Score {
+			t.Fatalf("%s: matches %+v, want b-new.md above a-old.md", mode, res.Matches)
 		}
 	}
 }

@@ -68,7 +68,7 @@ func (s *Engine) Search(ctx context.Context, r Request) (res Result, err error) 
 	if err != nil {
 		return Result{}, err
 	}
-	s.weighRecency(r, &f)
+	s.weighRecency(ctx, r, &f)
 	res = f.result(r.Limit, r.MaxChars)
 	s.fellBack(ctx, res, r.Prefix)
 	return res, nil
@@ -150,7 +150,7 @@ func (s *Engine) searchTree(ctx context.Context, r Request, terms []string) (Res
 		if err != nil {
 			return Result{}, err
 		}
-		s.weighRecency(q, &f)
+		s.weighRecency(ctx, q, &f)
 		all.hits = append(all.hits, f.hits...)
 		all.related = append(all.related, f.related...)
 		all.scanned += f.scanned
@@ -247,7 +247,11 @@ func (s *Engine) indexCandidates(ctx context.Context, fi *folderIndex, bq *bm25Q
 	// feed applies in between is then read as queued or ranked as
 	// indexed, never missed as neither.
 	pending := s.terms.pendingIn(fi.folder)
-	top, st, covered := fi.top(bq, r.Prefix, k)
+	floor := 0.0
+	if r.RecencyHalfLife > 0 {
+		floor = 1 - RecencyWeight // the most recency takes off a score
+	}
+	top, st, covered := fi.top(bq, r.Prefix, k, r.Limit, floor)
 	if maxTerms > 0 {
 		top = fi.capTerms(top, maxTerms, r.Limit+extraCandidates)
 	}

@@ -32,7 +32,11 @@ var scratches sync.Pool
 // terms at a time over dense per-doc arrays: a pass for each group's
 // document frequency, then one that adds each group's saturated weight to
 // its docs' scores, so its cost is the postings of the query's terms.
-func (fi *folderIndex) top(bq *bm25Query, prefix string, k int) ([]string, *corpusStats, int) {
+//
+// With floor > 0 (a search that weighs recency), every file whose score is
+// at least floor times the limit-th best's follows the k best, best first:
+// recency can lift any of them into the top limit, so each must be read.
+func (fi *folderIndex) top(bq *bm25Query, prefix string, k, limit int, floor float64) ([]string, *corpusStats, int) {
 	fi.mu.RLock()
 	defer fi.mu.RUnlock()
 	q := bq.q
@@ -154,6 +158,25 @@ func (fi *folderIndex) top(bq *bm25Query, prefix string, k int) ([]string, *corp
 	paths := make([]string, len(best))
 	for i := range best {
 		paths[i] = fi.docs[best[len(best)-1-i].doc].path
+	}
+	if floor > 0 && limit > 0 && len(best) == k && k >= limit {
+		bar := best[len(best)-limit].score * floor
+		var near []ranked
+		for _, doc := range touched {
+			r := ranked{doc, sc.score[doc]}
+			if r.score >= bar && r.score > 0 && strings.HasPrefix(fi.docs[doc].path, prefix) && better(best[0], r) {
+				near = append(near, r) // below the k best, within reach of the top limit
+			}
+		}
+		slices.SortFunc(near, func(a, b ranked) int {
+			if better(a, b) {
+				return -1
+			}
+			return 1
+		})
+		for _, r := range near {
+			paths = append(paths, fi.docs[r.doc].path)
+		}
 	}
 	return paths, st, covered
 }
