@@ -141,24 +141,13 @@ func TestBrowserFlows(t *testing.T) {
 
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, node, filepath.Join(dir, "flows.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CONSOLE_URL="+srv.URL, "EVIL_URL="+evilURL, "EXPIRED_SID="+sid,
+	env := append(os.Environ(), "CONSOLE_URL="+srv.URL, "EVIL_URL="+evilURL, "EXPIRED_SID="+sid,
 		"EVIL_VERSION="+m.Version, "SHOTS_DIR="+shots, "CHROMIUM="+chromiumPath)
-	out, err := cmd.CombinedOutput()
-	t.Logf("flows.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("the browser flows failed (%v); see the output above", err)
-	}
-	for _, flow := range []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
+	runFlows(t, rctx, node, dir, "flows.mjs", env, []string{"sign in", "browse", "edit with a conflicting API write", "create and delete", "search", "history and diff",
 		"undo a delete", "restore, double submitted", "stored markup renders inert", "a note renders as Markdown, inert", "cross-origin POST refused", "expired and unknown sessions go to sign-in",
 		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off", "narrow viewport",
-		"merge, edits apart", "merge, overlapping edits show both sides", "merge, JavaScript off", "merge on a narrow viewport"} {
-		if !strings.Contains(string(out), "ok "+flow+"\n") {
-			t.Errorf("flow %q did not report ok", flow)
-		}
-	}
-	runHistoryFlows(t, rctx, node, dir, cmd.Env)
+		"merge, edits apart", "merge, overlapping edits show both sides", "merge, JavaScript off", "merge on a narrow viewport"})
+	runFlows(t, rctx, node, dir, "activity.mjs", env, historyFlows)
 	// What the flows did, as the store saw it.
 	if _, err := s.Read(ctx, "bob/main/MEMORY.md", 10); err == nil {
 		t.Error("bob's namespace survived its forget")
@@ -175,18 +164,18 @@ func TestBrowserFlows(t *testing.T) {
 var historyFlows = []string{"delete then restore from the deleted view", "activity counts equal the history",
 	"namespaces show size, tokens and last activity", "deleted and activity on a phone"}
 
-// runHistoryFlows runs browsertest/activity.mjs with env, on what
-// flows.mjs left, and fails unless each of historyFlows reports ok.
-func runHistoryFlows(t *testing.T, ctx context.Context, node, dir string, env []string) {
+// runFlows runs the browser test script in dir with env and fails unless
+// each of flows reports ok.
+func runFlows(t *testing.T, ctx context.Context, node, dir, script string, env, flows []string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "activity.mjs"))
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, script))
 	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.CombinedOutput()
-	t.Logf("activity.mjs:\n%s", out)
+	t.Logf("%s:\n%s", script, out)
 	if err != nil {
-		t.Fatalf("the history's browser flows failed (%v); see the output above", err)
+		t.Fatalf("the browser flows of %s failed (%v); see the output above", script, err)
 	}
-	for _, flow := range historyFlows {
+	for _, flow := range flows {
 		if !strings.Contains(string(out), "ok "+flow+"\n") {
 			t.Errorf("flow %q did not report ok", flow)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,20 +167,8 @@ func budgetServe(t *testing.T, storeURL, shots string) {
 	base := runServe(t, "--store", storeURL, "serve", "--transport", "http", "--keys", keys, "--listen", "127.0.0.1:0", "--path", "/mcp")
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, node, filepath.Join(dir, "budget.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CONSOLE_URL="+base+"/console/", "API_URL="+base, "EXPECTED="+string(want),
-		"SHOTS_DIR="+shots, "CHROMIUM="+chromiumPath)
-	out, err := cmd.CombinedOutput()
-	t.Logf("budget.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("the browser flows failed (%v); see the output above", err)
-	}
-	for _, flow := range budgetFlows {
-		if !strings.Contains(string(out), "ok "+flow+"\n") {
-			t.Errorf("flow %q did not report ok", flow)
-		}
-	}
+	runFlows(t, rctx, node, dir, "budget.mjs", append(os.Environ(), "CONSOLE_URL="+base+"/console/", "API_URL="+base, "EXPECTED="+string(want),
+		"SHOTS_DIR="+shots, "CHROMIUM="+chromiumPath), budgetFlows)
 	// The edit the flow made without JavaScript, as serve's API reports it.
 	r := do(t, "GET", base+"/api/v1/namespaces/dana/files/main/projects/2026/plan.md", "dana-key", "")
 	var f struct {

@@ -119,23 +119,8 @@ func browserServe(t *testing.T, storeURL string) {
 		"EVIL_VERSION="+evilVersion, "SHOTS_DIR="+t.TempDir(), "CHROMIUM="+chromiumPath)
 	// flows.mjs, then the flows of what history tells (activity.mjs: the
 	// deleted view, the activity) on what it left.
-	for _, run := range []struct {
-		script string
-		flows  []string
-	}{{"flows.mjs", browserFlows}, {"activity.mjs", historyFlows}} {
-		cmd := exec.CommandContext(rctx, node, filepath.Join(dir, run.script))
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		t.Logf("%s:\n%s", run.script, out)
-		if err != nil {
-			t.Fatalf("the browser flows of %s failed (%v); see the output above", run.script, err)
-		}
-		for _, flow := range run.flows {
-			if !strings.Contains(string(out), "ok "+flow+"\n") {
-				t.Errorf("flow %q did not report ok", flow)
-			}
-		}
-	}
+	runFlows(t, rctx, node, dir, "flows.mjs", env, browserFlows)
+	runFlows(t, rctx, node, dir, "activity.mjs", env, historyFlows)
 	// What the flows did, as serve's API reports it.
 	if r := do(t, "GET", base+"/api/v1/namespaces/bob/files/main/MEMORY.md", "admin-key", ""); r.code != http.StatusNotFound {
 		t.Errorf("bob's MEMORY.md after its namespace was forgotten: %d %q, want 404", r.code, r.body)
@@ -185,6 +170,24 @@ func seedBrowser(t *testing.T, storeURL string) (evilVersion string) {
 	write("carol/main/pruned.md", "- user (2025-06-01T09:00:00Z): I moved from Hanoi to Da Nang last month.\n"+
 		"- user (2025-06-01T09:01:00Z): Book me a window seat, always.\n", "", by("carol"))
 	return evilVersion
+}
+
+// runFlows runs the browser test script in dir with env and fails unless
+// each of flows reports ok.
+func runFlows(t *testing.T, ctx context.Context, node, dir, script string, env, flows []string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, script))
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s:\n%s", script, out)
+	if err != nil {
+		t.Fatalf("the browser flows of %s failed (%v); see the output above", script, err)
+	}
+	for _, flow := range flows {
+		if !strings.Contains(string(out), "ok "+flow+"\n") {
+			t.Errorf("flow %q did not report ok", flow)
+		}
+	}
 }
 
 // endedSession signs in to the console at consoleURL with alice's key,

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,21 +45,9 @@ func TestBrowserServeKeyChanges(t *testing.T) {
 
 	rctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, node, filepath.Join(dir, "sessions.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CONSOLE_URL="+base+"/console/", "API_URL="+base, "KEYS_FILE="+keys,
+	runFlows(t, rctx, node, dir, "sessions.mjs", append(os.Environ(), "CONSOLE_URL="+base+"/console/", "API_URL="+base, "KEYS_FILE="+keys,
 		"KEYS_REVOKED="+contentOf(lines[0], lines[2]), "KEYS_DEMOTED="+contentOf(lines[0], "ops-key ops"),
-		"SHOTS_DIR="+t.TempDir(), "CHROMIUM="+chromiumPath)
-	out, err := cmd.CombinedOutput()
-	t.Logf("sessions.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("the browser flows failed (%v); see the output above", err)
-	}
-	for _, flow := range []string{"a revoked key's session ends", "a demoted admin's session narrows"} {
-		if !strings.Contains(string(out), "ok "+flow+"\n") {
-			t.Errorf("flow %q did not report ok", flow)
-		}
-	}
+		"SHOTS_DIR="+t.TempDir(), "CHROMIUM="+chromiumPath), []string{"a revoked key's session ends", "a demoted admin's session narrows"})
 	if r := do(t, "GET", base+"/api/v1/namespaces/bob/files/main/MEMORY.md", "admin-key", ""); !strings.Contains(r.body, `"content":"- bob's note\n"`) {
 		t.Errorf("bob's file after the flows: %d %s", r.code, r.body)
 	}

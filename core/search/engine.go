@@ -27,9 +27,8 @@ type Host interface {
 	// List returns at most limit paths under prefix, in order; direct
 	// keeps only those directly under it.
 	List(ctx context.Context, prefix string, limit int, direct bool) ([]string, error)
-	// Walk yields every path under prefix, in order, pageSize at a time
-	// (0: the store's default).
-	Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error]
+	// Walk yields every path under prefix, in order.
+	Walk(ctx context.Context, prefix string) iter.Seq2[string, error]
 	// Warn logs a failure the engine swallows by design (path may be a
 	// file or a folder).
 	Warn(ctx context.Context, msg, path string, err error)

@@ -51,7 +51,7 @@ func (s *Engine) ForgetTerms(ctx context.Context, prefix string) error {
 // an embedder (see store.Store.Reindex).
 func (s *Engine) Reindex(ctx context.Context, prefix string) (ReindexStats, error) {
 	var st ReindexStats
-	for p, err := range s.h.Walk(ctx, prefix, 0) {
+	for p, err := range s.h.Walk(ctx, prefix) {
 		if err != nil {
 			return st, err
 		}

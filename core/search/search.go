@@ -181,7 +181,7 @@ var fallbackOrder = []string{"", FallbackLiteral, FallbackVectors, FallbackBuild
 func (s *Engine) scopesUnder(ctx context.Context, prefix string) ([]string, error) {
 	var scopes []string
 	seen := map[string]bool{}
-	for p, err := range s.h.Walk(ctx, prefix, 0) {
+	for p, err := range s.h.Walk(ctx, prefix) {
 		if err != nil {
 			return scopes, err
 		}

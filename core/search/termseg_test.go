@@ -123,7 +123,7 @@ func TestTermIndexPersists(t *testing.T) {
 		t.Fatalf("a new store's first search read %d files, want its candidates only", n)
 	}
 	// Never a file: not walked, not listed.
-	for p, err := range b.Walk(ctx, "u/", 0) {
+	for p, err := range b.Walk(ctx, "u/") {
 		if err != nil {
 			t.Fatal(err)
 		}

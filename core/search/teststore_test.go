@@ -80,7 +80,7 @@ func (s *testStore) Read(ctx context.Context, p string, _ int) (*driver.File, er
 // Forget deletes every file under prefix, then the index rows.
 func (s *testStore) Forget(ctx context.Context, prefix string, _ any) (int, error) {
 	var paths []string
-	for p, err := range s.Walk(ctx, prefix, 0) {
+	for p, err := range s.Walk(ctx, prefix) {
 		if err != nil {
 			return 0, err
 		}
@@ -146,7 +146,7 @@ func (s *testStore) GetFiles(ctx context.Context, paths []string) (map[string]*d
 // List is Host's.
 func (s *testStore) List(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {
 	var out []string
-	for p, err := range s.Walk(ctx, prefix, 0) {
+	for p, err := range s.Walk(ctx, prefix) {
 		if err != nil {
 			return nil, err
 		}
@@ -162,10 +162,8 @@ func (s *testStore) List(ctx context.Context, prefix string, limit int, direct b
 
 // Walk is Host's: every file under prefix, in order, without derived rows
 // or tombstones.
-func (s *testStore) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error] {
-	if pageSize <= 0 {
-		pageSize = 100
-	}
+func (s *testStore) Walk(ctx context.Context, prefix string) iter.Seq2[string, error] {
+	const pageSize = 100
 	return func(yield func(string, error) bool) {
 		after := ""
 		for {

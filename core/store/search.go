@@ -140,13 +140,9 @@ func (h searchHost) List(ctx context.Context, prefix string, limit int, direct b
 
 // Walk pages through the store's listing as Walk does, but as part of the
 // engine's own operation (OpSearch, OpIndex): not observed as an OpWalk.
-func (h searchHost) Walk(ctx context.Context, prefix string, pageSize int) iter.Seq2[string, error] {
-	if pageSize <= 0 {
-		pageSize = DefaultWalkPageSize
-	}
-	pageSize = min(pageSize, MaxWalkPageSize)
+func (h searchHost) Walk(ctx context.Context, prefix string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		if err := h.s.walk(ctx, prefix, pageSize, func(p string) bool { return yield(p, nil) }); err != nil {
+		if err := h.s.walk(ctx, prefix, DefaultWalkPageSize, func(p string) bool { return yield(p, nil) }); err != nil {
 			yield("", err)
 		}
 	}
