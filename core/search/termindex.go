@@ -275,7 +275,10 @@ func (ti *termIndex) readFolder(ctx context.Context, folder string, limit int) (
 		if err != nil {
 			return nil, err
 		}
-		return slices.DeleteFunc(files, func(f driver.ScopeFile) bool { return !rowpath.DirectlyUnder(f.Path, folder) }), nil
+		now := s.now()
+		return slices.DeleteFunc(files, func(f driver.ScopeFile) bool {
+			return !rowpath.DirectlyUnder(f.Path, folder) || f.Lifetime.ExpiredAt(now)
+		}), nil
 	}
 	paths, err := s.list(ctx, folder, limit, true)
 	if err != nil {

@@ -50,6 +50,10 @@ type HistoryEntry struct {
 	// Metadata is the change's metadata (the write's, or the delete's),
 	// nil for none.
 	Metadata map[string]string
+	// ExpiresAt and Pinned are the lifetime the write gave the file (see
+	// [WriteRequest]).
+	ExpiresAt time.Time
+	Pinned    bool
 	// Content is the whole content the write stored. The content a change
 	// replaced is the content of the entry of its Previous version.
 	Content string
@@ -208,7 +212,9 @@ func errHistoryEntry(path string, err error) error {
 // every file under r.Prefix, ordered by path and then newest first. It
 // reads what the backend keeps whether or not this store records history
 // (Options.History). Pending entries left by an attempt that crashed are
-// settled first: an entry is shown only for a change that landed.
+// settled first: an entry is shown only for a change that landed. The
+// first page records the expiry of the files in its scope that have
+// expired since (see WriteRequest.ExpiresAt), so the history shows it.
 //
 // Errors: ErrInvalidPath, ErrInvalidBound, ErrHistoryUnsupported (the
 // backend keeps no history), or the backend's error.
@@ -235,6 +241,19 @@ func (s *Store) History(ctx context.Context, r HistoryRequest) (page HistoryPage
 	}
 	if s.historian == nil {
 		return HistoryPage{}, ErrHistoryUnsupported
+	}
+	if r.After == "" {
+		// The history is complete: an expiry that is due is recorded (a
+		// delete by ExpiryUpdatedBy) before the first page is read.
+		var err error
+		if r.Path != "" {
+			_, err = s.expireAt(ctx, r.Path)
+		} else {
+			_, err = s.expireUnder(ctx, r.Prefix)
+		}
+		if err != nil {
+			return HistoryPage{}, err
+		}
 	}
 	now := s.now()
 	after := r.After
@@ -277,13 +296,16 @@ func (s *Store) visible(ctx context.Context, e *driver.HistoryEntry, now time.Ti
 
 // historyEntryOf converts a driver entry.
 func historyEntryOf(e *driver.HistoryEntry) HistoryEntry {
+	meta, expires, pinned := userMetadata(e.Metadata)
 	return HistoryEntry{
+		ExpiresAt:   expires,
+		Pinned:      pinned,
 		Path:        e.Path,
 		Version:     e.Version,
 		Previous:    unfenced(e.Previous), // an Appender names the row it replaced, fence or not
 		Deleted:     e.Kind == driver.KindDelete,
 		OperationID: shownOperation(e.OperationID),
-		Metadata:    maps.Clone(e.Metadata),
+		Metadata:    meta,
 		Content:     e.Content,
 		Time:        e.Time,
 	}
@@ -326,19 +348,23 @@ func (s *Store) ReadVersion(ctx context.Context, path, version string) (_ *Histo
 	if err != nil {
 		return nil, err
 	}
-	if f == nil || f.Tombstone || f.Version != version {
+	if !s.live(f) || f.Version != version {
 		if s.historian == nil {
 			return nil, fmt.Errorf("%w: version %q of %q (this backend keeps no history): %w", ErrNotFound, version, path, ErrHistoryUnsupported)
 		}
 		return nil, fmt.Errorf("%w: version %q of %q", ErrNotFound, version, path)
 	}
-	return &HistoryEntry{Path: path, Version: f.Version, OperationID: shownOperation(f.OperationID), Metadata: maps.Clone(f.Metadata), Content: f.Content}, nil
+	meta, expires, pinned := userMetadata(f.Metadata)
+	return &HistoryEntry{Path: path, Version: f.Version, OperationID: shownOperation(f.OperationID), Metadata: meta,
+		ExpiresAt: expires, Pinned: pinned, Content: f.Content}, nil
 }
 
 // Restore writes the content of a past version of r.Path back, as a
 // compare-and-swap over r.Expected, exactly once with r.Operation. The
 // write is recorded like any other (with RestoredFromKey in its
-// metadata), so a restore can itself be undone.
+// metadata), so a restore can itself be undone. The restored file keeps
+// the version's pin and never expires; an expired file counts as absent
+// (Expected "").
 //
 // Errors: those of ReadVersion for r.Version (ErrNotFound), ErrNotFound
 // wrapped with a hint when r.Version is a delete, then those of Write.
@@ -370,7 +396,9 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (m Mutation, err 
 		meta = map[string]string{}
 	}
 	meta[RestoredFromKey] = r.Version
-	return s.Write(ctx, WriteRequest{Path: r.Path, Content: v.Content, Expected: r.Expected, Operation: r.Operation, Metadata: meta})
+	// The restored file keeps the version's pin, never its expiry (that
+	// would hide it again, or at once).
+	return s.Write(ctx, WriteRequest{Path: r.Path, Content: v.Content, Expected: r.Expected, Operation: r.Operation, Metadata: meta, Pinned: v.Pinned})
 }
 
 // ForgetHistory removes every history entry of the files whose path starts

@@ -5,7 +5,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/rowpath"
@@ -30,7 +29,7 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, e
 	if err != nil {
 		return nil, err
 	}
-	if f == nil || f.Tombstone {
+	if !s.live(f) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, path)
 	}
 	return fileOf(path, f, maxChars), nil
@@ -39,13 +38,16 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, e
 // fileOf is what a read of row f at path returns: at most maxChars runes.
 func fileOf(path string, f *driver.File, maxChars int) *File {
 	content, truncated := cutRunes(f.Content, maxChars)
+	meta, expires, pinned := userMetadata(f.Metadata)
 	return &File{
 		Path:        path,
 		Content:     content,
 		Version:     f.Version,
 		OperationID: shownOperation(f.OperationID),
 		Truncated:   truncated,
-		Metadata:    maps.Clone(f.Metadata),
+		Metadata:    meta,
+		ExpiresAt:   expires,
+		Pinned:      pinned,
 	}
 }
 
@@ -91,7 +93,22 @@ func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct b
 
 // listAfter is listFrom from the string after on ("" = from the start).
 func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
-	var out []string
+	entries, err := s.listEntries(ctx, prefix, after, limit, direct, first)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Path
+	}
+	return out, nil
+}
+
+// listEntries is listAfter with each file's lifetime. Expired files are
+// left out, as tombstones are.
+func (s *Store) listEntries(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry) ([]Entry, error) {
+	var out []Entry
+	now := driver.FormatExpiry(s.now())
 	for len(out) < limit {
 		page := limit - len(out)
 		var entries []driver.Entry
@@ -109,10 +126,10 @@ func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, 
 				skip = max(skip, end) // the store's derived rows are never files
 				continue
 			}
-			if e.Tombstone || (direct && !rowpath.DirectlyUnder(e.Path, prefix)) {
+			if e.Tombstone || e.Lifetime.ExpiredBy(now) || (direct && !rowpath.DirectlyUnder(e.Path, prefix)) {
 				continue
 			}
-			out = append(out, e.Path)
+			out = append(out, entryOf(e))
 		}
 		if len(entries) < page {
 			break
@@ -164,7 +181,7 @@ func (s *Store) ReadFiles(ctx context.Context, paths []string, maxChars int) (fi
 			return nil, err
 		}
 		for _, p := range batch {
-			if f := rows[p]; f != nil && !f.Tombstone && !seen[p] {
+			if f := rows[p]; s.live(f) && !seen[p] {
 				seen[p] = true
 				files = append(files, fileOf(p, f, maxChars))
 			}

@@ -130,8 +130,15 @@ type searchHost struct{ s *Store }
 
 func (h searchHost) Usable(ctx context.Context) error { return h.s.usable(ctx) }
 
+// GetFiles leaves expired files out, as if they were deleted.
 func (h searchHost) GetFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
-	return h.s.getFiles(ctx, paths)
+	rows, err := h.s.getFiles(ctx, paths)
+	for p, f := range rows {
+		if f != nil && !f.Tombstone && h.s.expired(lifetimeOf(f.Metadata)) {
+			delete(rows, p)
+		}
+	}
+	return rows, err
 }
 
 func (h searchHost) List(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {

@@ -260,17 +260,22 @@ func (s *Store) usable(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// PruneExpired removes expired receipts and tombstones on backends without
-// a native TTL and returns how many rows it removed; on other backends it
-// does nothing and returns 0 (their TTL attribute does the work).
+// PruneExpired deletes every file that has expired (WriteRequest.ExpiresAt),
+// recording each as a delete by ExpiryUpdatedBy, then removes expired
+// receipts, tombstones and history entries on backends without a native
+// TTL (on the others their TTL attribute does that), and returns how many
+// files and rows it removed. Expired files are hidden from every read at
+// once whether or not it runs: it reclaims their space and completes
+// their history. It lists the whole store, so run it as a periodic job.
 func (s *Store) PruneExpired(ctx context.Context) (n int, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpPruneExpired})
 	defer func() { o.done(err, false, n) }()
 	if s.d == nil {
 		return 0, ErrNoDriver
 	}
-	if s.pruner == nil {
-		return 0, nil
+	if n, err = s.expireUnder(ctx, ""); err != nil || s.pruner == nil {
+		return n, err
 	}
-	return s.pruner.PruneExpired(ctx, s.now())
+	rows, err := s.pruner.PruneExpired(ctx, s.now())
+	return n + rows, err
 }
