@@ -191,6 +191,16 @@ func (s *Store) Capabilities() Capabilities {
 // Driver returns the driver the store runs on.
 func (s *Store) Driver() driver.Driver { return s.d }
 
+// Now returns the time by the store's clock (Options.Now): the clock its
+// expiry checks use, so an expiry given relative to "now" should start
+// from it.
+func (s *Store) Now() time.Time {
+	if s == nil || s.now == nil {
+		return time.Now()
+	}
+	return s.now()
+}
+
 // Backend returns the backend's name for telemetry and logs
 // ([driver.Name]: "sqlite", "postgres", …; a wrapped driver names the
 // backend it wraps), or "" when the store has no driver (store.New with
