@@ -35,14 +35,24 @@ const expiryLayout = "2006-01-02T15:04:05.000Z"
 func FormatExpiry(t time.Time) string { return t.UTC().Format(expiryLayout) }
 
 // ParseExpiry parses a value written by [FormatExpiry]; "" and anything
-// else give the zero time.
+// else give the zero time. It reads the fixed layout directly (listings
+// parse one per file).
 func ParseExpiry(s string) time.Time {
-	if s == "" {
+	if len(s) != len(expiryLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return time.Time{}
 	}
-	t, err := time.Parse(expiryLayout, s)
-	if err != nil {
-		return time.Time{}
+	var f [7]int
+	for i, span := range [7][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 23}} {
+		for _, c := range []byte(s[span[0]:span[1]]) {
+			if c < '0' || c > '9' {
+				return time.Time{}
+			}
+			f[i] = f[i]*10 + int(c-'0')
+		}
+	}
+	t := time.Date(f[0], time.Month(f[1]), f[2], f[3], f[4], f[5], f[6]*int(time.Millisecond), time.UTC)
+	if t.Month() != time.Month(f[1]) || t.Day() != f[2] || f[3] > 23 || f[4] > 59 || f[5] > 59 {
+		return time.Time{} // normalised: not a real date
 	}
 	return t
 }

@@ -93,31 +93,32 @@ func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct b
 
 // listAfter is listFrom from the string after on ("" = from the start).
 func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
-	entries, err := s.listEntries(ctx, prefix, after, limit, direct, first)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[i] = e.Path
-	}
-	return out, nil
+	var out []string
+	err := s.listLive(ctx, prefix, after, limit, direct, first, func(e driver.Entry) { out = append(out, e.Path) })
+	return out, err
 }
 
-// listEntries is listAfter with each file's lifetime. Expired files are
-// left out, as tombstones are.
+// listEntries is listAfter with each file's lifetime.
 func (s *Store) listEntries(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry) ([]Entry, error) {
 	var out []Entry
+	err := s.listLive(ctx, prefix, after, limit, direct, first, func(e driver.Entry) { out = append(out, entryOf(e)) })
+	return out, err
+}
+
+// listLive pages through the driver's listing, calling add with each file
+// to list (expired files are left out, as tombstones are) until limit.
+func (s *Store) listLive(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry, add func(driver.Entry)) error {
+	found := 0
 	now := driver.FormatExpiry(s.now())
-	for len(out) < limit {
-		page := limit - len(out)
+	for found < limit {
+		page := limit - found
 		var entries []driver.Entry
 		if first != nil {
 			entries, first = *first, nil
 		} else {
 			var err error
 			if entries, err = s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: page}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		skip := ""
@@ -129,7 +130,8 @@ func (s *Store) listEntries(ctx context.Context, prefix, after string, limit int
 			if e.Tombstone || e.Lifetime.ExpiredBy(now) || (direct && !rowpath.DirectlyUnder(e.Path, prefix)) {
 				continue
 			}
-			out = append(out, entryOf(e))
+			add(e)
+			found++
 		}
 		if len(entries) < page {
 			break
@@ -140,7 +142,7 @@ func (s *Store) listEntries(ctx context.Context, prefix, after string, limit int
 		}
 		after = max(after, skip)
 	}
-	return out, nil
+	return nil
 }
 
 // readFilesBatch is the most paths of one batched read of ReadFiles.
