@@ -29,7 +29,8 @@ import (
 // word at all (only punctuation, say) is scored literally instead. It
 // fails with ErrInvalidPath for a bad prefix, ErrInvalidBound when Limit,
 // MaxFiles, MaxChars or MaxFileChars is not positive or RecencyHalfLife
-// is negative, and ErrInvalidSearchMode for an unknown Mode.
+// is negative, and ErrInvalidSearchMode for an unknown Mode. A request
+// with no RecencyHalfLife takes the store's (Options.SearchRecencyHalfLife).
 func (s *Store) Search(ctx context.Context, r search.Request) (res search.Result, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpSearch})
 	defer func() { o.done(err, false, len(res.Matches)) }()
@@ -49,6 +50,9 @@ func (s *Store) Search(ctx context.Context, r search.Request) (res search.Result
 	}
 	if r.RecencyHalfLife < 0 {
 		return search.Result{}, fmt.Errorf("%w: recency_half_life must not be negative (0 turns recency off), got %s", ErrInvalidBound, r.RecencyHalfLife)
+	}
+	if r.RecencyHalfLife == 0 {
+		r.RecencyHalfLife = s.recency // the store's default (Options.SearchRecencyHalfLife, ?recency=)
 	}
 	if !r.Mode.Valid() {
 		return search.Result{}, fmt.Errorf("%w, got %q", ErrInvalidSearchMode, r.Mode)

@@ -81,6 +81,11 @@ type Options struct {
 	// runs under a context of its own, never the request's, and the
 	// [Observer] sees it as an [OpIndex] operation. nil means BM25 only.
 	Embedder search.Embedder
+	// SearchRecencyHalfLife is the half-life a search weighs recent files
+	// by when its request names none (search.Request.RecencyHalfLife 0):
+	// 0, the default, leaves recency off. The store URL's recency
+	// parameter ([RecencyParam]) sets it. Negative is treated as 0.
+	SearchRecencyHalfLife time.Duration
 }
 
 // Store is the portable memory store. It is safe for concurrent use.
@@ -100,6 +105,7 @@ type Store struct {
 	retention time.Duration
 	pending   time.Duration
 	now       func() time.Time
+	recency   time.Duration // Options.SearchRecencyHalfLife
 
 	logger     *slog.Logger
 	logDetails bool
@@ -130,6 +136,7 @@ func New(d driver.Driver, opts *Options) *Store {
 		if opts.Now != nil {
 			s.now = opts.Now
 		}
+		s.recency = max(0, opts.SearchRecencyHalfLife)
 		s.logger, s.logDetails = opts.Logger, opts.LogDetails
 		s.observer = opts.Observer
 		if h := opts.History; h != nil {
