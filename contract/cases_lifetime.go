@@ -75,6 +75,12 @@ var lifetimeCases = []Case{
 		lifetimeWrite(t, e.Store, p+"trip.md", "- In Bangkok until Friday, the heron hotel.\n", e.Clock.Now().Add(time.Hour), false)
 		lifetimeWrite(t, e.Store, p+"pin.md", "- The heron is pinned.\n", time.Time{}, true)
 		create(t, e.Store, p+"MEMORY.md", "- The heron stays.\n")
+		searchReq := func(m search.Mode) search.Request {
+			return search.Request{Mode: m, Prefix: p, Query: "heron", Limit: 10, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 1000}
+		}
+		// The folder's term index is built now, with the file in it: after
+		// the expiry the search must leave it out all the same.
+		eq(t, "matches before the expiry", len(mustSearch(t, e.Store, searchReq(search.BM25)).Matches), 3)
 		e.Clock.Advance(time.Hour + time.Second)
 		if f := read(t, e.Store, p+"trip.md", 100); f != nil {
 			t.Fatalf("Read of an expired file = %+v, want ErrNotFound", f)
@@ -107,7 +113,7 @@ var lifetimeCases = []Case{
 			t.Fatalf("ReadFiles = %d files, want pin.md only", len(files))
 		}
 		for _, m := range []search.Mode{search.BM25, search.Literal} {
-			res := mustSearch(t, e.Store, search.Request{Mode: m, Prefix: p, Query: "heron", Limit: 10, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 1000})
+			res := mustSearch(t, e.Store, searchReq(m))
 			got := matchPaths(res)
 			slices.Sort(got)
 			eqSlice(t, "search "+string(m), got, []string{p + "MEMORY.md", p + "pin.md"})
@@ -245,7 +251,9 @@ var lifetimeCases = []Case{
 		}
 	}},
 	{"lifetime_replay_answers_from_receipt", func(t *testing.T, e *Env) {
-		o := op("rp-1", "fp")
+		// The longest operation id: over the primitives the version names
+		// it, and the expiry's own operation must still fit its bound.
+		o := op(strings.Repeat("r", store.MaxOperationIDChars), "fp")
 		r := store.WriteRequest{Path: "rp/a.md", Content: "soon gone", Operation: o, ExpiresAt: e.Clock.Now().Add(time.Minute)}
 		first, err := e.Store.Write(ctx(t), r)
 		if err != nil {
@@ -258,6 +266,12 @@ var lifetimeCases = []Case{
 		}
 		if f := read(t, e.Store, "rp/a.md", 100); f != nil {
 			t.Fatalf("the replay brought the expired file back: %+v", f)
+		}
+		if n, err := e.Store.PruneExpired(ctx(t)); err != nil || n < 1 {
+			t.Fatalf("PruneExpired = %d, %v; want the expired file deleted", n, err)
+		}
+		if row, err := e.Driver.GetFile(ctx(t), "rp/a.md"); err != nil || (row != nil && !row.Tombstone) {
+			t.Fatalf("after PruneExpired the row is %+v (%v)", row, err)
 		}
 	}},
 	{"lifetime_clock_skew_cannot_resurrect", func(t *testing.T, e *Env) {

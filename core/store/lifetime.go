@@ -8,6 +8,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -98,8 +100,11 @@ func checkLifetime(expires time.Time, pinned bool) error {
 // expireOperation is the operation of the delete that records the expiry
 // of the row with version v: the same for every store that meets it, so
 // the delete lands, and is recorded, once.
+// A digest keeps it short whatever the version holds (over the primitives
+// a version carries its writer's operation id).
 func expireOperation(v string) *Operation {
-	return &Operation{ID: "agentmem-expiry:" + v, Fingerprint: "agentmem-expiry"}
+	sum := sha256.Sum256([]byte(v))
+	return &Operation{ID: "agentmem-expiry:" + hex.EncodeToString(sum[:16]), Fingerprint: "agentmem-expiry"}
 }
 
 // expire deletes the expired row f, recorded as a delete by
