@@ -74,6 +74,7 @@ var lifetimeCases = []Case{
 		const p = "eh/main/"
 		lifetimeWrite(t, e.Store, p+"trip.md", "- In Bangkok until Friday, the heron hotel.\n", e.Clock.Now().Add(time.Hour), false)
 		lifetimeWrite(t, e.Store, p+"pin.md", "- The heron is pinned.\n", time.Time{}, true)
+		lifetimeWrite(t, e.Store, "eh-gone/main/MEMORY.md", "- all of this user's memory expires\n", e.Clock.Now().Add(time.Hour), false)
 		create(t, e.Store, p+"MEMORY.md", "- The heron stays.\n")
 		searchReq := func(m search.Mode) search.Request {
 			return search.Request{Mode: m, Prefix: p, Query: "heron", Limit: 10, MaxFiles: 100, MaxChars: 10000, MaxFileChars: 1000}
@@ -121,6 +122,11 @@ var lifetimeCases = []Case{
 		if _, err := e.Store.ReadVersion(ctx(t), p+"trip.md", "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("ReadVersion of an expired file: %v, want ErrNotFound", err)
 		}
+		ns, err := e.Store.Namespaces(ctx(t), store.NamespacesRequest{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eqSlice(t, "Namespaces", ns.Namespaces, []string{"eh"})
 		var buf bytes.Buffer
 		n, err := archive.Export(ctx(t), e.Store, p, &buf, nil)
 		if err != nil {
