@@ -93,12 +93,7 @@ func BenchLifetime(b *testing.B, newDriver func(b *testing.B) driver.Driver) {
 				}
 			}
 			b.StopTimer()
-			n := float64(b.N)
-			b.ReportMetric(float64(off.c.Total())/n, "calls-off/op")
-			b.ReportMetric(float64(on.c.Total())/n, "calls-on/op")
-			b.ReportMetric(float64(off.elapsed.Nanoseconds())/n, "ns-off/op")
-			b.ReportMetric(float64(on.elapsed.Nanoseconds())/n, "ns-on/op")
-			b.ReportMetric(float64(on.elapsed)/float64(off.elapsed), "vs-off")
+			reportOffOn(b, off.c, on.c, off.elapsed, on.elapsed)
 		})
 	}
 }

@@ -171,16 +171,7 @@ func (s *Store) expireUnder(ctx context.Context, prefix string) (int, error) {
 func (s *Store) ListEntries(ctx context.Context, prefix string, limit int, opts ...ListOptions) (entries []Entry, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpListPaths})
 	defer func() { o.done(err, false, len(entries)) }()
-	if err := s.usable(ctx); err != nil {
-		return nil, err
-	}
-	if err := ValidatePrefix(prefix); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
-	}
-	after, err := listAfter(prefix, opts)
+	after, err := s.checkList(ctx, prefix, limit, opts)
 	if err != nil {
 		return nil, err
 	}

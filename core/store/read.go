@@ -60,20 +60,26 @@ func fileOf(path string, f *driver.File, maxChars int) *File {
 func (s *Store) ListPaths(ctx context.Context, prefix string, limit int, opts ...ListOptions) (paths []string, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpListPaths})
 	defer func() { o.done(err, false, len(paths)) }()
-	if err := s.usable(ctx); err != nil {
-		return nil, err
-	}
-	if err := ValidatePrefix(prefix); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
-	}
-	after, err := listAfter(prefix, opts)
+	after, err := s.checkList(ctx, prefix, limit, opts)
 	if err != nil {
 		return nil, err
 	}
 	return s.listAfter(ctx, prefix, after, limit, false, nil)
+}
+
+// checkList validates a listing's arguments and returns the path it
+// starts after.
+func (s *Store) checkList(ctx context.Context, prefix string, limit int, opts []ListOptions) (string, error) {
+	if err := s.usable(ctx); err != nil {
+		return "", err
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return "", err
+	}
+	if limit <= 0 {
+		return "", fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
+	}
+	return listAfter(prefix, opts)
 }
 
 // list pages through the driver, skipping tombstones (and nested paths when
