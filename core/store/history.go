@@ -212,9 +212,10 @@ func errHistoryEntry(path string, err error) error {
 // every file under r.Prefix, ordered by path and then newest first. It
 // reads what the backend keeps whether or not this store records history
 // (Options.History). Pending entries left by an attempt that crashed are
-// settled first: an entry is shown only for a change that landed. The
-// first page records the expiry of the files in its scope that have
-// expired since (see WriteRequest.ExpiresAt), so the history shows it.
+// settled first: an entry is shown only for a change that landed. A file
+// whose newest entry is a write that has expired since (see
+// WriteRequest.ExpiresAt) has its expiry recorded first, so the history
+// shows it.
 //
 // Errors: ErrInvalidPath, ErrInvalidBound, ErrHistoryUnsupported (the
 // backend keeps no history), or the backend's error.
@@ -242,19 +243,6 @@ func (s *Store) History(ctx context.Context, r HistoryRequest) (page HistoryPage
 	if s.historian == nil {
 		return HistoryPage{}, ErrHistoryUnsupported
 	}
-	if r.After == "" {
-		// The history is complete: an expiry that is due is recorded (a
-		// delete by ExpiryUpdatedBy) before the first page is read.
-		var err error
-		if r.Path != "" {
-			_, err = s.expireAt(ctx, r.Path)
-		} else {
-			_, err = s.expireUnder(ctx, r.Prefix)
-		}
-		if err != nil {
-			return HistoryPage{}, err
-		}
-	}
 	now := s.now()
 	after := r.After
 	for len(page.Entries) < r.Limit {
@@ -262,6 +250,17 @@ func (s *Store) History(ctx context.Context, r HistoryRequest) (page HistoryPage
 		entries, err := s.historian.ListHistory(ctx, driver.HistoryParams{Prefix: prefix, After: after, Limit: want})
 		if err != nil {
 			return HistoryPage{}, err
+		}
+		// The history is complete: a file whose newest entry is a write
+		// that has expired has its expiry recorded (a delete by
+		// ExpiryUpdatedBy) before the page is shown, and the page is read
+		// again. It costs nothing while no entry shown has expired.
+		if due, err := s.recordDue(ctx, entries, after, now); err != nil {
+			return HistoryPage{}, err
+		} else if due {
+			if entries, err = s.historian.ListHistory(ctx, driver.HistoryParams{Prefix: prefix, After: after, Limit: want}); err != nil {
+				return HistoryPage{}, err
+			}
 		}
 		for i := range entries {
 			e := &entries[i]
@@ -280,6 +279,29 @@ func (s *Store) History(ctx context.Context, r HistoryRequest) (page HistoryPage
 	}
 	page.Next = after
 	return page, nil
+}
+
+// recordDue records the expiry of each file whose newest entry in entries
+// (listed after the key after) is a write whose expiry has passed, and
+// reports whether it recorded any. An entry is a file's newest when it is
+// the first of its path and the listing did not start inside that path.
+func (s *Store) recordDue(ctx context.Context, entries []driver.HistoryEntry, after string, now time.Time) (bool, error) {
+	due := false
+	prev, _, _ := strings.Cut(after, " ")
+	for i := range entries {
+		e := &entries[i]
+		first := e.Path != prev
+		prev = e.Path
+		if !first || e.Kind != driver.KindWrite || !lifetimeOf(e.Metadata).ExpiredAt(now) {
+			continue
+		}
+		ok, err := s.expireAt(ctx, e.Path)
+		if err != nil {
+			return false, err
+		}
+		due = due || ok
+	}
+	return due, nil
 }
 
 // visible reports whether entry e stands for a change that landed and has
