@@ -22,7 +22,8 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 }
 
 // ListFiles implements driver.Driver: one range scan of the primary key,
-// tombstones flagged.
+// tombstones flagged, each entry's lifetime read from its metadata by
+// json_extract in the same statement.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	q, args := d.sql.listAll, []any{p.Prefix, p.After, p.Limit}
 	if end, ok := driver.PrefixEnd(p.Prefix); ok {
@@ -36,7 +37,7 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 	var out []driver.Entry
 	for rows.Next() {
 		var e driver.Entry
-		if err := rows.Scan(&e.Path, &e.Tombstone); err != nil {
+		if err := rows.Scan(&e.Path, &e.Tombstone, &e.Lifetime.Expires, &e.Lifetime.Pinned); err != nil {
 			return nil, fail(ctx, err)
 		}
 		out = append(out, e)
