@@ -50,10 +50,11 @@ type HistoryEntry struct {
 	// Metadata is the change's metadata (the write's, or the delete's),
 	// nil for none.
 	Metadata map[string]string
-	// ExpiresAt and Pinned are the lifetime the write gave the file (see
-	// [WriteRequest]).
+	// ExpiresAt is the expiry the write gave the file (see
+	// [WriteRequest]); zero for none.
 	ExpiresAt time.Time
-	Pinned    bool
+	// Pinned reports that the write pinned the file.
+	Pinned bool
 	// Content is the whole content the write stored. The content a change
 	// replaced is the content of the entry of its Previous version.
 	Content string
