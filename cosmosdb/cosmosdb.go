@@ -348,6 +348,18 @@ func decodeMeta(s, what string) (map[string]string, error) {
 	return m, nil
 }
 
+// lifetimeOf returns the lifetime (driver.ExpiresKey, driver.PinnedKey)
+// held in meta, a row's metadata as encodeMeta stores it; what names the
+// row in errors. Listings and scope reads select meta for it, in the same
+// query as the path.
+func lifetimeOf(meta, what string) (driver.Lifetime, error) {
+	m, err := decodeMeta(meta, what)
+	if err != nil {
+		return driver.Lifetime{}, err
+	}
+	return driver.LifetimeOf(m), nil
+}
+
 func decodeFile(b []byte) (*driver.File, error) {
 	var it fileItem
 	if err := json.Unmarshal(b, &it); err != nil {
