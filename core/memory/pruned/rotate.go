@@ -309,14 +309,14 @@ func lastIndex(ctx context.Context, s *store.Store, path string) (int, error) {
 // PruneSeries applies r's retention to the series that starts at path now
 // (a rotating append applies it each time the series moves to a new
 // file), and returns the paths it deleted, oldest first. The newest file
-// and pinned files are never deleted. Each delete is a compare-and-swap on the version read
-// just before, with an operation id derived from the path and that
-// version (a rerun deletes nothing twice) and r.Metadata, so the store's
-// history records who deleted what; a file changed meanwhile is kept
-// until the next pruning. It costs the series' listing (which carries
-// each file's pin), one bounded read of path itself and one per other old
-// file (per file past MaxFiles when MaxAge is 0) and one delete
-// per file removed. Errors: store.ErrNoDriver, store.ErrInvalidPath,
+// and pinned files are never deleted. Each delete is a compare-and-swap
+// on the version read just before, with an operation id derived from the
+// path and that version (a rerun deletes nothing twice) and r.Metadata,
+// so the store's history records who deleted what; a file changed (or
+// pinned) meanwhile is kept until the next pruning. It costs the series'
+// listing (which carries each file's pin), one bounded read of path
+// itself and one per other old file (per file past MaxFiles when MaxAge
+// is 0) and one delete per file removed. Errors: store.ErrNoDriver, store.ErrInvalidPath,
 // store.ErrInvalidMetadata, or the backend's error (the paths deleted
 // before it are returned with it).
 func PruneSeries(ctx context.Context, s *store.Store, path string, r *RotateOptions) ([]string, error) {
