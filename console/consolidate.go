@@ -233,8 +233,8 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 // core/memory's rotation deletes a series' old files: each delete is a
 // compare-and-swap on the version read, with an operation id derived from
 // the path and that version and the metadata of a retention delete (see
-// [RecordedAtKey]); a record changed meanwhile waits for the next pruning.
-// It costs the folder's listing and one read per record. A failure is
+// [RecordedAtKey]); a record changed meanwhile waits for the next pruning,
+// and a pinned one is never deleted. It costs the folder's listing and one read per record. A failure is
 // logged: the request it runs in does not fail for it.
 func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
 	now := h.now()
@@ -262,8 +262,9 @@ func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
 					meta = map[string]string{}
 				}
 				meta[RecordedAtKey] = now.UTC().Format(time.RFC3339)
-				_, err = h.s.Write(ctx, store.WriteRequest{Path: p, Content: f.Content, Expected: f.Version, Metadata: meta})
-			} else if now.Sub(at) > h.recordRetention {
+				_, err = h.s.Write(ctx, store.WriteRequest{Path: p, Content: f.Content, Expected: f.Version, Metadata: meta,
+					ExpiresAt: f.ExpiresAt, Pinned: f.Pinned}) // a write states the whole row: keep its lifetime
+			} else if now.Sub(at) > h.recordRetention && !f.Pinned { // retention never deletes a pinned file
 				key := digestHex("retention_delete\x00" + p + "\x00" + f.Version)
 				_, err = h.s.Delete(ctx, store.DeleteRequest{Path: p, Expected: f.Version,
 					Metadata: map[string]string{UpdatedByKey: pruned.RetentionUpdatedBy,
