@@ -59,6 +59,9 @@ type ConsolidateJSON struct {
 	Skipped []SkippedJSON `json:"skipped"`
 	// Files are the files the plans change, relative to the namespace.
 	Files []string `json:"files"`
+	// Expiries are the plans' edits that give a file an expiry (or, with
+	// "never", remove it): the diff shows content only.
+	Expiries []ExpiryJSON `json:"expiries,omitempty"`
 	// Diff is the plans' line diff ("--- a/MEMORY.md" …), file names
 	// relative to the notebook's folder; a resumed run's plan shows no
 	// diff.
@@ -75,6 +78,15 @@ type ConsolidateJSON struct {
 	RunIDs []string `json:"run_ids"`
 	// RequestedBy is who asked (recorded as [RequestedByKey]).
 	RequestedBy string `json:"requested_by"`
+}
+
+// ExpiryJSON is an edit of a consolidation that sets a file's expiry.
+type ExpiryJSON struct {
+	// File is relative to the namespace.
+	File string `json:"file"`
+	// Expires is the expiry as the model gave it (memory.ParseExpiry's
+	// text: "7d", "2026-12-31", "never").
+	Expires string `json:"expires"`
 }
 
 // SkippedJSON is an edit that did not apply, and why.
@@ -339,6 +351,11 @@ func (h *Handler) consolidate(c *call, dry bool) (ConsolidateJSON, error) {
 		out.PrunedChars += res.PrunedChars
 		out.More = res.More
 		out.Edits += len(res.Edits)
+		for _, ed := range res.Edits {
+			if ed.Expires != nil {
+				out.Expiries = append(out.Expiries, ExpiryJSON{File: h.agent + "/" + ed.File, Expires: *ed.Expires})
+			}
+		}
 		out.Applied += res.Applied
 		out.Replayed += res.Replayed
 		for _, s := range res.Skipped {

@@ -54,7 +54,8 @@
 // once; its history shows the expiry as a delete by store.ExpiryUpdatedBy,
 // and a restore brings it back without its expiry. The file page shows
 // the lifetime and sets it with a small form; the listings mark pinned
-// and expiring files.
+// and expiring files. A consolidation's edit may give a file an expiry
+// ("until Friday"); its result lists them (expiries) beside the diff.
 //
 // Listings page with an opaque cursor (next_cursor, passed back as
 // ?cursor=), bound to the listing and namespace it came from.

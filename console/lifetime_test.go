@@ -394,3 +394,33 @@ func TestConsolidateRecordKeepsLifetime(t *testing.T) {
 		t.Fatalf("the retention deleted a pinned record: %+v %v", f, err)
 	}
 }
+
+// A consolidation's edit may give a file an expiry ("until Friday"): the
+// preview and the result list it, since the diff shows content only, and
+// applying it sets it.
+func TestConsolidateProposesExpiry(t *testing.T) {
+	trip := appendOf("trip.md", "- in Hue until Friday")
+	trip["expires"] = "7d"
+	e, _ := newConsolidateEnv(t, editsAnswer(trip))
+	ck := e.signIn("alice-key")
+	w := e.page(pageReq{method: "POST", target: "/ns/alice/consolidate", cookie: ck, form: url.Values{"token": {"p-1"}, "mode": {"preview"}}})
+	wantStatus(t, w, http.StatusOK)
+	if !strings.Contains(w.Body.String(), `Proposed expiries: <span class="path">main/trip.md</span> expires 7d`) {
+		t.Fatalf("the preview does not show the proposed expiry:\n%s", w.Body)
+	}
+	for _, dry := range []bool{true, false} {
+		q := ""
+		if dry {
+			q = "?dry_run=1"
+		}
+		r := e.do(consolidateReq("alice", "alice-key", q)).want(200, "").json()
+		ex, _ := r["expiries"].([]any)
+		if len(ex) != 1 || ex[0].(map[string]any)["file"] != "main/trip.md" || ex[0].(map[string]any)["expires"] != "7d" {
+			t.Fatalf("dry run %v: expiries %v", dry, r["expiries"])
+		}
+	}
+	f, err := e.s.Read(t.Context(), "alice/main/trip.md", 100)
+	if err != nil || f.ExpiresAt.IsZero() {
+		t.Fatalf("the applied edit: %+v %v, want an expiry", f, err)
+	}
+}

@@ -19,7 +19,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 	}
 	for name, v := range map[string]any{"File": FileJSON{}, "FilePage": ListJSON{}, "Snapshot": SnapshotJSON{}, "Budget": BudgetJSON{},
 		"Part": PartJSON{}, "Mutation": MutationJSON{}, "Search": SearchJSON{}, "Match": MatchJSON{}, "Span": SpanJSON{}, "Forget": ForgetJSON{},
-		"Namespace": NamespaceJSON{}, "NamespacePage": NamespacesJSON{}, "ListedFile": ListedFile{}, "WriteBody": WriteBody{}, "Entry": EntryJSON{}} {
+		"Namespace": NamespaceJSON{}, "NamespacePage": NamespacesJSON{}, "ListedFile": ListedFile{}, "WriteBody": WriteBody{}, "Entry": EntryJSON{},
+		"Consolidate": ConsolidateJSON{}, "Expiry": ExpiryJSON{}} {
 		schema, _ := resolve(d, "#/components/schemas/"+name).(map[string]any)
 		if schema == nil {
 			t.Errorf("openapi.json has no schema %s", name)
