@@ -28,9 +28,6 @@ type lifetimeEdit struct {
 	text string
 }
 
-// named reports whether e names the expiry or the pin.
-func (e lifetimeEdit) named() bool { return e.expires != nil || e.pinned != nil }
-
 // fingerprint is what e adds to a write's operation fingerprint: nothing
 // when it names neither (so a write's fingerprint is what it was before
 // lifetimes).

@@ -184,7 +184,7 @@ func TestLifetimeErrorsAreInvalidLifetime(t *testing.T) {
 	if _, _, err := (lifetimeEdit{expires: &at}).over(time.Time{}, true); !errors.Is(err, store.ErrInvalidLifetime) {
 		t.Fatalf("an expiry for a pinned file: %v", err)
 	}
-	if e, err := parseLifetime(nil, nil, now); err != nil || e.named() || len(e.fingerprint()) != 0 {
+	if e, err := parseLifetime(nil, nil, now); err != nil || e.expires != nil || e.pinned != nil || len(e.fingerprint()) != 0 {
 		t.Fatalf("naming nothing: %+v %v", e, err)
 	}
 }
