@@ -59,6 +59,9 @@ type ConsolidateJSON struct {
 	Skipped []SkippedJSON `json:"skipped"`
 	// Files are the files the plans change, relative to the namespace.
 	Files []string `json:"files"`
+	// Expiries are the plans' edits that give a file an expiry (or, with
+	// "never", remove it): the diff shows content only.
+	Expiries []ExpiryJSON `json:"expiries,omitempty"`
 	// Diff is the plans' line diff ("--- a/MEMORY.md" …), file names
 	// relative to the notebook's folder; a resumed run's plan shows no
 	// diff.
@@ -75,6 +78,15 @@ type ConsolidateJSON struct {
 	RunIDs []string `json:"run_ids"`
 	// RequestedBy is who asked (recorded as [RequestedByKey]).
 	RequestedBy string `json:"requested_by"`
+}
+
+// ExpiryJSON is an edit of a consolidation that sets a file's expiry.
+type ExpiryJSON struct {
+	// File is relative to the namespace.
+	File string `json:"file"`
+	// Expires is the expiry as the model gave it (memory.ParseExpiry's
+	// text: "7d", "2026-12-31", "never").
+	Expires string `json:"expires"`
 }
 
 // SkippedJSON is an edit that did not apply, and why.
@@ -233,8 +245,8 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 // core/memory's rotation deletes a series' old files: each delete is a
 // compare-and-swap on the version read, with an operation id derived from
 // the path and that version and the metadata of a retention delete (see
-// [RecordedAtKey]); a record changed meanwhile waits for the next pruning.
-// It costs the folder's listing and one read per record. A failure is
+// [RecordedAtKey]); a record changed meanwhile waits for the next pruning,
+// and a pinned one is never deleted. It costs the folder's listing and one read per record. A failure is
 // logged: the request it runs in does not fail for it.
 func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
 	now := h.now()
@@ -262,8 +274,9 @@ func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
 					meta = map[string]string{}
 				}
 				meta[RecordedAtKey] = now.UTC().Format(time.RFC3339)
-				_, err = h.s.Write(ctx, store.WriteRequest{Path: p, Content: f.Content, Expected: f.Version, Metadata: meta})
-			} else if now.Sub(at) > h.recordRetention {
+				_, err = h.s.Write(ctx, store.WriteRequest{Path: p, Content: f.Content, Expected: f.Version, Metadata: meta,
+					ExpiresAt: f.ExpiresAt, Pinned: f.Pinned}) // a write states the whole row: keep its lifetime
+			} else if now.Sub(at) > h.recordRetention && !f.Pinned { // retention never deletes a pinned file
 				key := digestHex("retention_delete\x00" + p + "\x00" + f.Version)
 				_, err = h.s.Delete(ctx, store.DeleteRequest{Path: p, Expected: f.Version,
 					Metadata: map[string]string{UpdatedByKey: pruned.RetentionUpdatedBy,
@@ -338,6 +351,11 @@ func (h *Handler) consolidate(c *call, dry bool) (ConsolidateJSON, error) {
 		out.PrunedChars += res.PrunedChars
 		out.More = res.More
 		out.Edits += len(res.Edits)
+		for _, ed := range res.Edits {
+			if ed.Expires != nil {
+				out.Expiries = append(out.Expiries, ExpiryJSON{File: h.agent + "/" + ed.File, Expires: *ed.Expires})
+			}
+		}
 		out.Applied += res.Applied
 		out.Replayed += res.Replayed
 		for _, s := range res.Skipped {
