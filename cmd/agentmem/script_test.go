@@ -107,6 +107,7 @@ func TestScripts(t *testing.T) {
 					"need":   cmdNeed,
 					"status": cmdStatus,
 					"save":   cmdSave,
+					"sleep":  cmdSleep,
 				},
 			})
 		})
@@ -123,6 +124,19 @@ func keepsHistory(t *testing.T, rawURL string) bool {
 	}
 	defer d.Close()
 	return driver.CapabilitiesOf(d).History
+}
+
+// cmdSleep waits for a duration: sleep DURATION (time.ParseDuration), for
+// the one script that waits for a file to expire on the real clock.
+func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sleep DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("sleep: %v", err)
+	}
+	time.Sleep(d)
 }
 
 // listsLifetime reports whether the listing of the backend of rawURL
