@@ -60,17 +60,12 @@ func TestScripts(t *testing.T) {
 	for _, local := range []struct {
 		name, url string
 		history   bool     // the backend keeps history
-		lifetime  bool     // the backend's listing carries lifetimes
 		files     []string // the scripts to run, nil for all
 	}{
-		{"sqlite", "sqlite:$WORK/memory.db", keepsHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "probe.db")),
-			listsLifetime(t, "sqlite:"+filepath.Join(t.TempDir(), "lifetime.db")), nil},
-		{"file", "file:$WORK/memory", keepsHistory(t, "file:"+filepath.Join(t.TempDir(), "probe")),
-			listsLifetime(t, "file:"+filepath.Join(t.TempDir(), "lifetime")), nil},
-		// memlog (journal_test.go) keeps history, and lists lifetimes,
-		// whatever the others do.
-		{"memlog", "memlog:$WORK/memory.journal", true, listsLifetime(t, "memlog:"+filepath.Join(t.TempDir(), "lifetime.journal")),
-			append(historyScripts, lifetimeScripts...)},
+		{"sqlite", "sqlite:$WORK/memory.db", keepsHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "probe.db")), nil},
+		{"file", "file:$WORK/memory", keepsHistory(t, "file:"+filepath.Join(t.TempDir(), "probe")), nil},
+		// memlog (journal_test.go) keeps history whatever the others do.
+		{"memlog", "memlog:$WORK/memory.journal", true, append(historyScripts, lifetimeScripts...)},
 	} {
 		t.Run(local.name, func(t *testing.T) {
 			dir := "testdata/script"
@@ -85,8 +80,6 @@ func TestScripts(t *testing.T) {
 					switch cond {
 					case "history":
 						return local.history, nil
-					case "lifetime":
-						return local.lifetime, nil
 					case "memlog":
 						return local.name == "memlog", nil
 					case "filestore":
@@ -137,28 +130,6 @@ func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sleep: %v", err)
 	}
 	time.Sleep(d)
-}
-
-// listsLifetime reports whether the listing of the backend of rawURL
-// carries each file's expiry and pin (driver.Entry.Lifetime): the
-// scripts' condition [lifetime]. Every backend's reads hide an expired
-// file (the store checks the row's metadata); ls -l, and ls hiding an
-// expired file, need the listing's.
-func listsLifetime(t *testing.T, rawURL string) bool {
-	t.Helper()
-	s, err := store.Open(t.Context(), rawURL, nil)
-	if err != nil {
-		t.Fatalf("open %s: %v", rawURL, err)
-	}
-	defer s.Close()
-	if _, err := s.Write(t.Context(), store.WriteRequest{Path: "probe/pinned.md", Content: "x", Pinned: true}); err != nil {
-		t.Fatalf("probe %s: %v", rawURL, err)
-	}
-	entries, err := s.ListEntries(t.Context(), "probe/", 10)
-	if err != nil {
-		t.Fatalf("probe %s: %v", rawURL, err)
-	}
-	return len(entries) == 1 && entries[0].Pinned
 }
 
 // cmdSave sets the environment variable NAME to the last command's stdout
