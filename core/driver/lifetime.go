@@ -35,26 +35,60 @@ const expiryLayout = "2006-01-02T15:04:05.000Z"
 func FormatExpiry(t time.Time) string { return t.UTC().Format(expiryLayout) }
 
 // ParseExpiry parses a value written by [FormatExpiry]; "" and anything
-// else give the zero time. It reads the fixed layout directly (listings
-// parse one per file).
+// else give the zero time. It reads the fixed layout directly, without
+// time.Parse (a listing parses one per file).
 func ParseExpiry(s string) time.Time {
 	if len(s) != len(expiryLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return time.Time{}
 	}
-	var f [7]int
-	for i, span := range [7][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 23}} {
-		for _, c := range []byte(s[span[0]:span[1]]) {
+	num := func(i, j int) int {
+		n := 0
+		for ; i < j; i++ {
+			c := s[i]
 			if c < '0' || c > '9' {
-				return time.Time{}
+				return -1
 			}
-			f[i] = f[i]*10 + int(c-'0')
+			n = n*10 + int(c-'0')
 		}
+		return n
 	}
-	t := time.Date(f[0], time.Month(f[1]), f[2], f[3], f[4], f[5], f[6]*int(time.Millisecond), time.UTC)
-	if t.Month() != time.Month(f[1]) || t.Day() != f[2] || f[3] > 23 || f[4] > 59 || f[5] > 59 {
-		return time.Time{} // normalised: not a real date
+	y, mo, d, h, mi, sec, ms := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 23)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}
 	}
-	return t
+	secs := daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+sec)
+	return time.UnixMilli(secs*1000 + int64(ms)).UTC()
+}
+
+// daysIn is the number of days of month mo (1–12) of year y.
+func daysIn(y, mo int) int {
+	switch mo {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-mo-d in the
+// proleptic Gregorian calendar (y >= 0).
+func daysFromCivil(y, mo, d int) int64 {
+	if mo <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (mo + 9) % 12 // March = 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // Lifetime is what a driver reports of a file's lifetime without its

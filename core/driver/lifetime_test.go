@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -28,6 +29,27 @@ func TestExpiryFormat(t *testing.T) {
 		"2026-12-02T10:11:12.345+", "20x6-12-02T10:11:12.345Z", "2026-12-02 10:11:12.345Z"} {
 		if got := ParseExpiry(s); !got.IsZero() {
 			t.Errorf("ParseExpiry(%q) = %v, want the zero time", s, got)
+		}
+	}
+	// Every millisecond of years 0–9999 parses as time.Parse reads it.
+	r := rand.New(rand.NewPCG(1, 2))
+	lo, hi := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC).UnixMilli()
+	for range 20000 {
+		at := time.UnixMilli(lo + r.Int64N(hi-lo+1)).UTC()
+		s := FormatExpiry(at)
+		want, err := time.Parse(expiryLayout, s)
+		if got := ParseExpiry(s); err != nil || !got.Equal(want) || !got.Equal(at) {
+			t.Fatalf("ParseExpiry(%q) = %v, want %v (%v)", s, got, want, err)
+		}
+	}
+	for _, s := range []string{"2024-02-29T00:00:00.000Z", "2000-02-29T12:00:00.000Z"} {
+		if ParseExpiry(s).IsZero() {
+			t.Errorf("ParseExpiry(%q): a leap day is a date", s)
+		}
+	}
+	for _, s := range []string{"2023-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-00-01T00:00:00.000Z"} {
+		if !ParseExpiry(s).IsZero() {
+			t.Errorf("ParseExpiry(%q) is not a date", s)
 		}
 	}
 	l := Lifetime{Expires: FormatExpiry(times[2])}
