@@ -353,11 +353,11 @@ func decodeMeta(s, what string) (map[string]string, error) {
 // row in errors. Listings and scope reads select meta for it, in the same
 // query as the path.
 func lifetimeOf(meta, what string) (driver.Lifetime, error) {
-	m, err := decodeMeta(meta, what)
+	l, err := driver.LifetimeOfJSON(meta) // without decoding the whole text
 	if err != nil {
-		return driver.Lifetime{}, err
+		return driver.Lifetime{}, fmt.Errorf("cosmosdb: decoding metadata of %s: %w", what, err)
 	}
-	return driver.LifetimeOf(m), nil
+	return l, nil
 }
 
 func decodeFile(b []byte) (*driver.File, error) {

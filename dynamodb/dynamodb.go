@@ -465,15 +465,11 @@ func decodeEntry(it map[string]types.AttributeValue) (driver.Entry, error) {
 // string attrMetadata. Metadata that names no store-owned key (as
 // json.Marshal writes it, keys unescaped) is not decoded.
 func lifetimeOf(path string, it map[string]types.AttributeValue) (driver.Lifetime, error) {
-	md := getS(it, attrMetadata)
-	if !strings.Contains(md, `"`+driver.StoreKeyPrefix) {
-		return driver.Lifetime{}, nil
-	}
-	var m map[string]string
-	if err := json.Unmarshal([]byte(md), &m); err != nil {
+	l, err := driver.LifetimeOfJSON(getS(it, attrMetadata)) // without decoding the whole text
+	if err != nil {
 		return driver.Lifetime{}, errorf("metadata of %q: %w", path, err)
 	}
-	return driver.LifetimeOf(m), nil
+	return l, nil
 }
 
 // decodeReceipt decodes a receipt; nil for an empty item.

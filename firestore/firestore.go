@@ -288,15 +288,11 @@ func decodeFile(s *firestore.DocumentSnapshot) (*driver.File, error) {
 // the keys travel inside the metadata JSON, so a listing selects that
 // field.
 func lifetime(s *firestore.DocumentSnapshot, m map[string]any) (driver.Lifetime, error) {
-	js := getString(m, fMetadata)
-	if js == "" {
-		return driver.Lifetime{}, nil
-	}
-	var meta map[string]string
-	if err := json.Unmarshal([]byte(js), &meta); err != nil {
+	l, err := driver.LifetimeOfJSON(getString(m, fMetadata)) // without decoding the whole text
+	if err != nil {
 		return driver.Lifetime{}, fmt.Errorf("firestore: metadata of %s: %w", s.Ref.ID, err)
 	}
-	return driver.LifetimeOf(meta), nil
+	return l, nil
 }
 
 // receiptData is the document of a receipt on the primitive path.

@@ -82,12 +82,12 @@ const fileCols = `path, content, version, coalesce(operation_id, ''), metadata, 
 const receiptCols = `id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at`
 const historyCols = `path, version, previous, kind, coalesce(operation_id, ''), metadata, content, time, expires_at, pending`
 
-// lifetimeCols reads a row's lifetime (driver.Entry.Lifetime) out of its
-// metadata in the query that lists it: the values of driver.ExpiresKey and
-// driver.PinnedKey, empty when absent. The keys hold a colon, so the JSON
-// path quotes them.
-const lifetimeCols = `coalesce(json_extract(metadata, '$."` + driver.ExpiresKey + `"'), ''), ` +
-	`coalesce(json_extract(metadata, '$."` + driver.PinnedKey + `"'), '')`
+// lifetimeCols reads what a listing needs of a row's lifetime
+// (driver.Entry.Lifetime) in the query that lists it: its metadata when
+// the text names a store-owned key, else '' (no JSON is parsed in SQL;
+// the driver reads the two keys with driver.LifetimeOfJSON), and one
+// empty column that keeps the listing's shape.
+const lifetimeCols = `CASE WHEN instr(metadata, '"` + driver.StoreKeyPrefix + `') THEN metadata ELSE '' END, ''`
 
 func newStatements(table string) statements {
 	t, r, h := quote(table), quote(table+"_receipts"), quote(table+"_history")

@@ -4,6 +4,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -137,4 +138,55 @@ func KeepLifetime(next, prev map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// LifetimeOfJSON returns the lifetime held in metadata encoded as a JSON
+// object of strings (as encoding/json writes a map[string]string: keys
+// unescaped, no space), for drivers that keep metadata as one JSON text
+// and list it beside each path. It finds the two keys without decoding
+// the object, and decodes it only when a key is there but its value is
+// not plain text; "" is no metadata.
+func LifetimeOfJSON(md string) (Lifetime, error) {
+	if !strings.Contains(md, `"`+StoreKeyPrefix) {
+		return Lifetime{}, nil
+	}
+	var l Lifetime
+	for _, f := range [...]struct {
+		key string
+		v   *string
+	}{{ExpiresKey, &l.Expires}, {PinnedKey, &l.Pinned}} {
+		v, ok := plainValue(md, f.key)
+		if !ok {
+			var m map[string]string
+			if err := json.Unmarshal([]byte(md), &m); err != nil {
+				return Lifetime{}, err
+			}
+			return LifetimeOf(m), nil
+		}
+		*f.v = v
+	}
+	return l, nil
+}
+
+// plainValue finds "key":"value" in a JSON object's text, the key after
+// "{" or ",", and returns the value when it holds no escape; ok is false
+// when the key is there in some other form (decode the object then).
+func plainValue(md, key string) (string, bool) {
+	pat := `"` + key + `":"`
+	for from := 0; ; {
+		i := strings.Index(md[from:], pat)
+		if i < 0 {
+			return "", !strings.Contains(md, `"`+key+`"`) // absent, unless written otherwise
+		}
+		i += from
+		if i > 0 && (md[i-1] == '{' || md[i-1] == ',') {
+			rest := md[i+len(pat):]
+			j := strings.IndexByte(rest, '"')
+			if j < 0 || strings.IndexByte(rest[:j], '\\') >= 0 {
+				return "", false
+			}
+			return rest[:j], true
+		}
+		from = i + 1 // inside a value
+	}
 }

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -62,5 +63,37 @@ func TestExpiryFormat(t *testing.T) {
 	}
 	if KeepLifetime(nil, map[string]string{"b": "2"}) != nil {
 		t.Error("KeepLifetime of nothing is not nil")
+	}
+}
+
+// TestLifetimeOfJSON checks the quick reading of a JSON metadata text
+// against decoding it, on what encoding/json writes and on texts that
+// hide the keys' words in values or in other keys.
+func TestLifetimeOfJSON(t *testing.T) {
+	for _, m := range []map[string]string{
+		nil,
+		{"updated_by": "agent"},
+		{ExpiresKey: "2026-12-02T10:11:12.345Z", "updated_by": "agent"},
+		{PinnedKey: "true", "z": "w"},
+		{ExpiresKey: "2026-12-02T10:11:12.345Z", PinnedKey: "true"},
+		{"note": `"agentmem:expires":"2000-01-01T00:00:00.000Z"`},
+		{"x" + ExpiresKey: "a", "note": "agentmem:pinned"},
+		{ExpiresKey: `we"ird\`, "a": "b"},
+		{"a": `{"agentmem:pinned":"true"}`, PinnedKey: ""},
+	} {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m == nil {
+			b = nil
+		}
+		got, err := LifetimeOfJSON(string(b))
+		if want := LifetimeOf(m); err != nil || got != want {
+			t.Errorf("LifetimeOfJSON(%s) = %+v, %v; want %+v", b, got, err, want)
+		}
+	}
+	if _, err := LifetimeOfJSON(`{"agentmem:pinned":`); err == nil {
+		t.Error("a broken text with a store-owned key is not an error")
 	}
 }
