@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentmem/agentmem/core/memory/pruned"
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -193,8 +194,11 @@ const RecordedAtKey = "recorded_at"
 // (replayed true) and writes nothing; not done (the first request failed
 // or is still running), it runs again, which resumes the stored plan
 // (core/memory's checkpoint: edits already written count as Replayed),
-// and answers what that run did. Of concurrent requests with one key, the
-// first to finish stores its answer and the others answer it.
+// and answers what that run did. Concurrent requests with one key to this
+// handler run one at a time, so the later ones answer the first's stored
+// response; across processes, the first to finish stores its answer and
+// the others answer it (one that planned against the notebook as it was
+// before the first's edits may fail as an invalid answer instead).
 func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON, bool, error) {
 	if op == nil {
 		out, err := h.consolidate(c, false)
@@ -203,6 +207,11 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 	ctx := c.r.Context()
 	dir := c.ns + "/" + h.agent + "/" + pruned.StateDir + "/" + recordDir + "/"
 	p := dir + digestHex(op.ID)[:40] + ".json"
+	unlock, err := h.keyed.lock(ctx, p)
+	if err != nil {
+		return ConsolidateJSON{}, false, err
+	}
+	defer unlock()
 	meta, err := c.stampMetadata(map[string]string{RecordedAtKey: h.now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return ConsolidateJSON{}, false, err
@@ -493,4 +502,40 @@ func (h *Handler) consolidateForm(pc *pageCall) error {
 	}
 	h.render(pc.w, pc.r, http.StatusOK, "consolidated", pc.data(title, d))
 	return nil
+}
+
+// keyLocks are locks by key, taken under a context: a request waiting for
+// another with its key stops waiting when its context ends. The zero value
+// is ready to use.
+type keyLocks struct {
+	mu   sync.Mutex
+	held map[string]chan struct{}
+}
+
+// lock waits until no one holds key, takes it and returns its unlock.
+func (k *keyLocks) lock(ctx context.Context, key string) (func(), error) {
+	for {
+		k.mu.Lock()
+		ch, busy := k.held[key]
+		if !busy {
+			if k.held == nil {
+				k.held = map[string]chan struct{}{}
+			}
+			ch = make(chan struct{})
+			k.held[key] = ch
+			k.mu.Unlock()
+			return func() {
+				k.mu.Lock()
+				delete(k.held, key)
+				k.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		k.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
