@@ -302,6 +302,21 @@ var lifetimeCases = []Case{
 		_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: "sk/a.md", Content: "back", Expected: v})
 		mustErr(t, err, store.ErrConflict, "write over the expired version")
 	}},
+	{"lifetime_forget_erases_everything", func(t *testing.T, e *Env) {
+		// Forget is not retention: pinned and expiring files go too.
+		lifetimeWrite(t, e.Store, "fg/main/pin.md", "pinned", time.Time{}, true)
+		lifetimeWrite(t, e.Store, "fg/main/trip.md", "expiring", e.Clock.Now().Add(time.Hour), false)
+		lifetimeWrite(t, e.Store, "fg/main/gone.md", "expired", e.Clock.Now().Add(time.Minute), false)
+		e.Clock.Advance(2 * time.Minute)
+		if _, err := e.Store.Forget(ctx(t), "fg/", nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"fg/main/pin.md", "fg/main/trip.md", "fg/main/gone.md"} {
+			if row, err := e.Driver.GetFile(ctx(t), p); err != nil || (row != nil && !row.Tombstone) {
+				t.Fatalf("after Forget %s is %+v (%v)", p, row, err)
+			}
+		}
+	}},
 	{"lifetime_bad_input", func(t *testing.T, e *Env) {
 		_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: "bi/a.md", Content: "a", Metadata: map[string]string{driver.ExpiresKey: "2000-01-01T00:00:00.000Z"}})
 		mustErr(t, err, store.ErrInvalidMetadata, "a store-owned key in metadata")
