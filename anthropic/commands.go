@@ -310,8 +310,10 @@ func (t *Tool) editFile(ctx context.Context, l layout, op store.Operation, p str
 		if e.refusal != nil {
 			return refuse(*e.refusal)
 		}
+		// The file keeps its expiry and pin: the memory tool has no
+		// argument for either, so no command changes them.
 		mu, err := t.s.Write(ctx, store.WriteRequest{Path: tg.store, Content: e.content, Expected: f.Version,
-			Operation: &op, Metadata: e.meta})
+			Operation: &op, Metadata: e.meta, ExpiresAt: f.ExpiresAt, Pinned: f.Pinned})
 		switch {
 		case err == nil && mu.Replayed:
 			return replay()

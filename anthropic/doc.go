@@ -61,6 +61,19 @@
 // place rather than lost. A refused command changes nothing and records
 // nothing: its replay runs it again.
 //
+// # Lifetimes
+//
+// A file's expiry and pin (store.WriteRequest.ExpiresAt and Pinned, set by
+// write_memory, the CLI, the API or the console) are kept by every command
+// that rewrites it: str_replace, insert and rename (the copy takes the
+// file's metadata, expiry and pin); create never overwrites a file. The
+// memory tool has no argument for either, so no command changes them. An
+// expired file is absent to every command, as the store hides it: view
+// neither lists nor shows it, edits report that it does not exist, and
+// create may write its path anew. A directory view marks neither pinned
+// nor expiring files: the reference format is one "{size}\t{path}" line
+// per entry, and a mark after the path would read as part of its name.
+//
 // # Errors
 //
 // Mistakes the model can fix come back as a Result with IsError (the

@@ -104,7 +104,10 @@ func (t *Tool) runSteps(ctx context.Context, op store.Operation, j *journal) err
 		if f.Version != m.Version {
 			continue
 		}
-		_, err = t.s.Write(ctx, store.WriteRequest{Path: m.To, Content: f.Content, Operation: o, Metadata: f.Metadata})
+		// The copy keeps the file's metadata, expiry and pin: a renamed
+		// file is the same file.
+		_, err = t.s.Write(ctx, store.WriteRequest{Path: m.To, Content: f.Content, Operation: o, Metadata: f.Metadata,
+			ExpiresAt: f.ExpiresAt, Pinned: f.Pinned})
 		switch {
 		case err == nil:
 			copied[i] = true

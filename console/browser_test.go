@@ -66,7 +66,9 @@ func browserPrereqs(t *testing.T) (node, dir string) {
 // 390 px phone (no sideways scrolling, the namespaces' links in their row,
 // the favicon), and the conflict view's three-way merge: edits apart
 // merged and saved, a third writer meeting the merge's save, overlaps
-// shown side by side, a merge saved with its markers refused (merge.mjs).
+// shown side by side, a merge saved with its markers refused (merge.mjs);
+// then the flows of what history tells (activity.mjs) and of a file's
+// lifetime (lifetime.mjs).
 // One browser launch serves every flow (flows.mjs).
 //
 // The screenshots go to a temporary folder; AGENTMEM_CONSOLE_SCREENSHOTS=../docs
@@ -148,6 +150,7 @@ func TestBrowserFlows(t *testing.T) {
 		"user key, JavaScript off", "forget behind a typed confirmation", "export download", "import upload", "consolidate, JavaScript off", "narrow viewport",
 		"merge, edits apart", "merge, overlapping edits show both sides", "merge, JavaScript off", "merge on a narrow viewport"})
 	runFlows(t, rctx, node, dir, "activity.mjs", env, historyFlows)
+	runFlows(t, rctx, node, dir, "lifetime.mjs", env, lifetimeFlows)
 	// What the flows did, as the store saw it.
 	if _, err := s.Read(ctx, "bob/main/MEMORY.md", 10); err == nil {
 		t.Error("bob's namespace survived its forget")
@@ -163,6 +166,11 @@ func TestBrowserFlows(t *testing.T) {
 // sizes (issue 38).
 var historyFlows = []string{"delete then restore from the deleted view", "activity counts equal the history",
 	"namespaces show size, tokens and last activity", "deleted and activity on a phone"}
+
+// lifetimeFlows are the flows browsertest/lifetime.mjs reports "ok" for:
+// a file's expiry and pin set through its page, marked in the listings and
+// what the model sees, and an expired file restored (issue 39).
+var lifetimeFlows = []string{"pin and expire through the file page, JavaScript off", "an expired file's history and restore", "lifetime on a phone"}
 
 // runFlows runs the browser test script in dir with env and fails unless
 // each of flows reports ok.

@@ -162,6 +162,8 @@ type Handler struct {
 	// observe, when set (by tests), is told the operation and status of
 	// every response.
 	observe func(op string, status int)
+	// keyed serialises this handler's consolidate requests of one key.
+	keyed keyLocks
 }
 
 // New returns the API handler over s. It does no I/O: every request reads

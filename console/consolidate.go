@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentmem/agentmem/core/memory/pruned"
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/core/memory/pruned"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -59,6 +60,9 @@ type ConsolidateJSON struct {
 	Skipped []SkippedJSON `json:"skipped"`
 	// Files are the files the plans change, relative to the namespace.
 	Files []string `json:"files"`
+	// Expiries are the plans' edits that give a file an expiry (or, with
+	// "never", remove it): the diff shows content only.
+	Expiries []ExpiryJSON `json:"expiries,omitempty"`
 	// Diff is the plans' line diff ("--- a/MEMORY.md" …), file names
 	// relative to the notebook's folder; a resumed run's plan shows no
 	// diff.
@@ -75,6 +79,15 @@ type ConsolidateJSON struct {
 	RunIDs []string `json:"run_ids"`
 	// RequestedBy is who asked (recorded as [RequestedByKey]).
 	RequestedBy string `json:"requested_by"`
+}
+
+// ExpiryJSON is an edit of a consolidation that sets a file's expiry.
+type ExpiryJSON struct {
+	// File is relative to the namespace.
+	File string `json:"file"`
+	// Expires is the expiry as the model gave it (memory.ParseExpiry's
+	// text: "7d", "2026-12-31", "never").
+	Expires string `json:"expires"`
 }
 
 // SkippedJSON is an edit that did not apply, and why.
@@ -181,8 +194,11 @@ const RecordedAtKey = "recorded_at"
 // (replayed true) and writes nothing; not done (the first request failed
 // or is still running), it runs again, which resumes the stored plan
 // (core/memory's checkpoint: edits already written count as Replayed),
-// and answers what that run did. Of concurrent requests with one key, the
-// first to finish stores its answer and the others answer it.
+// and answers what that run did. Concurrent requests with one key to this
+// handler run one at a time, so the later ones answer the first's stored
+// response; across processes, the first to finish stores its answer and
+// the others answer it (one that planned against the notebook as it was
+// before the first's edits may fail as an invalid answer instead).
 func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON, bool, error) {
 	if op == nil {
 		out, err := h.consolidate(c, false)
@@ -191,6 +207,11 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 	ctx := c.r.Context()
 	dir := c.ns + "/" + h.agent + "/" + pruned.StateDir + "/" + recordDir + "/"
 	p := dir + digestHex(op.ID)[:40] + ".json"
+	unlock, err := h.keyed.lock(ctx, p)
+	if err != nil {
+		return ConsolidateJSON{}, false, err
+	}
+	defer unlock()
 	meta, err := c.stampMetadata(map[string]string{RecordedAtKey: h.now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return ConsolidateJSON{}, false, err
@@ -233,8 +254,8 @@ func (h *Handler) consolidateOnce(c *call, op *store.Operation) (ConsolidateJSON
 // core/memory's rotation deletes a series' old files: each delete is a
 // compare-and-swap on the version read, with an operation id derived from
 // the path and that version and the metadata of a retention delete (see
-// [RecordedAtKey]); a record changed meanwhile waits for the next pruning.
-// It costs the folder's listing and one read per record. A failure is
+// [RecordedAtKey]); a record changed meanwhile waits for the next pruning,
+// and a pinned one is never deleted. It costs the folder's listing and one read per record. A failure is
 // logged: the request it runs in does not fail for it.
 func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
 	now := h.now()
@@ -262,8 +283,9 @@ func (h *Handler) pruneRecords(ctx context.Context, dir, keep string) {
 					meta = map[string]string{}
 				}
 				meta[RecordedAtKey] = now.UTC().Format(time.RFC3339)
-				_, err = h.s.Write(ctx, store.WriteRequest{Path: p, Content: f.Content, Expected: f.Version, Metadata: meta})
-			} else if now.Sub(at) > h.recordRetention {
+				_, err = h.s.Write(ctx, store.WriteRequest{Path: p, Content: f.Content, Expected: f.Version, Metadata: meta,
+					ExpiresAt: f.ExpiresAt, Pinned: f.Pinned}) // a write states the whole row: keep its lifetime
+			} else if now.Sub(at) > h.recordRetention && !f.Pinned { // retention never deletes a pinned file
 				key := digestHex("retention_delete\x00" + p + "\x00" + f.Version)
 				_, err = h.s.Delete(ctx, store.DeleteRequest{Path: p, Expected: f.Version,
 					Metadata: map[string]string{UpdatedByKey: pruned.RetentionUpdatedBy,
@@ -338,6 +360,11 @@ func (h *Handler) consolidate(c *call, dry bool) (ConsolidateJSON, error) {
 		out.PrunedChars += res.PrunedChars
 		out.More = res.More
 		out.Edits += len(res.Edits)
+		for _, ed := range res.Edits {
+			if ed.Expires != nil {
+				out.Expiries = append(out.Expiries, ExpiryJSON{File: h.agent + "/" + ed.File, Expires: *ed.Expires})
+			}
+		}
 		out.Applied += res.Applied
 		out.Replayed += res.Replayed
 		for _, s := range res.Skipped {
@@ -475,4 +502,40 @@ func (h *Handler) consolidateForm(pc *pageCall) error {
 	}
 	h.render(pc.w, pc.r, http.StatusOK, "consolidated", pc.data(title, d))
 	return nil
+}
+
+// keyLocks are locks by key, taken under a context: a request waiting for
+// another with its key stops waiting when its context ends. The zero value
+// is ready to use.
+type keyLocks struct {
+	mu   sync.Mutex
+	held map[string]chan struct{}
+}
+
+// lock waits until no one holds key, takes it and returns its unlock.
+func (k *keyLocks) lock(ctx context.Context, key string) (func(), error) {
+	for {
+		k.mu.Lock()
+		ch, busy := k.held[key]
+		if !busy {
+			if k.held == nil {
+				k.held = map[string]chan struct{}{}
+			}
+			ch = make(chan struct{})
+			k.held[key] = ch
+			k.mu.Unlock()
+			return func() {
+				k.mu.Lock()
+				delete(k.held, key)
+				k.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		k.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }

@@ -44,6 +44,19 @@
 // made it: metadata [UpdatedByKey] (the principal's user) and [ClientKey]
 // (its client), which agentmem log shows.
 //
+// A file's lifetime: GET and the listings show its expires_at (RFC 3339,
+// absent for none) and pinned; a JSON PUT may give "expires" (7d, 2w, 12h,
+// 2026-12-31, an RFC 3339 time, or "never"; memory.ParseExpiry) and
+// "pinned". Every write that does not name them keeps the file's expiry
+// and pin (a text/* PUT, the editor's save, a consolidation's change); a
+// write that would leave a file both pinned and expiring is refused with
+// 400 invalid-lifetime, saying what to send. An expired file is absent at
+// once; its history shows the expiry as a delete by store.ExpiryUpdatedBy,
+// and a restore brings it back without its expiry. The file page shows
+// the lifetime and sets it with a small form; the listings mark pinned
+// and expiring files. A consolidation's edit may give a file an expiry
+// ("until Friday"); its result lists them (expiries) beside the diff.
+//
 // Listings page with an opaque cursor (next_cursor, passed back as
 // ?cursor=), bound to the listing and namespace it came from.
 //
@@ -54,7 +67,7 @@
 // The store's sentinels map to statuses: store.ErrNotFound 404,
 // store.ErrConflict 412 (428 without a precondition), store.ErrOperationConflict
 // 422, store.ErrInvalidPath 400, store.ErrPathCollision 409,
-// store.ErrTooLarge 413, store.ErrHistoryUnsupported 501, a canceled or
+// store.ErrTooLarge 413, store.ErrInvalidLifetime 400, store.ErrHistoryUnsupported 501, a canceled or
 // timed-out request 503, anything else 500 (logged, never shown). A 401
 // carries WWW-Authenticate: Bearer realm="agentmem".
 //

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -40,6 +42,12 @@ type FileJSON struct {
 	// Tokens estimates what reading the whole file costs a model: Chars
 	// / memory.CharsPerToken, rounded up (memory.EstimateTokens).
 	Tokens int `json:"tokens"`
+	// ExpiresAt is when the file expires (RFC 3339, UTC); absent when it
+	// never does.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Pinned reports a pinned file: it never expires, and the notebook
+	// lists it first.
+	Pinned bool `json:"pinned"`
 }
 
 // WriteBody is the JSON body of a file write.
@@ -49,6 +57,15 @@ type WriteBody struct {
 	// Metadata is stored with the content; the API adds UpdatedByKey and
 	// ClientKey, which the body may not set.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Expires gives the file an expiry: a duration from now ("7d", "2w",
+	// "12h"), a date ("2026-12-31", kept through that day, UTC), an RFC
+	// 3339 time, or "never" to remove it (memory.ParseExpiry). Absent
+	// keeps the file's expiry.
+	Expires *string `json:"expires,omitempty"`
+	// Pinned pins (true) or unpins (false) the file; absent keeps its pin.
+	// A pinned file never expires: a write that would leave the file both
+	// pinned and expiring is refused (400 invalid-lifetime).
+	Pinned *bool `json:"pinned,omitempty"`
 }
 
 // MutationJSON is the body of a write's or restore's answer.
@@ -76,7 +93,7 @@ func (h *Handler) readFile(c *call) error {
 	}
 	sz := size(f.Content)
 	return writeJSON(c.w, http.StatusOK, FileJSON{Path: c.relPath, Version: f.Version, Content: f.Content, Metadata: f.Metadata, OperationID: f.OperationID,
-		Chars: sz.Chars, Tokens: sz.Tokens})
+		Chars: sz.Chars, Tokens: sz.Tokens, ExpiresAt: expiresAt(f.ExpiresAt), Pinned: f.Pinned})
 }
 
 // matchesAny reports whether an If-None-Match list names version (or is
@@ -99,6 +116,11 @@ func (c *call) stampMetadata(md map[string]string) (map[string]string, error) {
 			return nil, problemOf(http.StatusBadRequest, "invalid-metadata", "metadata key "+k+" is set by the server")
 		}
 	}
+	for k := range md {
+		if strings.HasPrefix(k, driver.StoreKeyPrefix) {
+			return nil, problemOf(http.StatusBadRequest, "invalid-metadata", "metadata key "+k+" is the store's own: give a file's lifetime with expires and pinned")
+		}
+	}
 	out := maps.Clone(md)
 	if out == nil {
 		out = map[string]string{}
@@ -110,31 +132,36 @@ func (c *call) stampMetadata(md map[string]string) (map[string]string, error) {
 	return out, nil
 }
 
-// writeBody reads a write's content and metadata: a JSON WriteBody, or
-// the raw text of a text/* body.
-func (h *Handler) writeBody(c *call) (string, map[string]string, error) {
+// writeBody reads a write's content, metadata and lifetime: a JSON
+// WriteBody, or the raw text of a text/* body (which keeps the file's
+// lifetime).
+func (h *Handler) writeBody(c *call) (string, map[string]string, lifetimeEdit, error) {
 	mt := mediaType(c.r)
 	if mt != "application/json" && !strings.HasPrefix(mt, "text/") {
-		return "", nil, errMediaType("application/json ({\"content\": …, \"metadata\": {…}}) or text/markdown (the content)")
+		return "", nil, lifetimeEdit{}, errMediaType("application/json ({\"content\": …, \"metadata\": {…}, \"expires\": …, \"pinned\": …}) or text/markdown (the content)")
 	}
 	body, err := h.readBody(c)
 	if err != nil {
-		return "", nil, err
+		return "", nil, lifetimeEdit{}, err
 	}
 	if mt != "application/json" {
 		if !utf8.Valid(body) {
-			return "", nil, store.ErrInvalidContent
+			return "", nil, lifetimeEdit{}, store.ErrInvalidContent
 		}
-		return string(body), nil, nil
+		return string(body), nil, lifetimeEdit{}, nil
 	}
 	var wb WriteBody
 	if err := decodeJSON(body, &wb); err != nil {
-		return "", nil, err
+		return "", nil, lifetimeEdit{}, err
 	}
 	if wb.Content == nil {
-		return "", nil, problemOf(http.StatusBadRequest, "invalid-body", "content is required")
+		return "", nil, lifetimeEdit{}, problemOf(http.StatusBadRequest, "invalid-body", "content is required")
 	}
-	return *wb.Content, wb.Metadata, nil
+	le, err := parseLifetime(wb.Expires, wb.Pinned, h.s.Now())
+	if err != nil {
+		return "", nil, lifetimeEdit{}, err
+	}
+	return *wb.Content, wb.Metadata, le, nil
 }
 
 func (h *Handler) writeFile(c *call) error {
@@ -143,15 +170,15 @@ func (h *Handler) writeFile(c *call) error {
 	if err != nil {
 		return err
 	}
-	content, md, err := h.writeBody(c)
+	content, md, le, err := h.writeBody(c)
 	if err != nil {
 		return err
 	}
-	op, err := c.operation(p, pc.ifMatch, pc.ifNoneMatch, content, canonicalMap(md))
+	op, err := c.operation(append([]string{p, pc.ifMatch, pc.ifNoneMatch, content, canonicalMap(md)}, le.fingerprint()...)...)
 	if err != nil {
 		return err
 	}
-	m, err := h.putFile(c, p, content, md, pc.expected, op)
+	m, err := h.putFile(c, p, content, md, pc.expected, op, le)
 	if errors.Is(err, store.ErrConflict) && !pc.given && !errors.Is(err, store.ErrOperationConflict) {
 		return errPreconditionRequired("the file exists", "to create a file that is absent")
 	}
@@ -169,13 +196,20 @@ func (h *Handler) writeFile(c *call) error {
 // putFile is the one write path of the API and the pages: it stamps who
 // makes the change (UpdatedByKey, ClientKey) on md and writes content to
 // the store path p as a compare-and-swap on expected ("" = create only),
-// exactly once under op when not nil.
-func (h *Handler) putFile(c *call, p, content string, md map[string]string, expected string, op *store.Operation) (store.Mutation, error) {
+// exactly once under op when not nil. The file keeps the expiry and pin of
+// version expected but for what le names ([Handler.lifetimeFor]).
+func (h *Handler) putFile(c *call, p, content string, md map[string]string, expected string, op *store.Operation, le lifetimeEdit) (store.Mutation, error) {
 	meta, err := c.stampMetadata(md)
 	if err != nil {
 		return store.Mutation{}, err
 	}
-	return h.s.Write(c.r.Context(), store.WriteRequest{Path: p, Content: content, Expected: expected, Operation: op, Metadata: meta})
+	ctx := c.r.Context()
+	expires, pinned, err := h.lifetimeFor(ctx, c.ns, p, expected, le)
+	if err != nil {
+		return store.Mutation{}, err
+	}
+	return h.s.Write(ctx, store.WriteRequest{Path: p, Content: content, Expected: expected, Operation: op, Metadata: meta,
+		ExpiresAt: expires, Pinned: pinned})
 }
 
 // deletePath is the one delete path of the API and the pages: a
@@ -231,6 +265,11 @@ type ListJSON struct {
 type ListedFile struct {
 	// Path is relative to the namespace.
 	Path string `json:"path"`
+	// ExpiresAt is when the file expires (RFC 3339, UTC); absent when it
+	// never does.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Pinned reports a pinned file.
+	Pinned bool `json:"pinned"`
 }
 
 func (h *Handler) listFiles(c *call) error {
@@ -250,29 +289,29 @@ func (h *Handler) listFiles(c *call) error {
 	if after != "" && !strings.HasPrefix(after, full) {
 		return problemOf(http.StatusBadRequest, "invalid-cursor", "cursor belongs to another prefix")
 	}
-	paths, more, err := h.listAfter(c.r.Context(), full, after, limit)
+	entries, more, err := h.listAfter(c.r.Context(), full, after, limit)
 	if err != nil {
 		return err
 	}
 	out := ListJSON{Files: []ListedFile{}}
-	for _, p := range paths {
-		out.Files = append(out.Files, ListedFile{Path: c.rel(p)})
+	for _, e := range entries {
+		out.Files = append(out.Files, ListedFile{Path: c.rel(e.Path), ExpiresAt: expiresAt(e.ExpiresAt), Pinned: e.Pinned})
 	}
 	if more {
-		out.NextCursor = makeCursor("files", c.ns, paths[len(paths)-1])
+		out.NextCursor = makeCursor("files", c.ns, entries[len(entries)-1].Path)
 	}
 	return writeJSON(c.w, http.StatusOK, out)
 }
 
-// listAfter lists up to limit paths under prefix after after ("" = from
-// the first), and reports whether there are more.
-func (h *Handler) listAfter(ctx context.Context, prefix, after string, limit int) ([]string, bool, error) {
-	paths, err := h.s.ListPaths(ctx, prefix, limit+1, store.ListOptions{After: after})
+// listAfter lists up to limit files (with their lifetimes) under prefix
+// after after ("" = from the first), and reports whether there are more.
+func (h *Handler) listAfter(ctx context.Context, prefix, after string, limit int) ([]store.Entry, bool, error) {
+	entries, err := h.s.ListEntries(ctx, prefix, limit+1, store.ListOptions{After: after})
 	if err != nil {
 		return nil, false, err
 	}
-	if len(paths) > limit {
-		return paths[:limit], true, nil
+	if len(entries) > limit {
+		return entries[:limit], true, nil
 	}
-	return paths, false, nil
+	return entries, false, nil
 }

@@ -17,7 +17,9 @@ type EntryJSON struct {
 	// Previous is the version the change replaced, absent for a create.
 	Previous string `json:"previous,omitempty"`
 	// Kind is write, delete, or restore (a write that restored a past
-	// version), as agentmem log shows it.
+	// version), as agentmem log shows it. The store records a file's
+	// expiry as a delete whose updated_by is store.ExpiryUpdatedBy
+	// ("agentmem-expiry"); restore brings it back.
 	Kind string `json:"kind"`
 	// Time is when the change was recorded (RFC 3339, UTC).
 	Time *time.Time `json:"time,omitempty"`
@@ -27,6 +29,11 @@ type EntryJSON struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Chars is the size of the content written, in characters.
 	Chars int `json:"chars"`
+	// ExpiresAt is the expiry a write gave the file (RFC 3339, UTC),
+	// absent for none.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Pinned reports a write that pinned the file.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // VersionJSON is a past version with its content.
@@ -45,7 +52,8 @@ func (c *call) entry(e *store.HistoryEntry) EntryJSON {
 		kind = "restore"
 	}
 	out := EntryJSON{Path: c.rel(e.Path), Version: e.Version, Previous: e.Previous, Kind: kind,
-		OperationID: e.OperationID, Metadata: e.Metadata, Chars: utf8.RuneCountInString(e.Content)}
+		OperationID: e.OperationID, Metadata: e.Metadata, Chars: utf8.RuneCountInString(e.Content),
+		ExpiresAt: expiresAt(e.ExpiresAt), Pinned: e.Pinned}
 	if !e.Time.IsZero() {
 		t := e.Time.UTC()
 		out.Time = &t

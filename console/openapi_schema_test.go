@@ -10,7 +10,8 @@ import (
 // TestOpenAPISchemasMatchTypes checks the document's schemas against the
 // Go types the API encodes: the same properties, and required exactly
 // the fields that are never omitted, so a field added to a response (the
-// token counts of a file and of the snapshot's budget) is documented.
+// token counts of a file and of the snapshot's budget, a file's lifetime)
+// is documented.
 func TestOpenAPISchemasMatchTypes(t *testing.T) {
 	d, err := loadDoc()
 	if err != nil {
@@ -18,7 +19,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 	}
 	for name, v := range map[string]any{"File": FileJSON{}, "FilePage": ListJSON{}, "Snapshot": SnapshotJSON{}, "Budget": BudgetJSON{},
 		"Part": PartJSON{}, "Mutation": MutationJSON{}, "Search": SearchJSON{}, "Match": MatchJSON{}, "Span": SpanJSON{}, "Forget": ForgetJSON{},
-		"Namespace": NamespaceJSON{}, "NamespacePage": NamespacesJSON{}} {
+		"Namespace": NamespaceJSON{}, "NamespacePage": NamespacesJSON{}, "ListedFile": ListedFile{}, "WriteBody": WriteBody{}, "Entry": EntryJSON{},
+		"Consolidate": ConsolidateJSON{}, "Expiry": ExpiryJSON{}} {
 		schema, _ := resolve(d, "#/components/schemas/"+name).(map[string]any)
 		if schema == nil {
 			t.Errorf("openapi.json has no schema %s", name)

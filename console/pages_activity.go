@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // Page bounds of the history's pages.
@@ -76,8 +78,11 @@ func (h *Handler) deletedPage(pc *pageCall) error {
 		return err
 	}
 	for _, f := range page.Files {
-		d.Rows = append(d.Rows, deletedRow{DeletedJSON: f, By: f.Metadata[UpdatedByKey], Client: f.Metadata[ClientKey],
-			Why: whyOf(f.Metadata), Token: formToken()})
+		row := deletedRow{DeletedJSON: f, By: f.Metadata[UpdatedByKey], Client: f.Metadata[ClientKey], Why: whyOf(f.Metadata), Token: formToken()}
+		if row.By == store.ExpiryUpdatedBy && row.Why == "" {
+			row.Why = "expired"
+		}
+		d.Rows = append(d.Rows, row)
 	}
 	if c := makeCursor("deleted", pc.ns, next); c != "" {
 		d.Next = pc.nsURL("deleted") + "?cursor=" + url.QueryEscape(c)
@@ -111,7 +116,7 @@ func (h *Handler) activityPage(pc *pageCall) error {
 	d.ByClient = countsTable{Rows: a.Clients, Base: pc.base, NS: pc.ns, Kind: "client"}
 	d.ByUser = countsTable{Rows: a.Users, Base: pc.base, NS: pc.ns, Kind: "user"}
 	for _, e := range a.Recent {
-		d.Recent = append(d.Recent, historyRow{EntryJSON: e, By: e.Metadata[UpdatedByKey], Client: clientOf(e.Metadata)})
+		d.Recent = append(d.Recent, newHistoryRow(e, clientOf(e.Metadata)))
 	}
 	h.render(pc.w, pc.r, http.StatusOK, "activity", pc.data("Activity in "+pc.ns, d))
 	return nil

@@ -19,6 +19,10 @@ type fileRow struct {
 	Path, Version, By, Client string
 	// Size is the whole file's, in characters and estimated tokens.
 	Size PartJSON
+	// Life marks a pinned or expiring file (lifetimeLabel), Pinned a
+	// pinned one.
+	Life   string
+	Pinned bool
 }
 
 type notebookData struct {
@@ -46,7 +50,7 @@ func (h *Handler) notebookPage(pc *pageCall) error {
 		}
 		after = p
 	}
-	paths, more, err := h.listAfter(ctx, pc.ns+"/", after, pageFiles)
+	entries, more, err := h.listAfter(ctx, pc.ns+"/", after, pageFiles)
 	if err != nil {
 		return err
 	}
@@ -54,19 +58,19 @@ func (h *Handler) notebookPage(pc *pageCall) error {
 	if d.Consolidate {
 		d.ConsolidateToken = formToken()
 	}
-	for _, p := range paths {
-		f, err := h.s.Read(ctx, p, wholeFile)
+	for _, e := range entries {
+		f, err := h.s.Read(ctx, e.Path, wholeFile)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		d.Files = append(d.Files, fileRow{Path: pc.rel(p), Version: f.Version, By: f.Metadata[UpdatedByKey],
-			Client: f.Metadata[ClientKey], Size: size(f.Content)})
+		d.Files = append(d.Files, fileRow{Path: pc.rel(e.Path), Version: f.Version, By: f.Metadata[UpdatedByKey],
+			Client: f.Metadata[ClientKey], Size: size(f.Content), Life: lifetimeLabel(f.ExpiresAt, f.Pinned), Pinned: f.Pinned})
 	}
 	if more {
-		d.Next = pc.nsURL() + "/?after=" + url.QueryEscape(pc.rel(paths[len(paths)-1]))
+		d.Next = pc.nsURL() + "/?after=" + url.QueryEscape(pc.rel(entries[len(entries)-1].Path))
 	}
 	b, err := h.mem.Budget(ctx, pc.ns)
 	if err != nil {
@@ -86,6 +90,8 @@ type fileData struct {
 	Raw     bool
 	HTML    template.HTML
 	Dropped bool
+	// Life is the file's expiry and pin, and the form that sets them.
+	Life lifetimeData
 }
 
 func sortedMeta(md map[string]string) [][2]string {
@@ -97,16 +103,22 @@ func sortedMeta(md map[string]string) [][2]string {
 	return out
 }
 
-func (h *Handler) filePage(pc *pageCall) error {
+func (h *Handler) filePage(pc *pageCall) error { return h.showFile(pc, http.StatusOK, "") }
+
+// showFile renders the file page of pc.file with status, and lifeErr
+// (when not "") saying why its lifetime form was refused.
+func (h *Handler) showFile(pc *pageCall, status int, lifeErr string) error {
 	f, rel := pc.file, pc.relPath
-	d := fileData{Path: rel, Version: f.Version, Content: f.Content, Metadata: sortedMeta(f.Metadata), Raw: pc.r.URL.Query().Get("view") == "raw"}
+	d := fileData{Path: rel, Version: f.Version, Content: f.Content, Metadata: sortedMeta(f.Metadata), Raw: pc.r.URL.Query().Get("view") == "raw",
+		Life: h.lifetimeOf(pc, f)}
+	d.Life.Error = lifeErr
 	if !d.Raw {
 		var err error
 		if d.HTML, d.Dropped, err = renderMarkdown(f.Content); err != nil {
 			return err
 		}
 	}
-	h.render(pc.w, pc.r, http.StatusOK, "file", pc.data(rel, d))
+	h.render(pc.w, pc.r, status, "file", pc.data(rel, d))
 	return nil
 }
 
@@ -116,11 +128,15 @@ type editData struct {
 	New                           bool
 	Path, Version, Content, Token string
 	Error                         string
+	// Life marks a pinned or expiring file (lifetimeLabel): the save
+	// keeps it.
+	Life string
 }
 
 func (h *Handler) editPage(pc *pageCall) error {
 	f, rel := pc.file, pc.relPath
-	h.render(pc.w, pc.r, http.StatusOK, "edit", pc.data("Edit "+rel, editData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken()}))
+	h.render(pc.w, pc.r, http.StatusOK, "edit", pc.data("Edit "+rel, editData{Path: rel, Version: f.Version, Content: f.Content, Token: formToken(),
+		Life: lifetimeLabel(f.ExpiresAt, f.Pinned)}))
 	return nil
 }
 
@@ -168,7 +184,7 @@ func (h *Handler) save(pc *pageCall) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.putFile(pc.call, p, content, nil, version, op)
+	_, err = h.putFile(pc.call, p, content, nil, version, op, lifetimeEdit{}) // keeps the expiry and pin
 	switch {
 	case errors.Is(err, store.ErrOperationConflict):
 		return again(http.StatusConflict, "This form was already submitted with other text. Your text is below: save it again.")

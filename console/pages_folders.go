@@ -47,6 +47,10 @@ type folderEntry struct {
 	Files      int
 	Size       PartJSON
 	By, Client string
+	// Life marks a pinned or expiring file (lifetimeLabel), Pinned a
+	// pinned one.
+	Life   string
+	Pinned bool
 }
 
 type folderData struct {
@@ -115,6 +119,7 @@ func (h *Handler) folderPage(pc *pageCall) error {
 			return err
 		}
 		e.Size, e.By, e.Client = size(f.Content), f.Metadata[UpdatedByKey], f.Metadata[ClientKey]
+		e.Life, e.Pinned = lifetimeLabel(f.ExpiresAt, f.Pinned), f.Pinned
 	}
 	if len(d.Entries) == 0 && rel != "" && opts.After == "" {
 		return problemOf(http.StatusNotFound, "not-found", "no folder "+rel+" holds a file in this namespace")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -17,6 +18,25 @@ type historyRow struct {
 	DiffURL    string
 	// First marks a file's first (newest) row on the page.
 	First bool
+	// Expired marks the delete that recorded the file's expiry (by
+	// store.ExpiryUpdatedBy); Life the lifetime a write gave the file
+	// (lifetimeLabel).
+	Expired bool
+	Life    string
+}
+
+// newHistoryRow is the row of change e, made through client.
+func newHistoryRow(e EntryJSON, client string) historyRow {
+	r := historyRow{EntryJSON: e, By: e.Metadata[UpdatedByKey], Client: client}
+	r.Expired = e.Kind == "delete" && r.By == store.ExpiryUpdatedBy
+	if e.Kind != "delete" {
+		var at time.Time
+		if e.ExpiresAt != nil {
+			at = *e.ExpiresAt
+		}
+		r.Life = lifetimeLabel(at, e.Pinned)
+	}
+	return r
 }
 
 type historyData struct {
@@ -55,7 +75,7 @@ func (h *Handler) historyPage(pc *pageCall) error {
 	}
 	for i := range page.Entries {
 		e := pc.entry(&page.Entries[i])
-		row := historyRow{EntryJSON: e, By: e.Metadata[UpdatedByKey], Client: e.Metadata[ClientKey]}
+		row := newHistoryRow(e, e.Metadata[ClientKey])
 		if e.Previous != "" && e.Kind != "delete" {
 			row.DiffURL = pc.nsURL("diff", e.Path) + "?from=" + url.QueryEscape(e.Previous) + "&to=" + url.QueryEscape(e.Version)
 		}

@@ -63,6 +63,7 @@ var problemTitles = map[string]string{
 	"invalid-body":                 "Invalid request body",
 	"invalid-content":              "Invalid content",
 	"invalid-metadata":             "Invalid metadata",
+	"invalid-lifetime":             "Invalid file lifetime",
 	"invalid-precondition":         "Invalid precondition header",
 	"invalid-idempotency-key":      "Invalid Idempotency-Key",
 	"unsupported-media-type":       "Unsupported media type",
@@ -127,6 +128,8 @@ func (h *Handler) problemFor(c *call, err error) *Problem {
 		return problemOf(http.StatusBadRequest, "invalid-path", "paths are \"/\"-separated segments of 1-200 characters of [A-Za-z0-9_.-], none \".\", none containing \"..\", none starting with \".agentmem\"")
 	case errors.Is(err, store.ErrInvalidContent):
 		return problemOf(http.StatusBadRequest, "invalid-content", "content must be valid UTF-8 text")
+	case errors.Is(err, store.ErrInvalidLifetime):
+		return lifetimeProblem(err)
 	case errors.Is(err, store.ErrInvalidMetadata):
 		return problemOf(http.StatusBadRequest, "invalid-metadata", "metadata values must hold no NUL and the map must be at most 4,096 characters as JSON")
 	case errors.Is(err, store.ErrInvalidBound):

@@ -147,6 +147,7 @@ var routes = []route{
 	{method: "GET", pattern: nsPage + "/edit" + filePattern, op: "page edit", role: roleUser, namespaced: true, read: true, show: (*Handler).editPage},
 	{method: "GET", pattern: nsPage + "/new", op: "page new", role: roleUser, namespaced: true, show: (*Handler).newPage},
 	{method: "POST", pattern: nsPage + "/save", op: "page save", role: roleUser, namespaced: true, show: (*Handler).save},
+	{method: "POST", pattern: nsPage + "/lifetime", op: "page lifetime", role: roleUser, namespaced: true, formPath: true, show: (*Handler).lifetimeForm},
 	{method: "GET", pattern: nsPage + "/delete" + filePattern, op: "page delete", role: roleUser, namespaced: true, read: true, show: (*Handler).deletePage},
 	{method: "POST", pattern: nsPage + "/delete", op: "page delete", role: roleUser, namespaced: true, formPath: true, show: (*Handler).deleteForm},
 	{method: "GET", pattern: nsPage + "/history/{$}", op: "page history", role: roleUser, namespaced: true, show: (*Handler).historyPage},

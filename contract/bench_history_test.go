@@ -23,3 +23,19 @@ func BenchmarkHistoryFilestore(b *testing.B) {
 		return d
 	})
 }
+
+// BenchmarkLifetimeMemstore is contract.BenchLifetime on memstore.
+func BenchmarkLifetimeMemstore(b *testing.B) {
+	contract.BenchLifetime(b, func(b *testing.B) driver.Driver { return newMemDriver(b) })
+}
+
+// BenchmarkLifetimeFilestore is contract.BenchLifetime on filestore.
+func BenchmarkLifetimeFilestore(b *testing.B) {
+	contract.BenchLifetime(b, func(b *testing.B) driver.Driver {
+		d, err := filestore.New(b.Context(), b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}

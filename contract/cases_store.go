@@ -17,7 +17,7 @@ import (
 // Cases returns the suite's cases, in order.
 func Cases() []Case {
 	var all []Case
-	for _, group := range [][]Case{storeCases, walkCases, receiptCases, searchCases, pathCases, faultCases, afterCrashCases, replayCases, concurrencyCases, adversarialCases, costCases, historyCases, vectorCases, indexCases, persistCases, recencyCases} {
+	for _, group := range [][]Case{storeCases, walkCases, receiptCases, searchCases, pathCases, faultCases, afterCrashCases, replayCases, concurrencyCases, adversarialCases, costCases, historyCases, vectorCases, indexCases, persistCases, recencyCases, lifetimeCases} {
 		all = append(all, group...)
 	}
 	return all

@@ -348,6 +348,18 @@ func decodeMeta(s, what string) (map[string]string, error) {
 	return m, nil
 }
 
+// lifetimeOf returns the lifetime (driver.ExpiresKey, driver.PinnedKey)
+// held in meta, a row's metadata as encodeMeta stores it; what names the
+// row in errors. Listings and scope reads select meta for it, in the same
+// query as the path.
+func lifetimeOf(meta, what string) (driver.Lifetime, error) {
+	l, err := driver.LifetimeOfJSON(meta) // without decoding the whole text
+	if err != nil {
+		return driver.Lifetime{}, fmt.Errorf("cosmosdb: decoding metadata of %s: %w", what, err)
+	}
+	return l, nil
+}
+
 func decodeFile(b []byte) (*driver.File, error) {
 	var it fileItem
 	if err := json.Unmarshal(b, &it); err != nil {

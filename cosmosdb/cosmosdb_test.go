@@ -305,16 +305,16 @@ func TestBatchAndScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{t/main/a.md alp true v1} {t/main/b.md 😀😀😀 true v2} {t/main/c.md é😀😀 false v3}]"
+	want := "[{t/main/a.md alp true v1 { }} {t/main/b.md 😀😀😀 true v2 { }} {t/main/c.md é😀😀 false v3 { }}]" // no lifetimes
 	if fmt.Sprint(sc) != want {
 		t.Fatalf("ReadScope = %v, want %v", sc, want)
 	}
 	sc, err = d.ReadScope(ctx, driver.ScopeParams{Prefix: "t/main/", Limit: 1, MaxChars: 100})
-	if err != nil || fmt.Sprint(sc) != "[{t/main/a.md alpha false v1}]" {
+	if err != nil || fmt.Sprint(sc) != "[{t/main/a.md alpha false v1 { }}]" {
 		t.Fatalf("ReadScope limit 1 = %v, %v", sc, err)
 	}
 	sc, err = d.ReadScope(ctx, driver.ScopeParams{Prefix: "", Limit: 10, MaxChars: 100})
-	if err != nil || fmt.Sprint(sc) != "[{root.md root false v7}]" {
+	if err != nil || fmt.Sprint(sc) != "[{root.md root false v7 { }}]" {
 		t.Fatalf("ReadScope root = %v, %v", sc, err)
 	}
 }

@@ -83,7 +83,9 @@
 // Receipts, delete tombstones and history entries carry a ttl (seconds
 // until their ExpiresAt); containers that New creates have
 // DefaultTimeToLive -1, which turns per-item ttl on without expiring
-// anything else. On a container without it, nothing expires.
+// anything else. On a container without it, nothing expires. A live file
+// never carries a ttl: its own expiry is metadata (driver.ExpiresKey),
+// which the store acts on and records as a delete in the history.
 //
 // The store refuses a create that would make a file and a folder share a
 // name (store.ErrPathCollision) after reading the path's ancestors and

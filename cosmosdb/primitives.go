@@ -339,6 +339,7 @@ func (d *Driver) receiptCAS(ctx context.Context, id, version string, complete bo
 type listRow struct {
 	Path string `json:"path"`
 	Tomb bool   `json:"tomb"`
+	Meta string `json:"meta"`
 }
 
 // ListFiles implements driver.Driver. A prefix holding "/" lies in one
@@ -347,7 +348,9 @@ type listRow struct {
 // or part of a first segment) may span partitions: it fans out over all
 // of them without ORDER BY (which a cross-partition query through the
 // gateway cannot do), reads every row under the prefix after p.After and
-// sorts in Go.
+// sorts in Go. Either query selects the path, the tombstone flag and the
+// metadata (never the content): each entry's Lifetime comes from the
+// metadata of its row.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	where := []string{"c.type = @type", "STARTSWITH(c.path, @prefix)"}
 	params := []azcosmos.QueryParameter{param("@type", typeFile), param("@prefix", p.Prefix)}
@@ -362,9 +365,9 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		// ignores the request's partition scope still answers correctly.
 		where = append([]string{"c.pk = @pk"}, where...)
 		params = append(params, param("@pk", pk))
-		sql = fmt.Sprintf("SELECT TOP %d c.path, c.tomb FROM c WHERE %s ORDER BY c.path ASC", p.Limit, strings.Join(where, " AND "))
+		sql = fmt.Sprintf("SELECT TOP %d c.path, c.tomb, c.meta FROM c WHERE %s ORDER BY c.path ASC", p.Limit, strings.Join(where, " AND "))
 	} else {
-		sql = "SELECT c.path, c.tomb FROM c WHERE " + strings.Join(where, " AND ")
+		sql = "SELECT c.path, c.tomb, c.meta FROM c WHERE " + strings.Join(where, " AND ")
 	}
 	var key *string
 	limit := 0
@@ -381,7 +384,11 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, driver.Entry{Path: r.Path, Tombstone: r.Tomb})
+		life, err := lifetimeOf(r.Meta, r.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, driver.Entry{Path: r.Path, Tombstone: r.Tomb, Lifetime: life})
 	}
 	slices.SortFunc(out, func(a, b driver.Entry) int { return strings.Compare(a.Path, b.Path) })
 	if len(out) > p.Limit {

@@ -16,17 +16,19 @@ type scopeRow struct {
 	Content string `json:"content"`
 	Len     int    `json:"len"`
 	Version string `json:"version"`
+	Meta    string `json:"meta"`
 }
 
 // ReadScope implements driver.ScopeReader with one single-partition query:
 // the files whose dir is the scope, tombstones excluded, ordered by path,
 // each cut on the server to 2×MaxChars string units (Cosmos DB may count
 // UTF-16 units, so that many always hold MaxChars runes) and then to
-// MaxChars runes in Go.
+// MaxChars runes in Go. Each file's Lifetime comes from the metadata the
+// query selects with it.
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	pk := scopePartition(p.Prefix)
 	units := 2 * p.MaxChars
-	sql := fmt.Sprintf("SELECT TOP %d c.path, SUBSTRING(c.content, 0, @units) AS content, LENGTH(c.content) AS len, c.version FROM c "+
+	sql := fmt.Sprintf("SELECT TOP %d c.path, SUBSTRING(c.content, 0, @units) AS content, LENGTH(c.content) AS len, c.version, c.meta FROM c "+
 		"WHERE c.pk = @pk AND c.type = @type AND c.dir = @dir AND c.tomb = false ORDER BY c.path ASC", p.Limit)
 	params := []azcosmos.QueryParameter{
 		param("@units", units), param("@pk", pk), param("@type", typeFile), param("@dir", p.Prefix),
@@ -41,8 +43,12 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		if err != nil {
 			return nil, err
 		}
+		life, err := lifetimeOf(r.Meta, r.Path)
+		if err != nil {
+			return nil, err
+		}
 		content, cut := driver.CutRunes(r.Content, p.MaxChars)
-		out = append(out, driver.ScopeFile{Path: r.Path, Content: content, Truncated: cut || r.Len > units, Version: r.Version})
+		out = append(out, driver.ScopeFile{Path: r.Path, Content: content, Truncated: cut || r.Len > units, Version: r.Version, Lifetime: life})
 	}
 	return out, nil
 }

@@ -51,6 +51,13 @@
 // tombstones and history entries carry [TTLAttribute]. The module README
 // explains the choice.
 //
+// A file's expiry and pin (driver.ExpiresKey, driver.PinnedKey) are kept
+// in its metadata attribute like any metadata, never in [TTLAttribute]:
+// the store records an expiry as a delete in the history, which a time to
+// live would skip. A listing (ListFiles, ReadScope) reads each row's
+// metadata attribute beside its path and reports those two keys as the
+// entry's lifetime, in the same request; a listing never reads content.
+//
 // # Errors
 //
 // A failed condition is reported as driver.ErrPrecondition, classified by
@@ -93,7 +100,7 @@
 // [driver.Mutator] (TransactWriteItems), [driver.BatchGetter]
 // (BatchGetItem, 100 keys per request, unprocessed keys retried),
 // [driver.ScopeReader] (one Query returning the files directly in a scope
-// with their content) and [driver.Historian] (history entries written in
+// with their content, version and lifetime) and [driver.Historian] (history entries written in
 // the mutation's own TransactWriteItems, so history costs no request;
 // listed by Query, forgotten by BatchWriteItem, 25 per request). Not
 // [driver.Pruner]: time to live does that work.

@@ -161,7 +161,9 @@ const (
 
 	// TTLAttribute is the Number attribute (Unix epoch seconds) that
 	// receipts, tombstones and history entries carry and that the table's
-	// time to live deletes by. Files never carry it.
+	// time to live deletes by. Files never carry it, not even a file that
+	// expires: its expiry is metadata (driver.ExpiresKey), which the store
+	// records as a delete in the history when it is due.
 	TTLAttribute = "expires_at"
 )
 
@@ -448,6 +450,26 @@ func decodeFile(it map[string]types.AttributeValue) (*driver.File, error) {
 		}
 	}
 	return f, nil
+}
+
+// decodeEntry decodes a listed file row (see listProjection).
+func decodeEntry(it map[string]types.AttributeValue) (driver.Entry, error) {
+	e := driver.Entry{Path: getS(it, attrSK), Tombstone: getBool(it, attrTombstone)}
+	lt, err := lifetimeOf(e.Path, it)
+	e.Lifetime = lt
+	return e, err
+}
+
+// lifetimeOf returns the lifetime held in the metadata of the file row at
+// path: the values of driver.ExpiresKey and driver.PinnedKey in its JSON
+// string attrMetadata. Metadata that names no store-owned key (as
+// json.Marshal writes it, keys unescaped) is not decoded.
+func lifetimeOf(path string, it map[string]types.AttributeValue) (driver.Lifetime, error) {
+	l, err := driver.LifetimeOfJSON(getS(it, attrMetadata)) // without decoding the whole text
+	if err != nil {
+		return driver.Lifetime{}, errorf("metadata of %q: %w", path, err)
+	}
+	return l, nil
 }
 
 // decodeReceipt decodes a receipt; nil for an empty item.

@@ -28,7 +28,14 @@ const (
 var names = map[string]string{
 	"#pk": attrPK, "#sk": attrSK, "#v": attrVersion, "#done": attrDone,
 	"#tomb": attrTombstone, "#dir": attrDir, "#c": attrContent, "#pend": attrPending,
+	"#md": attrMetadata,
 }
+
+// listProjection is what a listing reads of each row: the path, the
+// tombstone flag and the metadata string, whose store-owned keys are the
+// entry's lifetime (driver.Entry.Lifetime). The metadata is at most a few
+// KB; the content is never read.
+const listProjection = "#sk, #tomb, #md"
 
 // exprNames returns the placeholders used by the given expressions.
 func exprNames(exprs ...string) map[string]string {
@@ -57,7 +64,10 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 
 // ListFiles implements driver.Driver. A prefix that names at least
 // Options.PartitionDepth directories is one Query on its partition, paged
-// from p.After; a shorter one is a Scan of the whole table.
+// from p.After; a shorter one is a Scan of the whole table. Either reads
+// each row's path, tombstone flag and metadata attribute (never its
+// content), and fills each entry's Lifetime from that metadata in the
+// same request.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	if len(p.After) > maxSortKeyBytes {
 		// No stored path lies strictly between the cut and After.
@@ -79,8 +89,8 @@ func (d *Driver) listQuery(ctx context.Context, pk string, p driver.ListParams) 
 	in := &awsdynamodb.QueryInput{
 		TableName:                 &d.table,
 		KeyConditionExpression:    aws.String(keyPrefixQuery),
-		ProjectionExpression:      aws.String("#sk, #tomb"),
-		ExpressionAttributeNames:  exprNames(keyPrefixQuery, "#tomb"),
+		ProjectionExpression:      aws.String(listProjection),
+		ExpressionAttributeNames:  exprNames(keyPrefixQuery, listProjection),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":prefix": str(p.Prefix)},
 		ConsistentRead:            aws.Bool(true),
 	}
@@ -95,7 +105,11 @@ func (d *Driver) listQuery(ctx context.Context, pk string, p driver.ListParams) 
 			return nil, err
 		}
 		for _, it := range page.Items {
-			out = append(out, driver.Entry{Path: getS(it, attrSK), Tombstone: getBool(it, attrTombstone)})
+			e, err := decodeEntry(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
 		}
 		if len(page.LastEvaluatedKey) == 0 {
 			break
@@ -123,8 +137,8 @@ func (d *Driver) listScan(ctx context.Context, p driver.ListParams) ([]driver.En
 	in := &awsdynamodb.ScanInput{
 		TableName:                 &d.table,
 		FilterExpression:          aws.String(filter),
-		ProjectionExpression:      aws.String("#sk, #tomb"),
-		ExpressionAttributeNames:  exprNames(filter, "#sk, #tomb"),
+		ProjectionExpression:      aws.String(listProjection),
+		ExpressionAttributeNames:  exprNames(filter, listProjection),
 		ExpressionAttributeValues: values,
 		ConsistentRead:            aws.Bool(true),
 	}
@@ -135,7 +149,11 @@ func (d *Driver) listScan(ctx context.Context, p driver.ListParams) ([]driver.En
 			return nil, err
 		}
 		for _, it := range page.Items {
-			out = append(out, driver.Entry{Path: getS(it, attrSK), Tombstone: getBool(it, attrTombstone)})
+			e, err := decodeEntry(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
 		}
 		slices.SortFunc(out, func(a, b driver.Entry) int { return strings.Compare(a.Path, b.Path) })
 		out = out[:min(len(out), p.Limit)]

@@ -14,6 +14,10 @@ import (
 // batchGetMax is BatchGetItem's limit of keys per request.
 const batchGetMax = 100
 
+// scopeProjection is what a scope read reads of each file: its path,
+// content, version and metadata (for its lifetime).
+const scopeProjection = "#sk, #c, #v, #md"
+
 // GetFiles implements driver.BatchGetter with consistent BatchGetItem
 // requests of up to 100 keys, retrying unprocessed keys with backoff.
 func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
@@ -59,7 +63,9 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 
 // ReadScope implements driver.ScopeReader: one Query on the scope's
 // partition, its key range limited to the scope, filtered to the files
-// directly in it (no tombstones), paged when a page reaches 1 MB.
+// directly in it (no tombstones), paged when a page reaches 1 MB. Each
+// file's Lifetime comes from its metadata attribute, read by the same
+// Query.
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	if !keyFits(p.Prefix) {
 		return nil, nil
@@ -76,8 +82,8 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		TableName:                 &d.table,
 		KeyConditionExpression:    &key,
 		FilterExpression:          &filter,
-		ProjectionExpression:      aws.String("#sk, #c, #v"),
-		ExpressionAttributeNames:  exprNames(key, filter, "#sk, #c, #v"),
+		ProjectionExpression:      aws.String(scopeProjection),
+		ExpressionAttributeNames:  exprNames(key, filter, scopeProjection),
 		ExpressionAttributeValues: values,
 		ConsistentRead:            aws.Bool(true),
 		Limit:                     aws.Int32(int32(min(p.Limit, 1<<30))),
@@ -92,8 +98,13 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 			if len(out) == p.Limit {
 				break
 			}
+			path := getS(it, attrSK)
+			lt, err := lifetimeOf(path, it)
+			if err != nil {
+				return nil, err
+			}
 			content, cut := driver.CutRunes(getS(it, attrContent), p.MaxChars)
-			out = append(out, driver.ScopeFile{Path: getS(it, attrSK), Content: content, Truncated: cut, Version: getS(it, attrVersion)})
+			out = append(out, driver.ScopeFile{Path: path, Content: content, Truncated: cut, Version: getS(it, attrVersion), Lifetime: lt})
 		}
 		if len(page.LastEvaluatedKey) == 0 {
 			break

@@ -59,3 +59,12 @@ func BenchmarkHybridSearch(b *testing.B) {
 	c := newClient(b)
 	contract.BenchHybridSearch(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
 }
+
+// BenchmarkLifetime is what a file's expiry and pin cost the reads that
+// check them (see contract.BenchLifetime): a read, a listing and a
+// snapshot of a folder of 200 files without lifetimes and with one on
+// every file, their calls and latency ratio (vs-off).
+func BenchmarkLifetime(b *testing.B) {
+	c := newClient(b)
+	contract.BenchLifetime(b, func(b *testing.B) driver.Driver { return newDriver(b, c, nil) })
+}

@@ -85,6 +85,23 @@ var firestoreCases = []contract.Case{
 			t.Fatalf("files %q, receipts %q", files, receipts)
 		}
 	}},
+	{Name: "firestore_lifetime_is_no_ttl", Run: func(t *testing.T, e *contract.Env) {
+		// A file's expiry rides in its metadata, never in expiresAt, the
+		// field a TTL policy deletes by: the store records the expiry.
+		if _, err := e.Store.Write(t.Context(), store.WriteRequest{Path: "l/a.md", Content: "x", ExpiresAt: e.Clock.Now().Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.Raw.(*firestore.Driver).Collection().Doc(firestore.FileID("l/a.md")).Get(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.Data()["expiresAt"]; ok {
+			t.Fatalf("an expiring file has expiresAt: %v", s.Data())
+		}
+		if m, _ := s.Data()["metadata"].(string); !strings.Contains(m, driver.ExpiresKey) {
+			t.Fatalf("metadata %q holds no %s", m, driver.ExpiresKey)
+		}
+	}},
 	{Name: "firestore_scope_pages_past_subfolders", Run: func(t *testing.T, e *contract.Env) {
 		d := e.Raw
 		add := func(p string, tomb bool) {

@@ -13,8 +13,9 @@
 // One collection holds three kinds of documents. A file row has the ID
 // "f~" + its path with every "/" replaced by "~" (paths never contain "~",
 // so the ID decodes back to the path) and the fields path, content,
-// version, operationId, metadata (JSON), and for tombstones tombstone and
-// expiresAt. A receipt has the ID "r~" + hex SHA-256 of the operation id
+// version, operationId, metadata (JSON, holding the store's lifetime keys
+// with the caller's), and for tombstones tombstone and expiresAt (a file's
+// own expiry is never a TTL: the store records it as a delete). A receipt has the ID "r~" + hex SHA-256 of the operation id
 // (operation ids may hold "/" and run to 2 KB) and the fields id,
 // fingerprint, kind, target, expected, version, existed, completed,
 // createdAt, expiresAt; one that Mutate writes (always completed) packs

@@ -283,6 +283,18 @@ func decodeFile(s *firestore.DocumentSnapshot) (*driver.File, error) {
 	return f, nil
 }
 
+// lifetime reads the store-owned lifetime keys (driver.ExpiresKey,
+// driver.PinnedKey) from the metadata field of m, the data of file row s;
+// the keys travel inside the metadata JSON, so a listing selects that
+// field.
+func lifetime(s *firestore.DocumentSnapshot, m map[string]any) (driver.Lifetime, error) {
+	l, err := driver.LifetimeOfJSON(getString(m, fMetadata)) // without decoding the whole text
+	if err != nil {
+		return driver.Lifetime{}, fmt.Errorf("firestore: metadata of %s: %w", s.Ref.ID, err)
+	}
+	return l, nil
+}
+
 // receiptData is the document of a receipt on the primitive path.
 func receiptData(r driver.Receipt) map[string]any {
 	return map[string]any{

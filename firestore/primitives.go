@@ -113,7 +113,9 @@ func (d *Driver) rangeQuery(prefix, from string, exclusive bool) firestore.Query
 }
 
 // ListFiles implements driver.Driver with one query that returns only the
-// path and tombstone fields. Tombstones are returned flagged.
+// path, tombstone and metadata fields (never the content): each entry's
+// Lifetime comes from the metadata read in that query. Tombstones are
+// returned flagged.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	if !storable(p.Prefix) {
 		return nil, nil // every path under it is too long to be stored (or queried)
@@ -122,7 +124,7 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 	if p.After >= p.Prefix && p.After != "" {
 		q = d.rangeQuery(p.Prefix, p.After, true)
 	}
-	it := q.Select(fPath, fTombstone).Limit(p.Limit).Documents(ctx)
+	it := q.Select(fPath, fTombstone, fMetadata).Limit(p.Limit).Documents(ctx)
 	defer it.Stop()
 	var out []driver.Entry
 	for {
@@ -134,7 +136,11 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 			return nil, fail(ctx, "list files", err)
 		}
 		m := s.Data()
-		out = append(out, driver.Entry{Path: getString(m, fPath), Tombstone: getBool(m, fTombstone)})
+		life, err := lifetime(s, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, driver.Entry{Path: getString(m, fPath), Tombstone: getBool(m, fTombstone), Lifetime: life})
 	}
 }
 

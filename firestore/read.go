@@ -43,7 +43,8 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 // first p.Limit rows of the scope. Nested paths and tombstones are dropped
 // here, so when they took room the driver asks for another page, starting
 // after the last row seen, or past the whole subfolder when that row was
-// nested (a subfolder's paths sort together, as "/" is one byte).
+// nested (a subfolder's paths sort together, as "/" is one byte). Each
+// file's Lifetime comes from the metadata of the row the query returned.
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	var out []driver.ScopeFile
 	from, exclusive := p.Prefix, false
@@ -69,7 +70,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 				continue
 			}
 			content, cut := driver.CutRunes(f.Content, p.MaxChars)
-			out = append(out, driver.ScopeFile{Path: f.Path, Content: content, Truncated: cut, Version: f.Version})
+			out = append(out, driver.ScopeFile{Path: f.Path, Content: content, Truncated: cut, Version: f.Version, Lifetime: driver.LifetimeOf(f.Metadata)})
 		}
 		if len(docs) < need {
 			break

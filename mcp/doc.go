@@ -70,7 +70,11 @@
 // the caller's own files ("memory:///MEMORY.md", "memory:///travel.md", at
 // most [Options.MaxResources]) and [SnapshotURI] ("memory:///snapshot"),
 // the injected block; resources/read reads them (bounded as read_memory
-// is). resources/subscribe is supported: a write or delete made through this
+// is). An expired file is neither listed nor read, at once (the store
+// hides it), and a pinned or expiring file says so in its resource's
+// description ("Pinned.", "Expires 2026-12-31 00:00 UTC."). A subscriber
+// to a file hears its expiry as a change, at the next poll.
+// resources/subscribe is supported: a write or delete made through this
 // server notifies the subscribers of that user's file and snapshot
 // (notifications/resources/updated), and nobody else's. Changes made by
 // other processes (another server, a background job, a person editing a

@@ -10,6 +10,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmem/agentmem/core/memory"
+	"github.com/agentmem/agentmem/core/store"
 )
 
 // URIs of the resources the server offers, all of one form: "memory:///"
@@ -60,7 +61,9 @@ func (s *Server) listResources(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			return nil, s.fail(ctx, err)
 		}
 		prefix := c.sc.Path() + "/"
-		paths, err := s.mem.Store().ListPaths(ctx, prefix, s.opts.MaxResources+1)
+		// Expired files are not listed (the store hides them); each entry
+		// carries its file's expiry and pin at no extra request.
+		entries, err := s.mem.Store().ListEntries(ctx, prefix, s.opts.MaxResources+1)
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
@@ -68,8 +71,8 @@ func (s *Server) listResources(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			URI: SnapshotURI, Name: "memory-snapshot", Title: "Memory block", MIMEType: "text/markdown",
 		}}}
 		res.CacheScope = "private"
-		for _, p := range paths[:min(len(paths), s.opts.MaxResources)] {
-			name, ok := strings.CutPrefix(p, prefix)
+		for _, e := range entries[:min(len(entries), s.opts.MaxResources)] {
+			name, ok := strings.CutPrefix(e.Path, prefix)
 			if !ok {
 				continue
 			}
@@ -77,11 +80,23 @@ func (s *Server) listResources(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 				continue
 			}
 			res.Resources = append(res.Resources, &mcpsdk.Resource{
-				URI: FileURIPrefix + name, Name: name, MIMEType: "text/markdown",
+				URI: FileURIPrefix + name, Name: name, MIMEType: "text/markdown", Description: lifetimeText(e),
 			})
 		}
 		return res, nil
 	}
+}
+
+// lifetimeText describes a listed file's lifetime for a resource's
+// description: "Pinned.", "Expires <when>." or "" for neither.
+func lifetimeText(e store.Entry) string {
+	switch {
+	case e.Pinned:
+		return "Pinned."
+	case !e.ExpiresAt.IsZero():
+		return "Expires " + memory.FormatExpiry(e.ExpiresAt) + "."
+	}
+	return ""
 }
 
 // readFile reads one of the caller's files, bounded as read_memory is.

@@ -176,3 +176,19 @@ func BenchmarkTermIndexedWrite(b *testing.B) {
 		return d
 	})
 }
+
+// BenchmarkLifetime is what a file's expiry and pin cost the reads that
+// check them (see contract.BenchLifetime): a read, a listing and a
+// snapshot of a folder of 200 files without lifetimes and with one on
+// every file, their calls and latency ratio (vs-off).
+func BenchmarkLifetime(b *testing.B) {
+	url := testURL(b)
+	pool := newPool(b, url, nil, 4)
+	contract.BenchLifetime(b, func(b *testing.B) driver.Driver {
+		d, err := New(b.Context(), pool, &Options{Table: uniqueTable(b, url)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	})
+}

@@ -14,21 +14,21 @@ import (
 // historyArgs returns the history arguments of the mutation function
 // (full: $18–$28; the history content is NULL when it is the mutation's
 // content, which the function then uses) or of the append function
-// ($12–$19: the function fills in the previous version and the content);
-// NULLs without an entry.
+// ($13–$19: the function fills in the previous version, the content and
+// the metadata, the appended row's); NULLs without an entry.
 func historyArgs(e *driver.HistoryEntry, content string, full bool) ([]any, error) {
 	if e == nil && full {
 		return make([]any, 11), nil
 	}
 	if e == nil {
-		return make([]any, 8), nil
+		return make([]any, 7), nil
+	}
+	if !full {
+		return []any{e.Key(), e.Path, e.Version, string(e.Kind), e.OperationID, e.Time, timeArg(e.ExpiresAt)}, nil
 	}
 	meta, err := driver.MetadataJSON(e.Metadata)
 	if err != nil {
 		return nil, err
-	}
-	if !full {
-		return []any{e.Key(), e.Path, e.Version, string(e.Kind), e.OperationID, meta, e.Time, timeArg(e.ExpiresAt)}, nil
 	}
 	var text, raw any
 	if e.Content != content {

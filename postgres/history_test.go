@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,20 +86,28 @@ func TestHistoryFieldsRoundTrip(t *testing.T) {
 	}
 	check("Mutate, delete", h3)
 
-	// The append fills in the version replaced and the new content.
+	// The append fills in the version replaced, the new content and the
+	// row's metadata: the append's, with the replaced row's lifetime.
 	const log = "h/log.md"
-	if _, err := d.Mutate(ctx, driver.MutateParams{Kind: driver.KindWrite, Path: log, Content: "a\x00 \n", Version: "01J00000000000000000000020"}); err != nil {
+	expires := driver.FormatExpiry(now.Add(time.Hour))
+	if _, err := d.Mutate(ctx, driver.MutateParams{Kind: driver.KindWrite, Path: log, Content: "a\x00 \n", Version: "01J00000000000000000000020",
+		Metadata: map[string]string{driver.ExpiresKey: expires, "updated_by": "old"}}); err != nil {
 		t.Fatal(err)
 	}
 	h4 := driver.HistoryEntry{Path: log, Version: "01J00000000000000000000021", Kind: driver.KindWrite, OperationID: "op-4", Metadata: meta,
 		Time: now, ExpiresAt: now.Add(time.Hour)}
 	ar := driver.Receipt{ID: "op-4", Fingerprint: "fp", Kind: driver.KindWrite, Path: log, Version: h4.Version, Completed: true,
 		CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
-	if _, err := d.Append(ctx, driver.AppendParams{Path: log, Entry: "é\x00\n", MaxChars: 100, Version: h4.Version, Receipt: &ar, History: &h4}); err != nil {
+	if _, err := d.Append(ctx, driver.AppendParams{Path: log, Entry: "é\x00\n", MaxChars: 100, Version: h4.Version, Metadata: meta,
+		Receipt: &ar, History: &h4, Now: driver.FormatExpiry(now)}); err != nil {
 		t.Fatal(err)
 	}
 	h4.Previous, h4.Content = "01J00000000000000000000020", "a\x00\né\x00\n"
+	h4.Metadata = driver.KeepLifetime(meta, map[string]string{driver.ExpiresKey: expires})
 	check("Append", h4)
+	if f, err := d.GetFile(ctx, log); err != nil || !maps.Equal(f.Metadata, h4.Metadata) {
+		t.Fatalf("appended file = %+v, %v; want the metadata %v", f, err, h4.Metadata)
+	}
 	// A replay of the append records nothing more.
 	h5 := h4
 	h5.Version = "01J00000000000000000000022"
@@ -340,6 +349,62 @@ func TestSchemaUpgradeFrom3(t *testing.T) {
 	page, err := s.History(ctx, store.HistoryRequest{Path: "a/b.md", Limit: 10})
 	if err != nil || len(page.Entries) != 2 || page.Entries[1].Version != m.Version || page.Entries[0].Content != "x\ny\n" {
 		t.Fatalf("history after the upgrade = %+v, %v", page, err)
+	}
+}
+
+// A database of schema 5 (the append function without p_now) is upgraded
+// on the next process's start: the old append function is dropped, not
+// left beside the new one, and appends keep a file's lifetime at once.
+func TestSchemaUpgradeFrom5(t *testing.T) {
+	url := testURL(t)
+	pool := newPool(t, url, nil, 0)
+	table := uniqueTable(t, url)
+	ctx := t.Context()
+	t.Cleanup(func() { dropFunctions(t, url, table) })
+	if _, err := New(ctx, pool, &Options{Table: table}); err != nil {
+		t.Fatal(err)
+	}
+	f, a := quote(table+"_mutate"), quote(table+"_append")
+	if _, err := pool.Exec(ctx, `DROP FUNCTION `+a+`;
+		CREATE FUNCTION `+a+`(`+oldAppendTypes5+`) RETURNS SETOF `+quote(table+"_receipts")+` LANGUAGE sql AS 'SELECT * FROM `+
+		quote(table+"_receipts")+` WHERE false';
+		COMMENT ON FUNCTION `+f+`(`+mutateTypes+`) IS 'agentmem schema 5'`); err != nil {
+		t.Fatal(err)
+	}
+	schemas.Delete(schemaKey(pool, table)) // as a process that starts now
+	d, err := New(ctx, pool, &Options{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overloads int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_proc WHERE proname IN ($1, $2)`, table+"_mutate", table+"_append").Scan(&overloads); err != nil || overloads != 2 {
+		t.Fatalf("%d functions after the upgrade (%v), want the 2 of the current schema", overloads, err)
+	}
+	var clock atomic.Int64 // Unix nanoseconds: the store's clock
+	clock.Store(time.Now().UnixNano())
+	s := store.New(d, &store.Options{History: &store.HistoryOptions{}, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	defer s.Close()
+	at := time.Unix(0, clock.Load()).Add(time.Hour)
+	if _, err := s.Write(ctx, store.WriteRequest{Path: "a/b.md", Content: "x\n", ExpiresAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, store.AppendRequest{Path: "a/b.md", Text: "y", MaxChars: 100, Metadata: map[string]string{"updated_by": "job"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Read(ctx, "a/b.md", 100)
+	if err != nil || got.Content != "x\ny\n" || !got.ExpiresAt.Equal(at.Truncate(time.Millisecond)) || got.Metadata["updated_by"] != "job" {
+		t.Fatalf("after the upgrade, the appended file = %+v, %v; want its expiry kept", got, err)
+	}
+	page, err := s.History(ctx, store.HistoryRequest{Path: "a/b.md", Limit: 10})
+	if err != nil || len(page.Entries) != 2 || !page.Entries[0].ExpiresAt.Equal(got.ExpiresAt) {
+		t.Fatalf("history after the upgrade = %+v, %v; want the append's entry with the expiry", page, err)
+	}
+	clock.Store(at.UnixNano()) // the file has expired: an append starts it anew
+	if _, err := s.Append(ctx, store.AppendRequest{Path: "a/b.md", Text: "z", MaxChars: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Read(ctx, "a/b.md", 100); err != nil || got.Content != "z\n" || !got.ExpiresAt.IsZero() {
+		t.Fatalf("append to the expired file = %+v, %v; want a new file of the entry alone", got, err)
 	}
 }
 

@@ -21,7 +21,8 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 }
 
 // ListFiles implements driver.Driver: one range scan of the primary key,
-// tombstones flagged.
+// tombstones flagged, each entry's lifetime read from its metadata
+// (metadata->>key) in the same statement.
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	q, args := d.sql.listAll, []any{p.Prefix, p.After, clampInt32(p.Limit)}
 	if end, ok := driver.PrefixEnd(p.Prefix); ok {
@@ -36,7 +37,7 @@ func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.E
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (driver.Entry, error) {
 		var e driver.Entry
-		err := row.Scan(&e.Path, &e.Tombstone)
+		err := row.Scan(&e.Path, &e.Tombstone, &e.Lifetime.Expires, &e.Lifetime.Pinned)
 		return e, err
 	})
 	if tableMissing(err) {

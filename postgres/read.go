@@ -10,7 +10,7 @@ import (
 
 // ReadSnapshot implements driver.SnapshotReader: the file and the listing
 // page in one statement (a point read and a range scan of the primary key,
-// joined by UNION ALL).
+// joined by UNION ALL), each entry with its lifetime (metadata->>key).
 func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
 	q, args := d.sql.snapshotAll, []any{p.List.Prefix, p.List.After, clampInt32(p.List.Limit), p.Path}
 	if end, ok := driver.PrefixEnd(p.List.Prefix); ok {
@@ -26,7 +26,9 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 	defer rows.Close()
 	// UNION ALL keeps each arm's order here; CollectSnapshot sorts again,
 	// which assumes nothing.
-	file, out, err := driver.CollectSnapshot(rows, func(isFile *bool) (*driver.File, error) { return scanFile(rows, isFile) })
+	file, out, err := driver.CollectSnapshot(rows, func(isFile *bool, l *driver.Lifetime) (*driver.File, error) {
+		return scanFile(rows, isFile, &l.Expires, &l.Pinned)
+	})
 	if tableMissing(err) {
 		return nil, nil, nil
 	}
@@ -58,7 +60,8 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 // ReadScope implements driver.ScopeReader: one range scan of the primary
 // key over [prefix, end), keeping files with no "/" after the prefix, each
 // cut by left() to MaxChars+1 characters; the extra character, if any,
-// tells that the file is longer.
+// tells that the file is longer. Each file's lifetime is read from its
+// metadata (metadata->>key) in the same statement.
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	chars := min(p.MaxChars, math.MaxInt32/4-1) + 1
 	q, args := d.sql.readAll, []any{p.Prefix, chars, clampInt32(p.Limit), 4 * chars}
@@ -73,7 +76,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		var f driver.ScopeFile
 		var text *string
 		var raw []byte
-		if err := row.Scan(&f.Path, &text, &raw, &f.Version); err != nil {
+		if err := row.Scan(&f.Path, &text, &raw, &f.Version, &f.Lifetime.Expires, &f.Lifetime.Pinned); err != nil {
 			return f, err
 		}
 		if text != nil {

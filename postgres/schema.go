@@ -20,8 +20,12 @@ import (
 // an older process recreates never hides the current one.) Schema 4 adds
 // the history table and the history arguments of both functions; schema 5
 // makes the append function refuse a row whose operation's receipt is
-// pending (CodeUnsettled).
-const schemaVersion = "agentmem schema 5"
+// pending (CodeUnsettled); schema 6 gives the append function the store's
+// clock (p_now: a row expired by then counts as missing) and makes it
+// carry the replaced row's lifetime into the appended row and its history
+// entry, whose metadata is now the row's (h_metadata goes), so it drops
+// the append function of schemas 4–5.
+const schemaVersion = "agentmem schema 6"
 
 // mutateArgs is the mutation function's signature.
 const mutateArgs = `p_kind text, p_path text, p_content text, p_content_bytes bytea, p_metadata jsonb, p_expected text, p_version text,
@@ -35,15 +39,18 @@ const mutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, tex
 
 // appendArgs is the append function's signature.
 const appendArgs = `p_path text, p_entry text, p_entry_bytes bytea, p_space text, p_max int,
-	p_metadata jsonb, p_version text, r_id text, r_fingerprint text, r_created_at timestamptz, r_expires_at timestamptz,
-	h_key text, h_path text, h_version text, h_kind text, h_operation_id text, h_metadata jsonb, h_at timestamptz, h_expires_at timestamptz`
+	p_metadata jsonb, p_version text, p_now text, r_id text, r_fingerprint text, r_created_at timestamptz, r_expires_at timestamptz,
+	h_key text, h_path text, h_version text, h_kind text, h_operation_id text, h_at timestamptz, h_expires_at timestamptz`
 
 // oldMutateTypes and oldAppendTypes are the signatures of schemas 1–3,
-// which schema 4 drops: a changed argument list would otherwise leave the
-// old function beside the new one.
+// which schema 4 drops, and oldAppendTypes5 the append function's of
+// schemas 4–5, which schema 6 drops: a changed argument list would
+// otherwise leave the old function beside the new one.
 const (
-	oldMutateTypes = `text, text, text, bytea, jsonb, text, text, text, text, text, text, text, text, boolean, boolean, timestamptz, timestamptz`
-	oldAppendTypes = `text, text, bytea, text, int, jsonb, text, text, text, timestamptz, timestamptz`
+	oldMutateTypes  = `text, text, text, bytea, jsonb, text, text, text, text, text, text, text, text, boolean, boolean, timestamptz, timestamptz`
+	oldAppendTypes  = `text, text, bytea, text, int, jsonb, text, text, text, timestamptz, timestamptz`
+	oldAppendTypes5 = `text, text, bytea, text, int, jsonb, text, text, text, timestamptz, timestamptz, ` +
+		`text, text, text, text, text, jsonb, timestamptz, timestamptz`
 )
 
 // ddl returns the schema script. {T}, {R}, {H}, {F}, {A} stand for the
@@ -78,8 +85,12 @@ const (
 // The append function is the driver's one-round-trip append: the receipt
 // first (as in the mutation function), then the file's row locked FOR
 // UPDATE, so concurrent appends queue on the row instead of conflicting;
-// a missing file (ZM404) or an append over the bound (ZM413) aborts the
-// statement, the receipt with it.
+// a missing file (ZM404: also a row whose driver.ExpiresKey value is at
+// or before p_now, compared as "C" strings) or an append over the bound
+// (ZM413) aborts the statement, the receipt with it. The appended row's
+// metadata, and its history entry's, is p_metadata (which holds no
+// store-owned key) with the replaced row's driver.ExpiresKey and
+// driver.PinnedKey values carried over: driver.KeepLifetime, in SQL.
 //
 // A create first checks that no file lies on its way or below it (SQLSTATE
 // ZM409 otherwise, nothing written). To make the check atomic under READ
@@ -130,6 +141,7 @@ CREATE TABLE IF NOT EXISTS {H} (
 CREATE INDEX IF NOT EXISTS {HI} ON {H} (expires_at);
 DROP FUNCTION IF EXISTS {F}({OLDF});
 DROP FUNCTION IF EXISTS {A}({OLDA});
+DROP FUNCTION IF EXISTS {A}({OLDA5});
 CREATE OR REPLACE FUNCTION {F}({ARGS})
 RETURNS SETOF {R} LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -190,6 +202,7 @@ CREATE OR REPLACE FUNCTION {A}({AARGS})
 RETURNS SETOF {R} LANGUAGE plpgsql AS $fn$
 DECLARE
 	cur record;
+	meta jsonb;
 	kept text;
 	next text;
 	next_bytes bytea;
@@ -206,8 +219,10 @@ BEGIN
 			END IF;
 		END LOOP;
 	END IF;
-	SELECT version, content, content_bytes, operation_id INTO cur FROM {T} WHERE path = p_path AND NOT tombstone FOR UPDATE;
-	IF NOT FOUND THEN
+	SELECT version, content, content_bytes, operation_id, metadata INTO cur FROM {T} WHERE path = p_path AND NOT tombstone FOR UPDATE;
+	IF NOT FOUND OR (cur.metadata->>'{EXPIRES}') COLLATE "C" <= p_now THEN
+		-- An expired row is no file: the store records its expiry and
+		-- creates the file anew.
 		RAISE EXCEPTION 'agentmem: % does not exist', p_path USING ERRCODE = 'ZM404';
 	END IF;
 	IF cur.operation_id <> '' AND EXISTS (SELECT FROM {R} WHERE id = cur.operation_id AND version = cur.version AND NOT completed) THEN
@@ -231,14 +246,16 @@ BEGIN
 		next_bytes := CASE WHEN kept = '' THEN ''::bytea ELSE next_bytes || '\x0a'::bytea END ||
 			COALESCE(p_entry_bytes, convert_to(p_entry, 'UTF8'));
 	END IF;
-	UPDATE {T} SET content = next, content_bytes = next_bytes, version = p_version, operation_id = r_id, metadata = p_metadata
+	meta := NULLIF(COALESCE(p_metadata, '{}') || jsonb_strip_nulls(jsonb_build_object(
+		'{EXPIRES}', cur.metadata->'{EXPIRES}', '{PINNED}', cur.metadata->'{PINNED}')), '{}');
+	UPDATE {T} SET content = next, content_bytes = next_bytes, version = p_version, operation_id = r_id, metadata = meta
 	WHERE path = p_path;
 	IF r_id IS NOT NULL THEN
 		UPDATE {R} SET expected = cur.version WHERE id = r_id;
 	END IF;
 	IF h_key IS NOT NULL THEN
 		INSERT INTO {H} (key, path, version, previous, kind, operation_id, metadata, content, content_bytes, changed_at, expires_at, pending)
-		VALUES (h_key, h_path, h_version, cur.version, h_kind, h_operation_id, h_metadata, next, next_bytes, h_at, h_expires_at, false);
+		VALUES (h_key, h_path, h_version, cur.version, h_kind, h_operation_id, meta, next, next_bytes, h_at, h_expires_at, false);
 	END IF;
 END
 $fn$;
@@ -294,13 +311,19 @@ const fileCols = `path, content, content_bytes, version, COALESCE(operation_id, 
 const receiptCols = `id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at`
 const historyCols = `path, version, previous, kind, COALESCE(operation_id, ''), metadata::text, content, content_bytes, changed_at, expires_at, pending`
 
+// lifetimeCols reads a row's lifetime (driver.Entry.Lifetime) out of its
+// metadata in the query that lists it: the values of driver.ExpiresKey and
+// driver.PinnedKey, empty when absent.
+const lifetimeCols = `COALESCE(metadata->>'` + driver.ExpiresKey + `', ''), COALESCE(metadata->>'` + driver.PinnedKey + `', '')`
+
 func newStatements(table string) statements {
 	t, r, f, a := quote(table), quote(table+"_receipts"), quote(table+"_mutate"), quote(table+"_append")
 	h := quote(table + "_history")
 	script := strings.NewReplacer(
 		"{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"), "{HI}", quote(table+"_hist_exp"),
 		"{TN}", table, "{T}", t, "{R}", r, "{H}", h, "{F}", f, "{A}", a,
-		"{ARGS}", mutateArgs, "{AARGS}", appendArgs, "{TYPES}", mutateTypes, "{OLDF}", oldMutateTypes, "{OLDA}", oldAppendTypes,
+		"{ARGS}", mutateArgs, "{AARGS}", appendArgs, "{TYPES}", mutateTypes, "{OLDF}", oldMutateTypes, "{OLDA5}", oldAppendTypes5,
+		"{OLDA}", oldAppendTypes, "{EXPIRES}", driver.ExpiresKey, "{PINNED}", driver.PinnedKey,
 		"{VERSION}", schemaVersion,
 	).Replace(ddl)
 	// The lock key is a number derived from the table name; a collision
@@ -312,16 +335,18 @@ func newStatements(table string) statements {
 	// directly in the scope only, content cut to $2 = MaxChars+1 characters
 	// (the extra one tells truncation without reading the length), or
 	// content_bytes cut to $4 = 4×$2 bytes, which hold at least $2
-	// characters.
+	// characters; then the file's lifetime.
 	scope := `SELECT path, CASE WHEN content_bytes IS NULL THEN left(content, $2::int) END,
-		substring(content_bytes FROM 1 FOR $4::int), version FROM ` + t + `
+		substring(content_bytes FROM 1 FOR $4::int), version, ` + lifetimeCols + ` FROM ` + t + `
 		WHERE path >= $1::text %s AND NOT tombstone AND strpos(substr(path, char_length($1::text) + 1), '/') = 0
 		ORDER BY path LIMIT $3::int`
-	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int`
+	list := `SELECT path, tombstone, ` + lifetimeCols + ` FROM ` + t + ` WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int`
 	// The snapshot: the file $4 (first column true) and a listing page
-	// (false) in one statement.
-	snapshot := `SELECT true, ` + fileCols + ` FROM ` + t + ` WHERE path = $4::text
-		UNION ALL (SELECT false, path, '', NULL, '', '', NULL, tombstone, NULL FROM ` + t + `
+	// (false) in one statement. The file's row carries its whole metadata,
+	// a listing row its lifetime (before the file columns, so scanFile
+	// reads the rest).
+	snapshot := `SELECT true, '', '', ` + fileCols + ` FROM ` + t + ` WHERE path = $4::text
+		UNION ALL (SELECT false, ` + lifetimeCols + `, path, '', NULL, '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= $1::text AND path > $2::text %s ORDER BY path LIMIT $3::int)`
 	// History: a page is a range of the primary key, [prefix, end) after
 	// $2; a delete batch takes the first $2 keys of the range whose path
@@ -378,8 +403,8 @@ func newStatements(table string) statements {
 		snapshot:    fmt.Sprintf(snapshot, `AND path < $5::text`),
 		snapshotAll: fmt.Sprintf(snapshot, ``),
 		append: `SELECT ` + receiptCols + ` FROM ` + a + `($1::text, $2::text, $3::bytea, $4::text, $5::int, $6::text::jsonb,
-			$7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz,
-			$12::text, $13::text, $14::text, $15::text, $16::text, $17::text::jsonb, $18::timestamptz, $19::timestamptz)`,
+			$7::text, $8::text, $9::text, $10::text, $11::timestamptz, $12::timestamptz,
+			$13::text, $14::text, $15::text, $16::text, $17::text, $18::timestamptz, $19::timestamptz)`,
 		putHistory: `INSERT INTO ` + h + ` (key, path, version, previous, kind, operation_id, metadata, content, content_bytes,
 				changed_at, expires_at, pending)
 			VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, NULLIF($6::text, ''), $7::text::jsonb, $8::text, $9::bytea,

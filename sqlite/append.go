@@ -18,7 +18,10 @@ import (
 // the write: an append never conflicts, never retries, and holds the
 // writer slot for those four statements only (five with history). The read
 // of the file also tells whether the operation that wrote it has its
-// receipt pending (Unsettled then, nothing written).
+// receipt pending (Unsettled then, nothing written), and brings its
+// metadata: a row whose expiry is at or before p.Now counts as Missing,
+// and the appended row and its history entry keep the replaced row's
+// lifetime (driver.KeepLifetime).
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	var res driver.AppendResult
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -40,7 +43,7 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 			return errKnownReceipt
 		case err != nil:
 			return fail(ctx, err)
-		case cur.Tombstone:
+		case cur.Tombstone, driver.LifetimeOf(cur.Metadata).ExpiredBy(p.Now):
 			res.Missing = true
 			return errKnownReceipt
 		}
@@ -53,7 +56,8 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 		if utf8.RuneCountInString(next) > p.MaxChars {
 			return fmt.Errorf("sqlite: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)
 		}
-		f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata}
+		meta := driver.KeepLifetime(p.Metadata, cur.Metadata)
+		f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: meta}
 		if p.Receipt != nil {
 			f.OperationID = p.Receipt.ID
 		}
@@ -62,7 +66,7 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 		}
 		if p.History != nil {
 			h := *p.History
-			h.Previous, h.Content = cur.Version, next
+			h.Previous, h.Content, h.Metadata = cur.Version, next, meta
 			if err := d.recordHistory(ctx, tx, h); err != nil {
 				return err
 			}

@@ -10,7 +10,8 @@ import (
 
 // ReadSnapshot implements driver.SnapshotReader: the file and the listing
 // page in one statement (a point read and a range scan of the primary key,
-// joined by UNION ALL).
+// joined by UNION ALL), each entry with its lifetime (from its metadata,
+// lifetimeCols).
 func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
 	q, args := d.sql.snapshotAll, []any{p.List.Prefix, p.List.After, p.List.Limit, p.Path}
 	if end, ok := driver.PrefixEnd(p.List.Prefix); ok {
@@ -23,7 +24,14 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 	defer rows.Close()
 	// UNION ALL keeps each arm's order in SQLite; CollectSnapshot sorts
 	// again, which costs nothing and assumes nothing.
-	file, out, err := driver.CollectSnapshot(rows, func(isFile *bool) (*driver.File, error) { return scanFile(rows, isFile) })
+	file, out, err := driver.CollectSnapshot(rows, func(isFile *bool, l *driver.Lifetime) (*driver.File, error) {
+		var md, none string
+		f, err := scanFile(rows, isFile, &md, &none)
+		if err == nil && !*isFile {
+			*l, err = lifetimeOf(f.Path, md)
+		}
+		return f, err
+	})
 	if err != nil {
 		return nil, nil, fail(ctx, err)
 	}
@@ -56,7 +64,9 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 // ReadScope implements driver.ScopeReader: one range scan of the primary
 // key over [prefix, end), keeping files with no "/" after the prefix, each
 // cut by substr() to MaxChars+1 characters; the extra character, if any,
-// tells that the file is longer. SQLite's substr() stops at a NUL, so a
+// tells that the file is longer; each file's lifetime is read from its
+// metadata (lifetimeCols) in the same statement. SQLite's substr() stops
+// at a NUL, so a
 // prefix shorter than both that bound and the file's size (octet_length,
 // read from the record header) is read again whole: only files holding a
 // NUL cost that second query.
@@ -75,8 +85,12 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	for rows.Next() {
 		var f driver.ScopeFile
 		var size int
-		if err := rows.Scan(&f.Path, &f.Content, &size, &f.Version); err != nil {
+		var md, none string
+		if err := rows.Scan(&f.Path, &f.Content, &size, &f.Version, &md, &none); err != nil {
 			return nil, fail(ctx, err)
+		}
+		if f.Lifetime, err = lifetimeOf(f.Path, md); err != nil {
+			return nil, err
 		}
 		f.Content, f.Truncated = driver.CutRunes(f.Content, p.MaxChars)
 		if !f.Truncated && len(f.Content) < size {

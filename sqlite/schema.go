@@ -82,18 +82,27 @@ const fileCols = `path, content, version, coalesce(operation_id, ''), metadata, 
 const receiptCols = `id, fingerprint, kind, path, expected, version, existed, completed, created_at, expires_at`
 const historyCols = `path, version, previous, kind, coalesce(operation_id, ''), metadata, content, time, expires_at, pending`
 
+// lifetimeCols reads what a listing needs of a row's lifetime
+// (driver.Entry.Lifetime) in the query that lists it: its metadata when
+// the text names a store-owned key, else '' (no JSON is parsed in SQL;
+// the driver reads the two keys with driver.LifetimeOfJSON), and one
+// empty column that keeps the listing's shape.
+const lifetimeCols = `CASE WHEN instr(metadata, '"` + driver.StoreKeyPrefix + `') THEN metadata ELSE '' END, ''`
+
 func newStatements(table string) statements {
 	t, r, h := quote(table), quote(table+"_receipts"), quote(table+"_history")
 	// Scope reads: the range [?1, ?4) on the primary key, files directly in
 	// the scope only, content cut to ?2 = MaxChars+1 characters (the extra
 	// one tells truncation without counting characters) and its size in
-	// bytes (see ReadScope).
-	scope := `SELECT path, substr(content, 1, ?2), octet_length(content), version FROM ` + t + `
+	// bytes (see ReadScope), then its lifetime.
+	scope := `SELECT path, substr(content, 1, ?2), octet_length(content), version, ` + lifetimeCols + ` FROM ` + t + `
 		WHERE path >= ?1 %s AND NOT tombstone AND instr(substr(path, length(?1) + 1), '/') = 0
 		ORDER BY path LIMIT ?3`
-	list := `SELECT path, tombstone FROM ` + t + ` WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3`
-	snapshot := `SELECT 1, ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
-		UNION ALL SELECT * FROM (SELECT 0, path, '', '', '', NULL, tombstone, NULL FROM ` + t + `
+	list := `SELECT path, tombstone, ` + lifetimeCols + ` FROM ` + t + ` WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3`
+	// The file's row carries its whole metadata, a listing row its
+	// lifetime (before the file columns, so scanFile reads the rest).
+	snapshot := `SELECT 1, '', '', ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
+		UNION ALL SELECT * FROM (SELECT 0, ` + lifetimeCols + `, path, '', '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3)`
 	// History pages: the range [?1, ?4) of the key, after ?2, in key order.
 	listHistory := `SELECT ` + historyCols + ` FROM ` + h + ` WHERE key >= ?1 AND key > ?2 %s ORDER BY key LIMIT ?3`

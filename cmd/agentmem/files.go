@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -81,30 +84,101 @@ func fileErr(p string, err error) error {
 }
 
 func (a *app) lsCmd() *cobra.Command {
-	return &cobra.Command{
+	var long, asJSON bool
+	c := &cobra.Command{
 		Use:   "ls [PREFIX]",
 		Short: "List every path that starts with PREFIX",
 		Long: `ls prints every path that starts with PREFIX (a plain string prefix: "kamal"
 also lists "kamal-b/x.md"), one per line, in code-point order, walking the store
-page by page however many files there are.`,
-		Example: "  agentmem ls\n  agentmem ls kamal/main/",
+page by page however many files there are. A file that has expired is not
+listed, whether or not the store has deleted it yet.
+
+-l adds each file's lifetime in a LIFETIME column: pinned, expires and its
+expiry (RFC 3339, UTC), or - (agentmem put --expires and --pin set them).
+--json prints one JSON object a line instead: path, and expires_at and pinned
+when set. The plain output stays the paths alone, for scripts.`,
+		Example: "  agentmem ls\n  agentmem ls kamal/main/\n  agentmem ls -l kamal/main/",
 		Args:    args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			prefix := ""
 			if len(argv) == 1 {
 				prefix = argv[0]
 			}
+			if long && asJSON {
+				return usagef("ls: give -l or --json, not both")
+			}
 			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
-				for p, err := range s.Walk(ctx, prefix, 0) {
-					if err != nil {
-						return fileErr(prefix, err)
+				var err error
+				if long || asJSON {
+					err = a.listLong(ctx, s, prefix, asJSON)
+				} else {
+					for p, werr := range s.Walk(ctx, prefix, 0) {
+						if werr != nil {
+							err = werr
+							break
+						}
+						fmt.Fprintln(a.stdout, p)
 					}
-					fmt.Fprintln(a.stdout, p)
+				}
+				if err != nil {
+					return fileErr(prefix, err)
 				}
 				a.warnUnaddressable(prefix)
 				return nil
 			})
 		},
+	}
+	c.Flags().BoolVarP(&long, "long", "l", false, "also print each file's lifetime (pinned, or its expiry)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a line: path, expires_at, pinned")
+	return c
+}
+
+// lsLine is one file as ls --json prints it (one JSON object a line).
+type lsLine struct {
+	Path      string `json:"path"`
+	ExpiresAt string `json:"expires_at,omitempty"`
+	Pinned    bool   `json:"pinned,omitempty"`
+}
+
+// lsPageSize is the page of each ListEntries request of ls -l and --json.
+const lsPageSize = 1000
+
+// listLong prints every file under prefix with its lifetime: a table
+// (ls -l) or JSON lines (ls --json), page by page.
+func (a *app) listLong(ctx context.Context, s *store.Store, prefix string, asJSON bool) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	enc := json.NewEncoder(a.stdout)
+	if !asJSON {
+		fmt.Fprintln(tw, "PATH\tLIFETIME")
+	}
+	after := ""
+	for {
+		var opts []store.ListOptions
+		if after != "" {
+			opts = append(opts, store.ListOptions{After: after})
+		}
+		lctx, cancel := a.request(ctx)
+		entries, err := s.ListEntries(lctx, prefix, lsPageSize, opts...)
+		cancel()
+		if err != nil {
+			return deadline(err, a.timeout)
+		}
+		for _, e := range entries {
+			if asJSON {
+				if err := enc.Encode(lsLine{Path: e.Path, ExpiresAt: jsonExpiry(e.ExpiresAt), Pinned: e.Pinned}); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", e.Path, lifetime{expires: e.ExpiresAt, pinned: e.Pinned})
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(entries) < lsPageSize {
+			return nil
+		}
+		after = entries[len(entries)-1].Path
 	}
 }
 
@@ -114,8 +188,9 @@ func (a *app) catCmd() *cobra.Command {
 		Use:   "cat PATH",
 		Short: "Print a file's content",
 		Long: `cat prints the content of the file at PATH on stdout, byte for byte.
-With -v it first prints its version and metadata on stderr, so that stdout stays
-the content alone.`,
+With -v it first prints its version, its lifetime (pinned: true, or expires: and
+its expiry, when it has one) and metadata on stderr, so that stdout stays the
+content alone. A file that has expired is not found (exit 4).`,
 		Example: "  agentmem cat kamal/main/MEMORY.md\n  agentmem cat -v kamal/main/MEMORY.md",
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -126,6 +201,12 @@ the content alone.`,
 				}
 				if verbose {
 					fmt.Fprintf(a.stderr, "version: %s\n", f.Version)
+					if f.Pinned {
+						fmt.Fprintln(a.stderr, "pinned: true")
+					}
+					if !f.ExpiresAt.IsZero() {
+						fmt.Fprintf(a.stderr, "expires: %s\n", f.ExpiresAt.UTC().Format(time.RFC3339))
+					}
 					for _, k := range slices.Sorted(maps.Keys(f.Metadata)) {
 						fmt.Fprintf(a.stderr, "meta: %s=%s\n", k, f.Metadata[k])
 					}
@@ -135,7 +216,7 @@ the content alone.`,
 			})
 		},
 	}
-	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print the version and metadata (on stderr)")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print the version, lifetime and metadata (on stderr)")
 	return c
 }
 

@@ -38,10 +38,14 @@ func historyErr(what string, err error) error {
 	return err
 }
 
-// kindOf names the change e made: write, delete, or restore (a write that
-// restored a past version).
+// kindOf names the change e made: write, delete, expire (the delete the
+// store recorded when the file's expiry passed: updated_by
+// store.ExpiryUpdatedBy), or restore (a write that restored a past
+// version).
 func kindOf(e *store.HistoryEntry) string {
 	switch {
+	case e.Deleted && e.Metadata[metaUpdatedBy] == store.ExpiryUpdatedBy:
+		return "expire"
 	case e.Deleted:
 		return "delete"
 	case e.Metadata[store.RestoredFromKey] != "":
@@ -60,6 +64,8 @@ type logLine struct {
 	OperationID string            `json:"operation_id,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
 	Chars       int               `json:"chars"`
+	ExpiresAt   string            `json:"expires_at,omitempty"`
+	Pinned      bool              `json:"pinned,omitempty"`
 }
 
 // who is the "who" column of log: updated_by, run and tool call, or "-".
@@ -104,15 +110,20 @@ func (a *app) logCmd() *cobra.Command {
 		Use:   "log [PATH]",
 		Short: "Show the recorded changes of a file, or of every file under a prefix",
 		Long: `log prints the history of the file at PATH, newest first: one line per change
-with its version, time (RFC 3339, UTC), kind (write, delete, or restore: a write
-that restored a past version), size in characters, who made it (the metadata
-updated_by, run_id and tool_call_id) and its operation id.
+with its version, time (RFC 3339, UTC), kind (write, delete, restore: a write
+that restored a past version, or expire: the delete the store recorded, as
+updated_by agentmem-expiry, when the file's expiry passed), size in characters,
+who made it (the metadata updated_by, run_id and tool_call_id), its operation id
+and the lifetime the write gave the file (pinned, expires and the expiry in RFC
+3339, or -). A file that has expired is recorded as expired before log reads
+the history, so its expire line shows at once; agentmem restore PATH VERSION
+brings back the version it deleted.
 
 --prefix PREFIX prints the history of every file whose path starts with PREFIX
 (an audit: "kamal/" is everything written about one user), ordered by path and
 then newest first; --user ID does the same for a user id's namespace, escaped as
 the ADK adapter does. --json prints one JSON object a line instead, with the
-whole metadata and the previous version.
+whole metadata, the previous version, and expires_at and pinned when set.
 
 History is kept only by a store opened with history on (the store URL parameter
 ?history=on, ?history=720h or ?history=30d: the retention, default 30 days), for
@@ -148,9 +159,16 @@ stderr when there are more.`,
 					return fileErr(req.Path, err)
 				}
 			}
-			return a.withExisting(cmd, func(ctx context.Context, s *store.Store) error {
-				return a.printLog(ctx, s, req, limit, asJSON)
-			})
+			// Opened as restore opens it, so that the expiry History
+			// records (a delete by agentmem-expiry) is in the history even
+			// when the URL does not turn it on.
+			ctx := cmd.Context()
+			s, err := a.openRecording(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return a.printLog(ctx, s, req, limit, asJSON)
 		},
 	}
 	c.Flags().StringVar(&prefix, "prefix", "", "the history of every file whose path starts with `PREFIX`")
@@ -187,7 +205,8 @@ func (a *app) printLog(ctx context.Context, s *store.Store, r store.HistoryReque
 			chars := utf8.RuneCountInString(e.Content)
 			if asJSON {
 				if err := enc.Encode(logLine{Path: e.Path, Version: e.Version, Previous: e.Previous, Kind: kindOf(e),
-					Time: logTime(e.Time, time.RFC3339Nano), OperationID: e.OperationID, Metadata: e.Metadata, Chars: chars}); err != nil {
+					Time: logTime(e.Time, time.RFC3339Nano), OperationID: e.OperationID, Metadata: e.Metadata, Chars: chars,
+					ExpiresAt: jsonExpiry(e.ExpiresAt), Pinned: e.Pinned}); err != nil {
 					return err
 				}
 				continue
@@ -196,7 +215,7 @@ func (a *app) printLog(ctx context.Context, s *store.Store, r store.HistoryReque
 				if r.Path == "" {
 					fmt.Fprint(tw, "PATH\t")
 				}
-				fmt.Fprintln(tw, "VERSION\tTIME\tKIND\tCHARS\tWHO\tOPERATION")
+				fmt.Fprintln(tw, "VERSION\tTIME\tKIND\tCHARS\tWHO\tOPERATION\tLIFETIME")
 				header = true
 			}
 			if r.Path == "" {
@@ -206,7 +225,8 @@ func (a *app) printLog(ctx context.Context, s *store.Store, r store.HistoryReque
 			if e.Deleted {
 				size = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Version, orDash(logTime(e.Time, time.RFC3339)), kindOf(e), size, who(e.Metadata), orDash(e.OperationID))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Version, orDash(logTime(e.Time, time.RFC3339)), kindOf(e), size, who(e.Metadata), orDash(e.OperationID),
+				lifetime{expires: e.ExpiresAt, pinned: e.Pinned})
 		}
 		n += len(page.Entries)
 		if err := tw.Flush(); err != nil {
@@ -429,7 +449,10 @@ func (a *app) restoreCmd() *cobra.Command {
 lists them) back as a new version, and prints it. It reads the file first and
 writes with compare-and-swap on the version it read, so a change made meanwhile
 is never overwritten: restore then writes nothing and exits with 3 (run it
-again). A deleted file is restored too.
+again). A deleted file is restored too, and so is one that has expired (restore
+the version its expire line in agentmem log replaced): the restored file keeps
+the version's pin but not its expiry, which would hide it again (agentmem put
+--expires gives it a new one).
 
 The write is recorded in the history like any other (with the default retention
 of 30 days when the store URL does not set ?history=), as kind restore, with the

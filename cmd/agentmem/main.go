@@ -4,9 +4,11 @@
 //	go install ./cmd/agentmem      # from a clone, or make install
 //	go install github.com/agentmem/agentmem/cmd/agentmem@latest   # once released
 //
-//	agentmem ls kamal/                      # every path under a prefix
+//	agentmem ls kamal/                      # every path under a prefix; -l adds pin and expiry
 //	agentmem cat -v kamal/main/MEMORY.md    # content; -v adds version and metadata
 //	agentmem edit kamal/main/MEMORY.md      # $VISUAL/$EDITOR, written back with compare-and-swap
+//	agentmem put --expires 7d kamal/main/trip.md < trip.md  # a note that expires (--pin: never)
+//	agentmem prune                          # expired files deleted (and recorded), expired rows removed
 //	agentmem migrate sqlite:.agent-memory.db postgres://app@db/agents
 //	agentmem log kamal/main/MEMORY.md       # recorded changes (store URL with ?history=30d)
 //	agentmem diff kamal/main/MEMORY.md      # the last change, as a unified diff
@@ -35,12 +37,19 @@
 // restore writes a past version back (recorded too, with restored_from), and
 // forget erases a namespace's history after its files.
 //
+// A file can expire (put --expires) or be pinned (put --pin): an expired
+// file is hidden from every command at once, recorded in the history as a
+// delete by agentmem-expiry (log's kind expire), restorable, and deleted by
+// prune. Every command that writes an existing file without naming its
+// expiry or pin keeps them (put --force and --if-version, edit; migrate
+// copies them).
+//
 // # Exit codes
 //
 //	0  success
 //	1  error: the store failed or could not be reached, an interrupted run
 //	2  usage or invalid input: a bad flag or argument, a malformed store URL
-//	   or unknown scheme, an invalid path, version, metadata or bound, a path below a
+//	   or unknown scheme, an invalid path, version, metadata, expiry or bound, a path below a
 //	   file, content too large, a damaged archive, a confirmation that was
 //	   not given
 //	3  conflict: the file's version is not the one expected (it changed, or

@@ -38,12 +38,12 @@ type migrateReport struct {
 	// DryRun: what would be done); Vanished counts files deleted from the
 	// source after they were listed.
 	Created, Replaced, Unchanged, Vanished int
-	// Verified is the number of source files found identical (content and
-	// metadata) in the destination at the end; Extra counts destination
+	// Verified is the number of source files found identical (content,
+	// metadata and lifetime) in the destination at the end; Extra counts destination
 	// files under the prefix that the source lacks (migrate never deletes).
 	Verified, Extra int
 	// SrcDigest and DstDigest digest the source's files and their copies
-	// (SHA-256 over path, content and metadata, in path order).
+	// (SHA-256 over path, content, metadata and lifetime, in path order).
 	SrcDigest, DstDigest string
 	// Elapsed is the copy's duration, verification excluded.
 	Elapsed time.Duration
@@ -58,12 +58,13 @@ func (a *app) migrateCmd() *cobra.Command {
 		Use:   "migrate SRC_URL DST_URL",
 		Short: "Copy every file, with its metadata, from one store to another",
 		Long: `migrate copies every file whose path starts with --prefix from the store SRC_URL
-to the store DST_URL, content and metadata. A file missing in DST is created; one
+to the store DST_URL, content and metadata, with its expiry and pin (a file that
+expires keeps expiring at the same time; one that has expired is not copied). A file missing in DST is created; one
 that differs is replaced (compare-and-swap on the version read); an identical one
 is left alone. So migrate is safe to interrupt (Ctrl-C) and to rerun: a rerun
 copies only what is missing or different and never duplicates anything. It never
 deletes. At the end it reads both sides again and verifies that every source
-file is in DST with the same content and metadata (count and SHA-256 digest),
+file is in DST with the same content, metadata and lifetime (count and SHA-256 digest),
 and reports it. --dry-run compares and counts without writing. History is not
 copied: when SRC_URL has recorded changes, migrate says so, and they stay there.
 
@@ -217,7 +218,8 @@ func (a *app) migrate(ctx context.Context, src, dst *store.Store, o migrateOptio
 // was listed.
 const vanished putOutcome = putDiffers
 
-// copyFile makes dst's file at p hold src's content and metadata.
+// copyFile makes dst's file at p hold src's content, metadata, expiry and
+// pin.
 func (a *app) copyFile(ctx context.Context, src, dst *store.Store, p string, dryRun bool) (putOutcome, error) {
 	f, err := a.readFile(ctx, src, p)
 	if errors.Is(err, store.ErrNotFound) {
@@ -233,12 +235,12 @@ func (a *app) copyFile(ctx context.Context, src, dst *store.Store, p string, dry
 			return putCreated, nil
 		case err != nil:
 			return 0, fmt.Errorf("read destination: %w", err)
-		case sameFile(cur, f.Content, f.Metadata):
+		case sameFile(cur, f.Content, f.Metadata, lifetimeOf(f)):
 			return putUnchanged, nil
 		}
 		return putReplaced, nil
 	}
-	return a.put(ctx, dst, p, f.Content, f.Metadata, true)
+	return a.put(ctx, dst, p, f.Content, f.Metadata, lifetimeOf(f), true)
 }
 
 // verify reads every source file and its copy again and fills the report's
@@ -297,7 +299,8 @@ func (a *app) verify(ctx context.Context, src, dst *store.Store, o migrateOption
 	return nil
 }
 
-// fileDigest digests one file's path, content and metadata.
+// fileDigest digests one file's path, content, metadata and lifetime (a
+// file without one digests as before lifetimes existed).
 func fileDigest(f *store.File) string {
 	h := sha256.New()
 	md, _ := json.Marshal(f.Metadata) // sorted keys
@@ -306,6 +309,9 @@ func fileDigest(f *store.File) string {
 	}
 	fmt.Fprintf(h, "%d:%s%d:%s%d:", len(f.Path), f.Path, len(f.Content), f.Content, len(md))
 	h.Write(md)
+	if l := lifetimeOf(f); !l.equal(lifetime{}) {
+		fmt.Fprintf(h, "lifetime:%s:%t", jsonExpiry(l.expires), l.pinned)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

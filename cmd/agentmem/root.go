@@ -93,7 +93,8 @@ func exitCode(err error) int {
 		errors.Is(err, store.ErrInvalidBound), errors.Is(err, store.ErrInvalidMetadata),
 		errors.Is(err, store.ErrInvalidContent), errors.Is(err, store.ErrInvalidOperation),
 		errors.Is(err, store.ErrPathCollision), errors.Is(err, store.ErrReservedPath),
-		errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrInvalidSearchMode):
+		errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrInvalidSearchMode),
+		errors.Is(err, store.ErrInvalidLifetime):
 		// Bad input, not a store failure: 1 is kept for those.
 		return exitUsage
 	}

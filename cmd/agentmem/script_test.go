@@ -53,6 +53,10 @@ func TestScripts(t *testing.T) {
 	if err != nil || len(historyScripts) == 0 {
 		t.Fatalf("no history scripts: %v", err)
 	}
+	lifetimeScripts, err := filepath.Glob("testdata/script/lifetime*.txtar")
+	if err != nil || len(lifetimeScripts) == 0 {
+		t.Fatalf("no lifetime scripts: %v", err)
+	}
 	for _, local := range []struct {
 		name, url string
 		history   bool     // the backend keeps history
@@ -61,7 +65,7 @@ func TestScripts(t *testing.T) {
 		{"sqlite", "sqlite:$WORK/memory.db", keepsHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "probe.db")), nil},
 		{"file", "file:$WORK/memory", keepsHistory(t, "file:"+filepath.Join(t.TempDir(), "probe")), nil},
 		// memlog (journal_test.go) keeps history whatever the others do.
-		{"memlog", "memlog:$WORK/memory.journal", true, historyScripts},
+		{"memlog", "memlog:$WORK/memory.journal", true, append(historyScripts, lifetimeScripts...)},
 	} {
 		t.Run(local.name, func(t *testing.T) {
 			dir := "testdata/script"
@@ -96,6 +100,7 @@ func TestScripts(t *testing.T) {
 					"need":   cmdNeed,
 					"status": cmdStatus,
 					"save":   cmdSave,
+					"sleep":  cmdSleep,
 				},
 			})
 		})
@@ -112,6 +117,19 @@ func keepsHistory(t *testing.T, rawURL string) bool {
 	}
 	defer d.Close()
 	return driver.CapabilitiesOf(d).History
+}
+
+// cmdSleep waits for a duration: sleep DURATION (time.ParseDuration), for
+// the one script that waits for a file to expire on the real clock.
+func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sleep DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("sleep: %v", err)
+	}
+	time.Sleep(d)
 }
 
 // cmdSave sets the environment variable NAME to the last command's stdout

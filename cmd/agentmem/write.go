@@ -20,6 +20,7 @@ func (a *app) putCmd() *cobra.Command {
 	var ifVersion, by string
 	var meta []string
 	var force bool
+	var lf lifetimeFlags
 	c := &cobra.Command{
 		Use:   "put PATH",
 		Short: "Write stdin to a file: create it, or replace a version you name",
@@ -34,15 +35,32 @@ write that lands in between is not lost silently: put then fails with 3).
 --meta key=value (repeatable) stores metadata with the content; a write
 without --meta clears earlier metadata. Every write records who made it, as
 metadata updated_by: --by NAME, else $USER, else the OS user name, else
-"agentmem" (a --meta updated_by=… is kept when --by is not given).`,
+"agentmem" (a --meta updated_by=… is kept when --by is not given).
+
+--expires gives the file an expiry: a duration from now (7d, 2w, 12h, 90m), a
+date (2026-12-31: the file is kept through that day, UTC), an RFC 3339 time
+(2026-12-31T18:00:00Z), or never to remove it. From then on no command, agent
+or search sees the file; the store records the expiry as a delete by
+agentmem-expiry (agentmem log shows it, agentmem restore brings the file back)
+and agentmem prune deletes what has expired. --pin pins the file: it never
+expires (--pin removes an expiry it has) and the notebook lists it first;
+--unpin unpins it. --pin with --expires is refused, and so is --expires for a
+pinned file without --unpin. A replace that names none of them keeps the
+file's expiry and pin, as edit does (and migrate copies them); agentmem ls -l
+shows them.`,
 		Example: `  echo "- likes tea" | agentmem put kamal/main/MEMORY.md
   agentmem put --if-version 3f9a… kamal/main/MEMORY.md < MEMORY.md
-  agentmem put --force --meta source=import kamal/main/notes.md < notes.md`,
+  agentmem put --force --meta source=import kamal/main/notes.md < notes.md
+  echo "- in Bangkok until Friday" | agentmem put --expires 2026-12-04 kamal/main/trip.md
+  agentmem put --force --pin kamal/main/people.md < people.md`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			p := argv[0]
 			if ifVersion != "" && force {
 				return usagef("put: give --if-version or --force, not both")
+			}
+			if err := lf.check(cmd); err != nil {
+				return err
 			}
 			md, err := parseMeta(meta)
 			if err != nil {
@@ -60,16 +78,29 @@ metadata updated_by: --by NAME, else $USER, else the OS user name, else
 			}
 			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
 				expected := ifVersion
-				if force {
+				var cur *store.File // the file replaced, whose lifetime the write keeps
+				if force || ifVersion != "" {
 					f, err := a.readFile(ctx, s, p)
 					switch {
 					case err == nil:
-						expected = f.Version
+						if force {
+							expected = f.Version
+						}
+						if f.Version == expected {
+							cur = f
+						} // else the compare-and-swap fails: nothing is written
 					case !errors.Is(err, store.ErrNotFound):
 						return err
 					}
 				}
-				m, err := a.write(ctx, s, store.WriteRequest{Path: p, Content: string(content), Expected: expected, Metadata: md})
+				l, err := lf.apply(p, lifetimeOf(cur), s.Now())
+				if err != nil {
+					return err
+				}
+				if cur != nil && lf.pin && !cur.ExpiresAt.IsZero() {
+					fmt.Fprintf(a.stderr, "%s: its expiry (%s) is removed: a pinned file never expires\n", p, lifetimeOf(cur))
+				}
+				m, err := a.write(ctx, s, l.request(store.WriteRequest{Path: p, Content: string(content), Expected: expected, Metadata: md}))
 				if err != nil {
 					return err
 				}
@@ -81,6 +112,7 @@ metadata updated_by: --by NAME, else $USER, else the OS user name, else
 	c.Flags().StringVar(&ifVersion, "if-version", "", "replace the file only if its version is still `V`")
 	c.Flags().StringArrayVar(&meta, "meta", nil, "metadata `key=value` to store with the content (repeatable)")
 	c.Flags().BoolVar(&force, "force", false, "replace the file whatever its version")
+	lf.add(c)
 	byFlag(c, &by)
 	return c
 }
@@ -124,7 +156,8 @@ func (a *app) editCmd() *cobra.Command {
 opens it in $VISUAL, else $EDITOR, else vi (as git does), and writes the result
 back only if the file is still at the version it read. If it changed meanwhile,
 edit writes nothing, keeps your text in the temporary file, says where, and exits
-with 3. Unchanged text writes nothing and leaves no temporary file. Metadata is
+with 3. Unchanged text writes nothing and leaves no temporary file. The file's
+expiry and pin are kept (agentmem put --expires, --pin changes them). Metadata is
 kept, but for who made the change: updated_by becomes --by (default $USER, else
 the OS user name, else "agentmem"), client becomes cli, and run_id, tool_call_id and restored_from,
 which describe the earlier change, are dropped.`,
@@ -142,10 +175,11 @@ which describe the earlier change, are dropped.`,
 			return a.withStore(cmd, func(ctx context.Context, s *store.Store) error {
 				var before, version string
 				var md map[string]string
+				var l lifetime // an edit keeps the file's expiry and pin
 				f, err := a.readFile(ctx, s, p)
 				switch {
 				case err == nil:
-					before, version, md = f.Content, f.Version, f.Metadata
+					before, version, md, l = f.Content, f.Version, f.Metadata, lifetimeOf(f)
 					// An edit of a restored file is no longer that restore,
 					// nor the agent's run or tool call that wrote it.
 					delete(md, store.RestoredFromKey)
@@ -192,7 +226,7 @@ which describe the earlier change, are dropped.`,
 					fmt.Fprintf(a.stderr, "%s: unchanged, nothing written\n", p)
 					return nil
 				}
-				m, err := a.write(ctx, s, store.WriteRequest{Path: p, Content: string(after), Expected: version, Metadata: md})
+				m, err := a.write(ctx, s, l.request(store.WriteRequest{Path: p, Content: string(after), Expected: version, Metadata: md}))
 				if err != nil {
 					if errors.Is(err, store.ErrConflict) {
 						return withCode(exitConflict, fmt.Errorf("%s changed while you edited it; nothing was written; your text is in %s (agentmem cat %s shows the new version)", p, name, p))

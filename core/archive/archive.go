@@ -60,6 +60,12 @@ type Entry struct {
 	// Metadata is the file's metadata; the import writes it with the
 	// content.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// ExpiresAt is when the file expires (store.File.ExpiresAt, RFC 3339
+	// in UTC); absent for never. The import gives the file this expiry,
+	// and skips a file whose expiry has passed by the store's clock.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Pinned reports a pinned file (store.File.Pinned); the import pins it.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // Errors of an archive that [Import] refuses; nothing was written.
@@ -154,8 +160,12 @@ func (w *Writer) Add(f *store.File) error {
 		return err
 	}
 	w.seen[f.Path] = true
-	w.man.Files = append(w.man.Files, Entry{Path: f.Path, Version: f.Version, Bytes: len(f.Content),
-		SHA256: digestHex([]byte(f.Content)), Metadata: f.Metadata})
+	e := Entry{Path: f.Path, Version: f.Version, Bytes: len(f.Content), SHA256: digestHex([]byte(f.Content)),
+		Metadata: f.Metadata, Pinned: f.Pinned}
+	if !f.ExpiresAt.IsZero() {
+		e.ExpiresAt = f.ExpiresAt.UTC()
+	}
+	w.man.Files = append(w.man.Files, e)
 	return nil
 }
 
@@ -191,7 +201,9 @@ type ExportOptions struct {
 
 // Export writes every file under prefix (a plain string prefix, "" for
 // all) to w as an archive, in path order, and returns how many files it
-// wrote. A file deleted between the listing and its read is left out. On
+// wrote, each with its metadata, expiry and pin. A file deleted between
+// the listing and its read is left out, and so is an expired one (the
+// store shows it to no reader). On
 // an error the archive is left without its manifest, so that it can
 // never be taken for a whole one. It fails with store.ErrInvalidPath for
 // an invalid prefix and store's errors for a failed read.

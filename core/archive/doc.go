@@ -7,7 +7,9 @@
 // An archive is a tar file: one regular entry per memory file, named by
 // its store path and holding its content as plain Markdown, then
 // [ManifestName], a JSON [Manifest] listing each file's path, version,
-// size in bytes, SHA-256 and metadata. The file entries carry no extended
+// size in bytes, SHA-256, metadata, and lifetime (expires_at and pinned,
+// absent for a file that never expires and is not pinned; an expired file
+// is never exported). The file entries carry no extended
 // header of their own, so tar lists and unpacks an archive without a
 // warning. Archives of the earlier format, whose entries carried their
 // version and metadata in PAX records as well, still import: each such
@@ -22,10 +24,12 @@
 // ImportOptions.Prefix), each file's metadata valid. A damaged archive, or
 // one without its manifest (cut short), writes nothing. Each file then
 // gets the manifest's metadata (never an entry header's), with
-// ImportOptions.Metadata set over it.
+// ImportOptions.Metadata set over it, and the manifest's expiry and pin; a
+// file whose expiry has passed by the store's clock is skipped (counted
+// in ImportStats.Expired), as an export would have left it out.
 //
 // Every write is a compare-and-swap: an absent file is created; a file
-// already holding the same content and metadata is left alone; a file
+// already holding the same content, metadata, expiry and pin is left alone; a file
 // that differs is reported in ImportStats.Differ and left as it is, unless
 // ImportOptions.Force, which replaces it on the version just read. With
 // ImportOptions.Operation, each file's write is exactly once under an

@@ -69,6 +69,10 @@ type ImportStats struct {
 	// Differ lists the files that differ from the archive and were left
 	// as they are (without Force), in archive order.
 	Differ []string `json:"differ"`
+	// Expired counts the files of the archive whose expiry had passed by
+	// the store's clock: they were not written (whatever the store held
+	// at their path is left as it is).
+	Expired int `json:"expired"`
 }
 
 // Import writes the files of the archive r to s and counts what it did.
@@ -142,7 +146,11 @@ func Import(ctx context.Context, s *store.Store, r io.Reader, opts *ImportOption
 		if err != nil {
 			return stats, err
 		}
-		if err := put(ctx, s, &o, hdr.Name, string(body), e.Metadata, &stats); err != nil {
+		if !e.ExpiresAt.IsZero() && !e.ExpiresAt.After(s.Now()) {
+			stats.Expired++ // expired since the export: absent, as an export now would leave it
+			continue
+		}
+		if err := put(ctx, s, &o, hdr.Name, string(body), e, &stats); err != nil {
 			return stats, err
 		}
 	}
@@ -270,6 +278,10 @@ func check(r io.Reader, o *ImportOptions) (*Manifest, error) {
 		if err := store.ValidateMetadata(stamped(e.Metadata, o.Metadata)); err != nil {
 			return nil, &refusal{detail: e.Path + ": its metadata with the importer's is invalid", kind: ErrDamaged, cause: err}
 		}
+		if e.Pinned && !e.ExpiresAt.IsZero() {
+			return nil, &refusal{detail: e.Path + ": the manifest both pins it and gives it an expiry", kind: ErrDamaged,
+				cause: store.ErrInvalidLifetime}
+		}
 		if pax, ok := headers[e.Path]; ok {
 			var md map[string]string
 			if js := pax[paxMeta]; js != "" {
@@ -319,16 +331,17 @@ func sameMetadata(a, b, ignore map[string]string) bool {
 	return n == 0
 }
 
-// put makes p hold content and the manifest's metadata md (with
-// o.Metadata over it) and counts the outcome in stats. It first tries to
-// create p: one request when p is absent, the usual case. If p exists, it
-// reads it, leaves an identical file alone and replaces a different one
-// only with o.Force (compare-and-swap on the version read); otherwise it
-// lists p in stats.Differ.
-func put(ctx context.Context, s *store.Store, o *ImportOptions, p, content string, md map[string]string, stats *ImportStats) error {
-	meta := stamped(md, o.Metadata)
-	op := fileOperation(o.Operation, p, content, meta)
-	m, err := write(ctx, s, o.Timeout, store.WriteRequest{Path: p, Content: content, Metadata: meta, Operation: op})
+// put makes p hold content, the manifest's metadata (with o.Metadata
+// over it) and the manifest's lifetime (e), and counts the outcome in
+// stats. It first tries to create p: one request when p is absent, the
+// usual case. If p exists, it reads it, leaves an identical file alone and
+// replaces a different one only with o.Force (compare-and-swap on the
+// version read); otherwise it lists p in stats.Differ.
+func put(ctx context.Context, s *store.Store, o *ImportOptions, p, content string, e *Entry, stats *ImportStats) error {
+	meta := stamped(e.Metadata, o.Metadata)
+	op := fileOperation(o.Operation, p, content, meta, e)
+	req := store.WriteRequest{Path: p, Content: content, Metadata: meta, Operation: op, ExpiresAt: e.ExpiresAt, Pinned: e.Pinned}
+	m, err := write(ctx, s, o.Timeout, req)
 	if err == nil {
 		count(stats, m)
 		return nil
@@ -342,14 +355,16 @@ func put(ctx context.Context, s *store.Store, o *ImportOptions, p, content strin
 		return changedMeanwhile(p, err) // deleted since the create failed
 	case err != nil:
 		return err
-	case cur.Content == content && sameMetadata(cur.Metadata, meta, o.Metadata):
+	case cur.Content == content && sameMetadata(cur.Metadata, meta, o.Metadata) &&
+		cur.ExpiresAt.Equal(e.ExpiresAt) && cur.Pinned == e.Pinned:
 		stats.Unchanged++
 		return nil
 	case !o.Force:
 		stats.Differ = append(stats.Differ, p)
 		return nil
 	}
-	m, err = write(ctx, s, o.Timeout, store.WriteRequest{Path: p, Content: content, Metadata: meta, Expected: cur.Version, Operation: op})
+	req.Expected = cur.Version
+	m, err = write(ctx, s, o.Timeout, req)
 	if errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrOperationConflict) {
 		return changedMeanwhile(p, err)
 	}
@@ -372,14 +387,23 @@ func count(stats *ImportStats, m store.Mutation) {
 }
 
 // fileOperation is the operation of one file's write under op, nil
-// without one.
-func fileOperation(op *store.Operation, p, content string, md map[string]string) *store.Operation {
+// without one. Its fingerprint names the file's lifetime (e) only when it
+// has one, so a file without keeps the fingerprint it always had.
+func fileOperation(op *store.Operation, p, content string, md map[string]string, e *Entry) *store.Operation {
 	if op == nil {
 		return nil
 	}
 	parts := []string{"agentmem archive import", op.Fingerprint, p, content}
 	for _, k := range slices.Sorted(maps.Keys(md)) {
 		parts = append(parts, k, md[k])
+	}
+	// Metadata keys never start with "agentmem:" (the store's own), so
+	// these parts cannot be mistaken for a metadata pair.
+	if !e.ExpiresAt.IsZero() {
+		parts = append(parts, "agentmem:expires", e.ExpiresAt.UTC().Format(time.RFC3339Nano))
+	}
+	if e.Pinned {
+		parts = append(parts, "agentmem:pinned", "true")
 	}
 	return &store.Operation{ID: op.ID + ":" + digestHex([]byte(p)), Fingerprint: digestParts(parts)}
 }

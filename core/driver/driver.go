@@ -188,6 +188,11 @@ type Entry struct {
 	// Tombstone reports that the row is a tombstone (see [File.Tombstone]).
 	// Drivers may either omit tombstones or return them flagged.
 	Tombstone bool
+	// Lifetime is the row's expiry and pin, read from its metadata
+	// ([ExpiresKey], [PinnedKey]) in the same request as the path, so the
+	// store hides an expired file and shows a pinned one without reading
+	// either. Every listing fills it: ListFiles, ReadSnapshot's entries.
+	Lifetime Lifetime
 }
 
 // Driver is the nine conditional primitives a backend implements. Each must
@@ -341,6 +346,11 @@ type AppendParams struct {
 	// to the version it replaced and its Content to the new content before
 	// storing it. Nothing is recorded when nothing is written.
 	History *HistoryEntry
+	// Now is the store's clock as [FormatExpiry] writes it. A row whose
+	// metadata holds an [ExpiresKey] value at or before Now has expired:
+	// the driver treats it as missing (Missing, nothing written), and the
+	// store records the expiry and creates the file anew.
+	Now string
 }
 
 // AppendResult is the outcome of [Appender.Append].
@@ -377,6 +387,10 @@ type AppendResult struct {
 // written) when it is longer than p.MaxChars runes. Otherwise it replaces
 // the row with the new content, p.Version, p.Metadata and OperationID =
 // p.Receipt.ID (or ""), and stores the receipt. It never creates a file.
+// An expired row (see [AppendParams].Now) counts as missing. The appended
+// row keeps the replaced row's [ExpiresKey] and [PinnedKey] values: its
+// metadata is [KeepLifetime](p.Metadata, the replaced row's metadata),
+// and so is the Metadata of the history entry it records.
 //
 // An Appender need not be a [Mutator]: a receipt it finds pending (left by
 // the primitive path) is returned in Existing like any other, and the store
@@ -467,6 +481,9 @@ type ScopeFile struct {
 	// store's file cut at MaxChars: its version needs the whole file).
 	// Search weighs recency by it (search.Request.RecencyHalfLife).
 	Version string
+	// Lifetime is the row's expiry and pin, as for [Entry]: search never
+	// scores a file that has expired.
+	Lifetime Lifetime
 }
 
 // ScopeReader is the optional native search read: one request (or as few as

@@ -21,23 +21,26 @@ type SQLRows interface {
 // file exists, and the rows of the listing page. scan reads the current
 // row into a File and sets *isFile when the row is the file's (then the
 // File is the result's file); a listing entry's row keeps only its Path
-// and Tombstone. The entries come back sorted by path, whatever
+// and Tombstone, with the *lifetime scan sets from the same row (the
+// statement reads [ExpiresKey] and [PinnedKey] out of the metadata
+// column: [Entry].Lifetime). The entries come back sorted by path, whatever
 // order the database returned them in (a UNION ALL of two ordered arms
 // promises none). The first error of scan or of rows.Err is returned as
 // is; rows are not closed.
-func CollectSnapshot(rows SQLRows, scan func(isFile *bool) (*File, error)) (*File, []Entry, error) {
+func CollectSnapshot(rows SQLRows, scan func(isFile *bool, lifetime *Lifetime) (*File, error)) (*File, []Entry, error) {
 	var file *File
 	var out []Entry
 	for rows.Next() {
 		var isFile bool
-		f, err := scan(&isFile)
+		var l Lifetime
+		f, err := scan(&isFile, &l)
 		if err != nil {
 			return nil, nil, err
 		}
 		if isFile {
 			file = f
 		} else {
-			out = append(out, Entry{Path: f.Path, Tombstone: f.Tombstone})
+			out = append(out, Entry{Path: f.Path, Tombstone: f.Tombstone, Lifetime: l})
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -18,20 +18,21 @@ type fakeRows struct {
 type fakeRow struct {
 	isFile bool
 	f      driver.File
+	l      driver.Lifetime
 }
 
 func (r *fakeRows) Next() bool { r.i++; return r.i <= len(r.rows) }
 func (r *fakeRows) Err() error { return r.err }
-func (r *fakeRows) scan(isFile *bool) (*driver.File, error) {
+func (r *fakeRows) scan(isFile *bool, l *driver.Lifetime) (*driver.File, error) {
 	row := r.rows[r.i-1]
 	f := row.f
-	*isFile = row.isFile
+	*isFile, *l = row.isFile, row.l
 	return &f, nil
 }
 
 func TestCollectSnapshot(t *testing.T) {
 	rows := &fakeRows{rows: []fakeRow{
-		{f: driver.File{Path: "b.md", Version: "ignored"}},
+		{f: driver.File{Path: "b.md", Version: "ignored"}, l: driver.Lifetime{Pinned: "true"}},
 		{isFile: true, f: driver.File{Path: "x.md", Content: "hello", Version: "v1"}},
 		{f: driver.File{Path: "a.md", Tombstone: true}},
 	}}
@@ -42,9 +43,9 @@ func TestCollectSnapshot(t *testing.T) {
 	if file == nil || file.Path != "x.md" || file.Content != "hello" || file.Version != "v1" {
 		t.Errorf("file = %+v, want x.md at v1", file)
 	}
-	want := []driver.Entry{{Path: "a.md", Tombstone: true}, {Path: "b.md"}}
+	want := []driver.Entry{{Path: "a.md", Tombstone: true}, {Path: "b.md", Lifetime: driver.Lifetime{Pinned: "true"}}}
 	if !reflect.DeepEqual(entries, want) {
-		t.Errorf("entries = %+v, want %+v (sorted, only path and tombstone)", entries, want)
+		t.Errorf("entries = %+v, want %+v (sorted, only path, tombstone and lifetime)", entries, want)
 	}
 
 	empty := &fakeRows{}
@@ -57,7 +58,7 @@ func TestCollectSnapshot(t *testing.T) {
 	if _, _, err := driver.CollectSnapshot(failing, failing.scan); !errors.Is(err, boom) {
 		t.Errorf("rows.Err: got %v, want %v", err, boom)
 	}
-	_, _, err = driver.CollectSnapshot(&fakeRows{rows: rows.rows}, func(*bool) (*driver.File, error) { return nil, boom })
+	_, _, err = driver.CollectSnapshot(&fakeRows{rows: rows.rows}, func(*bool, *driver.Lifetime) (*driver.File, error) { return nil, boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("scan error: got %v, want %v", err, boom)
 	}

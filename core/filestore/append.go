@@ -19,7 +19,10 @@ import (
 // pending before the file and completed (renamed) after it, all before
 // Append returns, so a crash in between leaves a pending entry that the
 // store confirms or drops by the file's version, and that the next change
-// of the file completes (see completeReplaced).
+// of the file completes (see completeReplaced). An expired file (its
+// expiry at or before p.Now) counts as missing; the appended row, and its
+// history entry, keep the replaced row's expiry and pin
+// (driver.KeepLifetime).
 func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.AppendResult, error) {
 	unlock, err := d.lock(ctx, true)
 	if err != nil {
@@ -36,8 +39,8 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	if err != nil {
 		return driver.AppendResult{}, err
 	}
-	if cur == nil || cur.Tombstone {
-		return driver.AppendResult{Missing: true}, nil
+	if cur == nil || cur.Tombstone || driver.LifetimeOf(cur.Metadata).ExpiredBy(p.Now) {
+		return driver.AppendResult{Missing: true}, nil // an expired file counts as gone
 	}
 	if cur.OperationID != "" {
 		// The file may be the only evidence that its operation landed.
@@ -56,11 +59,12 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	if err := d.completeReplaced(p.Path, cur.Version); err != nil {
 		return driver.AppendResult{}, err
 	}
-	f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata}
+	meta := driver.KeepLifetime(p.Metadata, cur.Metadata) // an append keeps the file's expiry and pin
+	f := driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: meta}
 	var entry historyRef
 	if p.History != nil {
 		h := *p.History
-		h.Previous, h.Content, h.Pending = cur.Version, next, false
+		h.Previous, h.Content, h.Metadata, h.Pending = cur.Version, next, meta, false
 		if err := d.putHistory(h, true); err != nil {
 			return driver.AppendResult{}, err
 		}

@@ -5,11 +5,33 @@
 // Bookkeeping lives in the sidecar directory <dir>/.agentmem (never listed):
 // a small JSON record per file with its version, content hash and
 // metadata, one JSON file per operation receipt, the history of changes
-// (when turned on), and a lock file. Content
+// (when turned on), a lifetime index, and a lock file. Content
 // is written through temporary files named ".agentmem-tmp-…". The store
 // refuses every path with a segment starting with ".agentmem"
 // (store.ReservedSegmentPrefix) on every backend, with
 // store.ErrInvalidPath wrapping store.ErrReservedPath.
+//
+// A file's lifetime (its expiry and pin, driver.ExpiresKey and
+// driver.PinnedKey) is metadata in its record; so that a listing reports
+// it (driver.Entry.Lifetime) without reading one record per file, each
+// folder holding a file with a lifetime has one small index,
+// .agentmem/lifetimes/<folder>/~index: each such file's lifetime and a
+// fingerprint (size, modification time, inode) of the content its record
+// wrote. A listing reads the index of each folder it lists (none: one
+// failed open) and stats each file the index names; a file that no longer
+// matches its fingerprint (edited by hand, or left by a crash before its
+// content was renamed into place) is read as GetFile reads it, so a
+// listing always reports the lifetime a read would. Every change puts its
+// entry before the record and the content, and removes it after them
+// when the record keeps no lifetime, so a crash never leaves a file with
+// a lifetime its index lacks; an entry the file no longer needs costs one
+// read until the file's next change, and a corrupt index is read around
+// (file by file) and rebuilt by the next write in its folder. The staged content's modification
+// time is set one microsecond back, so that (where times are finer than
+// that) a fingerprint is older than its index file and no later edit can
+// match it; where they are coarse, a file of the index file's own tick is
+// read at every listing instead. Directories written
+// before the index existed have no lifetimes, and need none.
 //
 // # Errors
 //
@@ -54,7 +76,8 @@
 // under one shared lock), [driver.Pruner] (receipts, tombstones and
 // history entries are removed by [store.Store.PruneExpired]),
 // [driver.Appender] (an append under the exclusive lock, which never
-// conflicts) and [driver.Historian] (the history of changes, below). No
+// conflicts, counts an expired file as missing and keeps the file's
+// lifetime) and [driver.Historian] (the history of changes, below). No
 // atomic mutation: the store runs its receipt algorithm over the
 // primitives.
 //

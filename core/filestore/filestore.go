@@ -244,25 +244,40 @@ func readJSON(name string, v any) (bool, error) {
 
 // writeAtomic replaces name with data through a temporary file and rename.
 func writeAtomic(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, tmpPrefix+"*-"+filepath.Base(name))
+	tmp, _, err := stage(name, data)
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		os.Remove(tmp.Name())
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return nil
+}
+
+// stage writes data to a temporary file beside name, for a rename over
+// name, and returns the temporary file's name and stat (which the rename
+// keeps: size, modification time, inode).
+func stage(name string, data []byte) (string, fs.FileInfo, error) {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.CreateTemp(dir, tmpPrefix+"*-"+filepath.Base(name))
+	if err != nil {
+		return "", nil, err
+	}
+	_, werr := tmp.Write(data)
+	err = errors.Join(werr, tmp.Close())
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = os.Stat(tmp.Name())
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", nil, err
+	}
+	return tmp.Name(), fi, nil
 }
 
 func writeJSON(name string, v any) error {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -25,7 +27,11 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 	return f, err
 }
 
-// store writes f as the new state of its path, remembering prev.
+// store writes f as the new state of its path, remembering prev: the
+// content is staged, the lifetime index noted (see noteLifetime), the
+// record written, and the content renamed into place (or removed, for a
+// tombstone); a record that keeps no lifetime then drops its path's
+// index entry.
 func (d *Driver) store(f driver.File, prev *driver.File) error {
 	real, err := d.target(f.Path)
 	if err != nil {
@@ -45,19 +51,47 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 			return err
 		}
 	}
+	var kept driver.Lifetime
 	if prev != nil {
 		rec.Prev = &record{Version: prev.Version, Op: prev.OperationID, Metadata: prev.Metadata, Tombstone: prev.Tombstone}
 		if !prev.Tombstone {
 			rec.Prev.Hash = hashOf([]byte(prev.Content))
 		}
+		kept = driver.LifetimeOf(prev.Metadata)
+	}
+	var tmp string
+	var staged fs.FileInfo
+	if !f.Tombstone {
+		if tmp, staged, err = stage(real, []byte(f.Content)); err != nil {
+			return err
+		}
+		defer func() {
+			if tmp != "" {
+				os.Remove(tmp) // not renamed: a failure on the way
+			}
+		}()
+	}
+	l := driver.LifetimeOf(f.Metadata)
+	if staged != nil && (l != (driver.Lifetime{}) || kept != (driver.Lifetime{})) {
+		if staged, err = backdate(tmp, staged); err != nil {
+			return err
+		}
+	}
+	if err := d.noteLifetime(f.Path, l, kept, staged); err != nil {
+		return err
 	}
 	if err := writeJSON(d.recordPath(f.Path), rec); err != nil {
 		return err
 	}
 	if f.Tombstone {
-		return d.removeFile(real)
+		err = d.removeFile(real)
+	} else if err = os.Rename(tmp, real); err == nil {
+		tmp = ""
 	}
-	return writeAtomic(real, []byte(f.Content))
+	if err != nil || l != (driver.Lifetime{}) || kept != (driver.Lifetime{}) {
+		return err
+	}
+	return d.dropLifetime(f.Path)
 }
 
 // removeFile removes the file at real, if any, and then the folders it
@@ -166,7 +200,7 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 	if err := os.Remove(d.recordPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return nil
+	return d.dropLifetime(path)
 }
 
 // ListFiles implements driver.Driver. Tombstones are not listed.
@@ -199,7 +233,11 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 			return nil, nil // a symlinked prefix directory is never followed
 		}
 	}
-	var paths []string
+	type listed struct {
+		path string
+		info infoer // the file's stat (a link's target's), read only if its folder's lifetime index names it
+	}
+	var files []listed
 	err := filepath.WalkDir(start, func(name string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -218,6 +256,7 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 			}
 			return nil
 		}
+		var info infoer = e
 		if !e.Type().IsRegular() { // symlinks (to files or dirs) and others
 			if e.Type()&fs.ModeSymlink == 0 {
 				return nil
@@ -226,24 +265,31 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 			if err != nil {
 				return nil // escaping links are never listed
 			}
-			if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
+			st, err := os.Stat(real)
+			if err != nil || !st.Mode().IsRegular() {
 				return nil
 			}
+			info = knownInfo{st}
 		}
 		if !strings.HasPrefix(rel, p.Prefix) || rel <= p.After || !Listed(rel) {
 			return nil // a temporary file, or not addressable as a memory path (nor the store's search index)
 		}
-		paths = append(paths, rel)
+		files = append(files, listed{rel, info})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(paths)
-	paths = paths[:min(len(paths), p.Limit)]
-	out := make([]driver.Entry, len(paths))
-	for i, path := range paths {
-		out[i] = driver.Entry{Path: path}
+	slices.SortFunc(files, func(a, b listed) int { return strings.Compare(a.path, b.path) })
+	files = files[:min(len(files), p.Limit)]
+	out := make([]driver.Entry, len(files))
+	lr := lifetimeReader{d: d}
+	for i, f := range files {
+		l, err := lr.lifetime(f.path, f.info)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = driver.Entry{Path: f.path, Lifetime: l}
 	}
 	return out, nil
 }
@@ -332,4 +378,162 @@ func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
 		return driver.ErrPrecondition
 	}
 	return os.Remove(d.receiptPath(id))
+}
+
+// loadToWrite is loadLifetimes for a change of the index: a corrupt index
+// is rebuilt from the records of the folder's files, each entry without a
+// fingerprint (so listings read those files until their next change).
+// The caller holds the exclusive lock.
+func (d *Driver) loadToWrite(dir string) (lifetimeIndex, error) {
+	ix, err := d.loadLifetimes(dir)
+	if err != nil || !ix.corrupt {
+		return ix, err
+	}
+	meta := filepath.Join(d.sidecar, "meta", filepath.FromSlash(dir))
+	list, err := os.ReadDir(meta)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return ix, err
+	}
+	ix.entries = map[string]lifeEntry{}
+	for _, e := range list {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		var rec record
+		if ok, err := readJSON(filepath.Join(meta, e.Name()), &rec); err != nil || !ok {
+			if err != nil { // a corrupt record: listings read it, and report it
+				ix.entries[name] = lifeEntry{Size: -1}
+			}
+			continue
+		}
+		l := driver.LifetimeOf(rec.Metadata)
+		if l == (driver.Lifetime{}) && (rec.Prev == nil || driver.LifetimeOf(rec.Prev.Metadata) == (driver.Lifetime{})) {
+			continue
+		}
+		ix.entries[name] = lifeEntry{Expires: l.Expires, Pinned: l.Pinned, Size: -1}
+	}
+	return ix, nil
+}
+
+// backdate sets the modification time of the staged file tmp (whose stat
+// is fi) one microsecond back, so that it is older than that of the index
+// file written after it (see the racy-git rule in read.go, beside the
+// lifetime index), and returns its new stat.
+func backdate(tmp string, fi fs.FileInfo) (fs.FileInfo, error) {
+	if err := os.Chtimes(tmp, time.Time{}, fi.ModTime().Add(-time.Microsecond)); err != nil {
+		return nil, err
+	}
+	return os.Stat(tmp)
+}
+
+// noteLifetime puts the entry of path before its record changes, when the
+// new record keeps a lifetime: l, its own, or kept, its previous state's;
+// staged is the stat of the content about to be renamed into place (nil
+// for a tombstone). The caller holds the exclusive lock.
+func (d *Driver) noteLifetime(p string, l, kept driver.Lifetime, staged fs.FileInfo) error {
+	if l == (driver.Lifetime{}) && kept == (driver.Lifetime{}) {
+		return nil // dropLifetime removes any entry once the change is in place
+	}
+	dir, name := splitDir(p)
+	ix, err := d.loadToWrite(dir)
+	if err != nil {
+		return err
+	}
+	e := lifeEntry{Expires: l.Expires, Pinned: l.Pinned, Size: -1}
+	if staged != nil {
+		e.Size, e.MTime, e.Ino = staged.Size(), staged.ModTime().UnixNano(), inode(staged)
+	}
+	if ix.entries == nil {
+		ix.entries = map[string]lifeEntry{}
+	}
+	ix.entries[name] = e
+	return d.saveLifetimes(dir, ix, name)
+}
+
+// dropLifetime removes the entry of path, if any, once its record (now
+// without any lifetime) or its deletion is in place. The caller holds the
+// exclusive lock.
+func (d *Driver) dropLifetime(p string) error {
+	dir, name := splitDir(p)
+	ix, err := d.loadToWrite(dir)
+	if err != nil {
+		return err
+	}
+	if _, ok := ix.entries[name]; !ok && !ix.corrupt {
+		return nil
+	}
+	delete(ix.entries, name)
+	return d.saveLifetimes(dir, ix, name)
+}
+
+// saveLifetimes writes the index of folder dir (removing it, and the
+// folders it leaves empty, when it holds nothing), changed for the file
+// changed. Then it reads each other file whose fingerprint the old index
+// file left unchecked but the new one trusts (the racy-git rule, in
+// read.go) and clears the fingerprint of any whose content changed in
+// place, writing again if it cleared any. The caller holds the exclusive
+// lock.
+func (d *Driver) saveLifetimes(dir string, ix lifetimeIndex, changed string) error {
+	name := d.lifetimesPath(dir)
+	if len(ix.entries) == 0 {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		root := d.lifetimesRoot()
+		for p := filepath.Dir(name); p != root && strings.HasPrefix(p, root+string(filepath.Separator)); p = filepath.Dir(p) {
+			if os.Remove(p) != nil {
+				break // not empty: the folders above are in use
+			}
+		}
+		return nil
+	}
+	before := ix.mtime
+	for {
+		if err := writeAtomic(name, formatLifetimes(ix.entries)); err != nil {
+			return err
+		}
+		fi, err := os.Stat(name)
+		if err != nil {
+			return err
+		}
+		now := fi.ModTime().UnixNano()
+		cleared := false
+		for n, e := range ix.entries {
+			if n == changed || e.Size < 0 || e.MTime < before || e.MTime >= now {
+				continue // checked already, or still checked at every listing
+			}
+			if d.changedInPlace(path.Join(dir, n), e) {
+				e.Size, e.MTime, e.Ino = -1, 0, 0
+				ix.entries[n] = e
+				cleared = true
+			}
+		}
+		if !cleared {
+			return nil
+		}
+		before = now
+	}
+}
+
+// changedInPlace reports whether the file p still matches fingerprint e
+// but no longer holds the content its record wrote. Any doubt (an
+// unreadable record or file) counts as changed: the listing then reads
+// the file, and reports what it finds.
+func (d *Driver) changedInPlace(p string, e lifeEntry) bool {
+	real, err := d.target(p)
+	if err != nil {
+		return true
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !e.matches(fi) {
+		return false // the listing reads it anyway
+	}
+	content, err := os.ReadFile(real)
+	if err != nil {
+		return true
+	}
+	var rec record
+	ok, err := readJSON(d.recordPath(p), &rec)
+	return err != nil || !ok || rec.Tombstone || rec.Hash != hashOf(content)
 }

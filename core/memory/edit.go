@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/agentmem/agentmem/core/memory/internal/notes"
 )
@@ -20,21 +21,25 @@ type Edit struct {
 	Content string `json:"content"`
 	// OldText is the exact passage to replace; nil appends.
 	OldText *string `json:"old_text"`
+	// Expires, when non-nil, gives the file an expiry as write_memory's
+	// expires argument does ([ParseExpiry]; [NeverExpires] removes it);
+	// nil keeps the file's.
+	Expires *string `json:"expires,omitempty"`
 }
 
 // args is e as write_memory's JSON arguments.
 func (e Edit) args() json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"file": e.File, "content": e.Content, "old_text": e.OldText})
+	b, _ := json.Marshal(map[string]any{"file": e.File, "content": e.Content, "old_text": e.OldText, "expires": e.Expires})
 	return b
 }
 
 // ParseEdit decodes raw as write_memory's arguments, exactly as
-// [Memory.Call] does: one JSON object of "content" (required), "file" and
-// "old_text", each a string or null; the file name normalised; content
+// [Memory.Call] does: one JSON object of "content" (required), "file",
+// "old_text" and "expires", each a string or null; the file name normalised; content
 // that is not blank for an append. A mistake is a *ToolError whose
 // message says what to fix.
 func ParseEdit(raw json.RawMessage) (Edit, *ToolError) {
-	a, te := decodeArgs(raw, []string{"content", "file", "old_text"})
+	a, te := decodeArgs(raw, writeKeys)
 	if te != nil {
 		return Edit{}, te
 	}
@@ -42,7 +47,12 @@ func ParseEdit(raw json.RawMessage) (Edit, *ToolError) {
 	if te != nil {
 		return Edit{}, te
 	}
-	return Edit{File: name, Content: *a["content"], OldText: a["old_text"]}, nil
+	if e := a["expires"]; e != nil {
+		if _, err := ParseExpiry(*e, time.Now()); err != nil {
+			return Edit{}, expiryErr(err)
+		}
+	}
+	return Edit{File: name, Content: *a["content"], OldText: a["old_text"], Expires: a["expires"]}, nil
 }
 
 // Preview returns the content write_memory would leave in e.File, whose

@@ -119,6 +119,7 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int, r
 	if err != nil {
 		return "", err
 	}
+	files = labelFiles(files, prefix, r.Entries)
 	content, mainTrunc := "", false
 	if main != nil {
 		content, mainTrunc = main.Content, main.Truncated
@@ -142,6 +143,29 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int, r
 	}
 	sp.set("memory.injected_chars", notes.Runes(block))
 	return block, nil
+}
+
+// labelFiles orders the file names pinned first (so a budget that cuts the
+// list from its end keeps them) and marks the pinned and the expiring.
+func labelFiles(names []string, prefix string, entries []store.Entry) []string {
+	byPath := make(map[string]store.Entry, len(entries))
+	for _, e := range entries {
+		if e.Pinned || !e.ExpiresAt.IsZero() {
+			byPath[e.Path] = e
+		}
+	}
+	if len(byPath) == 0 {
+		return names
+	}
+	out := make([]string, 0, len(names))
+	for _, pinned := range []bool{true, false} {
+		for _, n := range names {
+			if e := byPath[prefix+n]; e.Pinned == pinned {
+				out = append(out, fileLabel(n, e))
+			}
+		}
+	}
+	return out
 }
 
 // otherFiles picks the scope's other Markdown files from a listing of

@@ -124,8 +124,12 @@ func checkWrite(content, file, oldText *string) (rawFile, name string, te *ToolE
 	return rawFile, name, nil
 }
 
-func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldText *string) (any, error) {
+func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldText, expires *string) (any, error) {
 	rawFile, name, te := checkWrite(content, file, oldText)
+	if te != nil {
+		return te, nil
+	}
+	life, te := m.lifetimeArg(name, expires)
 	if te != nil {
 		return te, nil
 	}
@@ -138,12 +142,16 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 	if oldText != nil {
 		old = *oldText
 	}
-	op, err := operation(sc, inv, "write", path, map[string]any{"content": *content, "file": rawFile, "old_text": old})
+	args := map[string]any{"content": *content, "file": rawFile, "old_text": old}
+	if expires != nil {
+		args["expires"] = *expires // a call without one keeps the fingerprint it always had
+	}
+	op, err := operation(sc, inv, "write", path, args)
 	if err != nil {
 		return nil, err
 	}
 	ctx, sp := m.startSpan(ctx, "memory.write", sc)
-	res, outcome, err := m.doWrite(ctx, sp, sc, inv, name, *content, oldText, op)
+	res, outcome, err := m.doWrite(ctx, sp, sc, inv, name, *content, oldText, life, op)
 	sp.end(outcome, res, err)
 	if err != nil {
 		return nil, err
@@ -151,7 +159,7 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 	return res, nil
 }
 
-func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation, name, content string, oldText *string, op *store.Operation) (any, string, error) {
+func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation, name, content string, oldText *string, life lifetimeChange, op *store.Operation) (any, string, error) {
 	path := sc.file(name)
 	// A replay returns the original result, built from the operation's
 	// receipt (never from a read, which may postdate the original).
@@ -221,7 +229,12 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation
 		if cur != nil {
 			expected = cur.Version
 		}
-		mu, err := m.s.Write(ctx, store.WriteRequest{Path: path, Content: next, Expected: expected, Operation: op, Metadata: meta})
+		expires, pinned, msg := life.apply(name, cur)
+		if msg != "" {
+			return refuse(msg)
+		}
+		mu, err := m.s.Write(ctx, store.WriteRequest{Path: path, Content: next, Expected: expected, Operation: op, Metadata: meta,
+			ExpiresAt: expires, Pinned: pinned})
 		switch {
 		case err == nil && mu.Replayed:
 			return replayed(mu)

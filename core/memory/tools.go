@@ -68,11 +68,16 @@ func (m *Memory) Tools() []ToolSpec {
 				"Leave old_text null to append to the file, creating it when needed. Pass old_text to replace " +
 				"exactly one matching passage with content; an empty content removes that passage. " +
 				"Keep short durable facts in " + MainFile + " and longer or evolving topics in separate files. " +
-				"Update stale entries instead of adding contradictory duplicates.",
+				"Update stale entries instead of adding contradictory duplicates. " +
+				"Give a file that stops being true at a known time (a trip, this week's goal) an expiry: " +
+				"it is then forgotten on its own.",
 			InputSchema: object(map[string]any{
 				"content":  str("Text to append, or the replacement for old_text."),
 				"file":     nullable("Memory file name such as " + MainFile + " or travel.md; null means " + MainFile + "."),
 				"old_text": nullable("Exact passage to replace, which must occur exactly once; null appends."),
+				"expires": nullable("When the whole file stops being true and is forgotten: a duration from now " +
+					"(7d, 12h), a date (2026-12-31, kept through that day), or \"never\" to remove an expiry; " +
+					"null keeps the file's expiry. " + MainFile + " and pinned files never expire."),
 			}),
 		},
 		{
@@ -129,7 +134,7 @@ func (m *Memory) Call(ctx context.Context, inv Invocation, tool string, args jso
 	var keys []string
 	switch tool {
 	case m.names.write:
-		keys = []string{"content", "file", "old_text"}
+		keys = writeKeys
 	case m.names.read, m.names.delete:
 		keys = []string{"file"}
 	case m.names.search:
@@ -143,7 +148,7 @@ func (m *Memory) Call(ctx context.Context, inv Invocation, tool string, args jso
 	}
 	switch tool {
 	case m.names.write:
-		return m.write(ctx, inv, a["content"], a["file"], a["old_text"])
+		return m.write(ctx, inv, a["content"], a["file"], a["old_text"], a["expires"])
 	case m.names.read:
 		return m.read(ctx, inv, *a["file"])
 	case m.names.delete:
@@ -152,6 +157,9 @@ func (m *Memory) Call(ctx context.Context, inv Invocation, tool string, args jso
 		return m.search(ctx, inv, *a["query"])
 	}
 }
+
+// writeKeys are write_memory's arguments, the required one first.
+var writeKeys = []string{"content", "file", "old_text", "expires"}
 
 // decodeArgs decodes the model's arguments strictly: a JSON object whose
 // keys are among keys, each value a string or null; keys[0] is required

@@ -31,7 +31,7 @@ func TestToolSurface(t *testing.T) {
 		t.Fatalf("ID = %q", m.ID())
 	}
 	props := map[string]string{
-		"write_memory": "content,file,old_text", "read_memory": "file", "delete_memory": "file", "search_memory": "query",
+		"write_memory": "content,expires,file,old_text", "read_memory": "file", "delete_memory": "file", "search_memory": "query",
 	}
 	for _, sp := range m.Tools() {
 		p := sp.InputSchema["properties"].(map[string]any)

@@ -20,7 +20,7 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 		}
 	}
 	cur, ok := d.files[p.Path]
-	if !ok || cur.Tombstone {
+	if !ok || cur.Tombstone || driver.LifetimeOf(cur.Metadata).ExpiredBy(p.Now) {
 		return driver.AppendResult{Missing: true}, nil
 	}
 	if r, ok := d.receipts[cur.OperationID]; ok && cur.OperationID != "" && !r.Completed && r.Version == cur.Version {
@@ -30,7 +30,8 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	if utf8.RuneCountInString(next) > p.MaxChars {
 		return driver.AppendResult{}, fmt.Errorf("memstore: %q would be over %d characters: %w", p.Path, p.MaxChars, driver.ErrTooLarge)
 	}
-	d.put(driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: p.Metadata, OperationID: receiptID(p.Receipt)})
+	meta := driver.KeepLifetime(p.Metadata, cur.Metadata)
+	d.put(driver.File{Path: p.Path, Content: next, Version: p.Version, Metadata: meta, OperationID: receiptID(p.Receipt)})
 	if p.Receipt != nil {
 		r := *p.Receipt
 		r.Expected, r.Existed = cur.Version, true
@@ -38,7 +39,7 @@ func (d *Driver) Append(ctx context.Context, p driver.AppendParams) (driver.Appe
 	}
 	if p.History != nil {
 		h := *p.History
-		h.Previous, h.Content = cur.Version, next
+		h.Previous, h.Content, h.Metadata = cur.Version, next, meta
 		d.putHistory(h)
 	}
 	return driver.AppendResult{}, nil

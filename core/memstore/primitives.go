@@ -40,7 +40,7 @@ func (d *Driver) list(p driver.ListParams) []driver.Entry {
 		if path == p.After {
 			continue
 		}
-		out = append(out, driver.Entry{Path: path, Tombstone: d.files[path].Tombstone})
+		out = append(out, driver.Entry{Path: path, Tombstone: d.files[path].Tombstone, Lifetime: driver.LifetimeOf(d.files[path].Metadata)})
 	}
 	return out
 }

@@ -54,7 +54,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 			continue
 		}
 		content, cut := driver.CutRunes(f.Content, p.MaxChars)
-		out = append(out, driver.ScopeFile{Path: path, Content: content, Truncated: cut, Version: f.Version})
+		out = append(out, driver.ScopeFile{Path: path, Content: content, Truncated: cut, Version: f.Version, Lifetime: driver.LifetimeOf(f.Metadata)})
 	}
 	return out, nil
 }

@@ -336,9 +336,13 @@ func (s *Engine) candidates(ctx context.Context, r Request) ([]candidate, bool, 
 			return nil, false, err
 		}
 		out := make([]candidate, 0, len(files))
+		now := s.now()
 		for _, f := range files {
 			if !rowpath.DirectlyUnder(f.Path, r.Prefix) {
 				continue // a driver bug must not widen the scope
+			}
+			if f.Lifetime.ExpiredAt(now) {
+				continue // expired: as good as deleted
 			}
 			if len(out) == r.MaxFiles {
 				truncated = true // the lookahead: more files than MaxFiles

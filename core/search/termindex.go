@@ -99,8 +99,10 @@ type folderIndex struct {
 	listed, built chan struct{}
 	inPlace       bool
 	// flushQueued: a flush of fi is scheduled (scheduleFlushLocked);
-	// rechecking: its manifest is being read (recheckLocked).
-	flushQueued, rechecking bool
+	// rechecking: its manifest is being read (recheckLocked); recheckAgain:
+	// a recheck was asked for meanwhile, so the manifest read may predate
+	// what the asker wants to see: it runs again when this one ends.
+	flushQueued, rechecking, recheckAgain bool
 
 	// The persisted index (termseg.go), under mu: the paths changed since
 	// the last flush (with their change number), the segments fi holds
@@ -275,7 +277,10 @@ func (ti *termIndex) readFolder(ctx context.Context, folder string, limit int) (
 		if err != nil {
 			return nil, err
 		}
-		return slices.DeleteFunc(files, func(f driver.ScopeFile) bool { return !rowpath.DirectlyUnder(f.Path, folder) }), nil
+		now := s.now()
+		return slices.DeleteFunc(files, func(f driver.ScopeFile) bool {
+			return !rowpath.DirectlyUnder(f.Path, folder) || f.Lifetime.ExpiredAt(now)
+		}), nil
 	}
 	paths, err := s.list(ctx, folder, limit, true)
 	if err != nil {

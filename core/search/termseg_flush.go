@@ -310,10 +310,16 @@ func (ti *termIndex) current(fi *folderIndex) bool {
 }
 
 // recheck looks, in the background, for segments other processes added to
-// fi's manifest since fi last saw it (at most every manifestRecheck).
-// ti.mu is held.
+// fi's manifest since fi last saw it (at most every manifestRecheck). Asked
+// for while one is running, it runs again after it (if the interval
+// allows), so a WaitIndexed after a search sees the manifest as it was at
+// least when the search began. ti.mu is held.
 func (ti *termIndex) recheckLocked(fi *folderIndex) {
-	if fi.rechecking || time.Since(fi.lastSeen()) < ti.recheck {
+	if fi.rechecking {
+		fi.recheckAgain = true
+		return
+	}
+	if time.Since(fi.lastSeen()) < ti.recheck {
 		return
 	}
 	fi.rechecking = true
@@ -321,6 +327,12 @@ func (ti *termIndex) recheckLocked(fi *folderIndex) {
 		defer func() {
 			ti.mu.Lock()
 			fi.rechecking = false
+			if fi.recheckAgain {
+				// Asked for while this one read an older manifest: once
+				// more (within the same wait: busy never drops to 0 here).
+				fi.recheckAgain = false
+				ti.recheckLocked(fi)
+			}
 			ti.mu.Unlock()
 		}()
 		// The store's background work on its index: observed as OpIndex,

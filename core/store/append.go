@@ -36,7 +36,9 @@ type AppendRequest struct {
 // entry: the file's trailing whitespace is trimmed, then one newline, the
 // text with its own trailing whitespace trimmed, and one newline (the text
 // alone, and a new file, when the file is blank or absent). Blank text
-// writes nothing and returns a zero Mutation.
+// writes nothing and returns a zero Mutation. The file keeps its expiry and
+// pin; an expired file counts as absent (its expiry is recorded, then the
+// entry starts a new file that never expires).
 //
 // Append never fails because other writers change the file meanwhile. On a
 // driver with an [driver.Appender] it is one request that cannot conflict
@@ -128,7 +130,7 @@ func (a appendCall) attempt(ctx context.Context) (Mutation, error) {
 		if err != nil || !missing {
 			return m, err
 		}
-		return a.write(ctx, "", a.entry) // absent: a create, which may conflict
+		return a.write(ctx, "", a.entry, a.meta) // absent (or expired): a create, which may conflict
 	}
 	f, err := s.Read(ctx, a.r.Path, a.r.MaxChars)
 	if err == nil && f.Truncated {
@@ -137,25 +139,27 @@ func (a appendCall) attempt(ctx context.Context) (Mutation, error) {
 		// file decides.
 		f, err = s.Read(ctx, a.r.Path, math.MaxInt)
 	}
-	expected, next := "", a.entry
+	expected, next, meta := "", a.entry, a.meta
 	switch {
 	case err == nil:
 		expected = f.Version
+		meta = rowMetadata(a.meta, f.ExpiresAt, f.Pinned) // an append keeps the file's lifetime
 		if kept := strings.TrimRightFunc(f.Content, appendSpace); kept != "" {
 			next = kept + "\n" + a.entry
 		}
 	case !errors.Is(err, ErrNotFound):
 		return Mutation{}, err
 	}
-	return a.write(ctx, expected, next)
+	return a.write(ctx, expected, next, meta)
 }
 
-// write stores next over the version expected, after checking its size.
-func (a appendCall) write(ctx context.Context, expected, next string) (Mutation, error) {
+// write stores next with meta over the version expected, after checking
+// its size.
+func (a appendCall) write(ctx context.Context, expected, next string, meta map[string]string) (Mutation, error) {
 	if n := utf8.RuneCountInString(next); n > a.r.MaxChars {
 		return a.refuse(ctx, a.tooLarge(n))
 	}
-	return a.s.mutate(ctx, change{kind: driver.KindWrite, path: a.r.Path, content: next, meta: a.meta, expected: expected, op: a.r.Operation})
+	return a.s.mutate(ctx, change{kind: driver.KindWrite, path: a.r.Path, content: next, meta: meta, expected: expected, op: a.r.Operation})
 }
 
 func (a appendCall) tooLarge(n int) error {
@@ -182,7 +186,8 @@ func (a appendCall) native(ctx context.Context) (m Mutation, missing bool, err e
 	s := a.s
 	for round := 0; ; round++ {
 		now := s.now()
-		p := driver.AppendParams{Path: a.r.Path, Entry: a.entry, MaxChars: a.r.MaxChars, Metadata: a.meta, Version: newVersion(now, "")}
+		p := driver.AppendParams{Path: a.r.Path, Entry: a.entry, MaxChars: a.r.MaxChars, Metadata: a.meta, Version: newVersion(now, ""),
+			Now: driver.FormatExpiry(now)}
 		if op := a.r.Operation; op != nil && s.mutator == nil {
 			// The version names the operation, as on the primitive path: an
 			// Appender that is not atomic across the receipt and the file

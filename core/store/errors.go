@@ -26,6 +26,9 @@ var (
 	ErrInvalidSearchMode = errors.New("agentmem: unknown search mode: use \"bm25\", \"literal\", \"hybrid\" (with an embedder) or \"\" for the default")
 	// ErrInvalidMetadata reports metadata with NUL or over 4,096 chars.
 	ErrInvalidMetadata = errors.New("agentmem: invalid write metadata")
+	// ErrInvalidLifetime reports a write that pins a file and gives it an
+	// expiry: a pinned file never expires, so pass one or the other.
+	ErrInvalidLifetime = errors.New("agentmem: invalid file lifetime")
 	// ErrInvalidContent reports content that is not valid UTF-8; every
 	// backend stores text.
 	ErrInvalidContent = errors.New("agentmem: content must be valid UTF-8")

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
 )
 
 // ForgetOptions tunes [Store.Forget]. nil means defaults.
@@ -91,19 +93,22 @@ func (s *Store) Forget(ctx context.Context, prefix string, opts *ForgetOptions) 
 		return f(rctx)
 	}
 
+	// Every file, those that have expired but are still stored too:
+	// forget is not retention.
 	type listed struct{ path, version string }
 	var files []listed
-	for p, err := range s.Walk(ctx, prefix, 0) {
-		if err != nil {
-			return ForgetStats{}, fmt.Errorf("agentmem: forget %q: listing its files: %w", prefix, err)
-		}
-		var f *File
-		err = call(func(ctx context.Context) (err error) { f, err = s.Read(ctx, p, 1); return err })
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
+	var paths []string
+	if err := s.walkRows(ctx, prefix, "", DefaultWalkPageSize, true, func(p string) bool { paths = append(paths, p); return true }); err != nil {
+		return ForgetStats{}, fmt.Errorf("agentmem: forget %q: listing its files: %w", prefix, err)
+	}
+	for _, p := range paths {
+		var f *driver.File
+		err := call(func(ctx context.Context) (err error) { f, err = s.d.GetFile(ctx, p); return err })
 		if err != nil {
 			return ForgetStats{}, fmt.Errorf("agentmem: forget %q: reading %q: %w", prefix, p, err)
+		}
+		if f == nil || f.Tombstone {
+			continue
 		}
 		files = append(files, listed{p, f.Version})
 	}

@@ -50,6 +50,11 @@ type HistoryEntry struct {
 	// Metadata is the change's metadata (the write's, or the delete's),
 	// nil for none.
 	Metadata map[string]string
+	// ExpiresAt is the expiry the write gave the file (see
+	// [WriteRequest]); zero for none.
+	ExpiresAt time.Time
+	// Pinned reports that the write pinned the file.
+	Pinned bool
 	// Content is the whole content the write stored. The content a change
 	// replaced is the content of the entry of its Previous version.
 	Content string
@@ -208,7 +213,10 @@ func errHistoryEntry(path string, err error) error {
 // every file under r.Prefix, ordered by path and then newest first. It
 // reads what the backend keeps whether or not this store records history
 // (Options.History). Pending entries left by an attempt that crashed are
-// settled first: an entry is shown only for a change that landed.
+// settled first: an entry is shown only for a change that landed. A file
+// whose newest entry is a write that has expired since (see
+// WriteRequest.ExpiresAt) has its expiry recorded first, so the history
+// shows it.
 //
 // Errors: ErrInvalidPath, ErrInvalidBound, ErrHistoryUnsupported (the
 // backend keeps no history), or the backend's error.
@@ -244,6 +252,17 @@ func (s *Store) History(ctx context.Context, r HistoryRequest) (page HistoryPage
 		if err != nil {
 			return HistoryPage{}, err
 		}
+		// The history is complete: a file whose newest entry is a write
+		// that has expired has its expiry recorded (a delete by
+		// ExpiryUpdatedBy) before the page is shown, and the page is read
+		// again. It costs nothing while no entry shown has expired.
+		if due, err := s.recordDue(ctx, entries, after, now); err != nil {
+			return HistoryPage{}, err
+		} else if due {
+			if entries, err = s.historian.ListHistory(ctx, driver.HistoryParams{Prefix: prefix, After: after, Limit: want}); err != nil {
+				return HistoryPage{}, err
+			}
+		}
 		for i := range entries {
 			e := &entries[i]
 			after = e.Key()
@@ -263,6 +282,29 @@ func (s *Store) History(ctx context.Context, r HistoryRequest) (page HistoryPage
 	return page, nil
 }
 
+// recordDue records the expiry of each file whose newest entry in entries
+// (listed after the key after) is a write whose expiry has passed, and
+// reports whether it recorded any. An entry is a file's newest when it is
+// the first of its path and the listing did not start inside that path.
+func (s *Store) recordDue(ctx context.Context, entries []driver.HistoryEntry, after string, now time.Time) (bool, error) {
+	due := false
+	prev, _, _ := strings.Cut(after, " ")
+	for i := range entries {
+		e := &entries[i]
+		first := e.Path != prev
+		prev = e.Path
+		if !first || e.Kind != driver.KindWrite || !lifetimeOf(e.Metadata).ExpiredAt(now) {
+			continue
+		}
+		ok, err := s.expireAt(ctx, e.Path)
+		if err != nil {
+			return false, err
+		}
+		due = due || ok
+	}
+	return due, nil
+}
+
 // visible reports whether entry e stands for a change that landed and has
 // not expired, settling it when it is pending.
 func (s *Store) visible(ctx context.Context, e *driver.HistoryEntry, now time.Time) (bool, error) {
@@ -277,13 +319,16 @@ func (s *Store) visible(ctx context.Context, e *driver.HistoryEntry, now time.Ti
 
 // historyEntryOf converts a driver entry.
 func historyEntryOf(e *driver.HistoryEntry) HistoryEntry {
+	meta, expires, pinned := userMetadata(e.Metadata)
 	return HistoryEntry{
+		ExpiresAt:   expires,
+		Pinned:      pinned,
 		Path:        e.Path,
 		Version:     e.Version,
 		Previous:    unfenced(e.Previous), // an Appender names the row it replaced, fence or not
 		Deleted:     e.Kind == driver.KindDelete,
 		OperationID: shownOperation(e.OperationID),
-		Metadata:    maps.Clone(e.Metadata),
+		Metadata:    meta,
 		Content:     e.Content,
 		Time:        e.Time,
 	}
@@ -326,19 +371,23 @@ func (s *Store) ReadVersion(ctx context.Context, path, version string) (_ *Histo
 	if err != nil {
 		return nil, err
 	}
-	if f == nil || f.Tombstone || f.Version != version {
+	if !s.live(f) || f.Version != version {
 		if s.historian == nil {
 			return nil, fmt.Errorf("%w: version %q of %q (this backend keeps no history): %w", ErrNotFound, version, path, ErrHistoryUnsupported)
 		}
 		return nil, fmt.Errorf("%w: version %q of %q", ErrNotFound, version, path)
 	}
-	return &HistoryEntry{Path: path, Version: f.Version, OperationID: shownOperation(f.OperationID), Metadata: maps.Clone(f.Metadata), Content: f.Content}, nil
+	meta, expires, pinned := userMetadata(f.Metadata)
+	return &HistoryEntry{Path: path, Version: f.Version, OperationID: shownOperation(f.OperationID), Metadata: meta,
+		ExpiresAt: expires, Pinned: pinned, Content: f.Content}, nil
 }
 
 // Restore writes the content of a past version of r.Path back, as a
 // compare-and-swap over r.Expected, exactly once with r.Operation. The
 // write is recorded like any other (with RestoredFromKey in its
-// metadata), so a restore can itself be undone.
+// metadata), so a restore can itself be undone. The restored file keeps
+// the version's pin and never expires; an expired file counts as absent
+// (Expected "").
 //
 // Errors: those of ReadVersion for r.Version (ErrNotFound), ErrNotFound
 // wrapped with a hint when r.Version is a delete, then those of Write.
@@ -370,7 +419,9 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (m Mutation, err 
 		meta = map[string]string{}
 	}
 	meta[RestoredFromKey] = r.Version
-	return s.Write(ctx, WriteRequest{Path: r.Path, Content: v.Content, Expected: r.Expected, Operation: r.Operation, Metadata: meta})
+	// The restored file keeps the version's pin, never its expiry (that
+	// would hide it again, or at once).
+	return s.Write(ctx, WriteRequest{Path: r.Path, Content: v.Content, Expected: r.Expected, Operation: r.Operation, Metadata: meta, Pinned: v.Pinned})
 }
 
 // ForgetHistory removes every history entry of the files whose path starts

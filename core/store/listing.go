@@ -127,7 +127,7 @@ func (s *Store) Namespaces(ctx context.Context, r NamespacesRequest) (page Names
 // after, and the After that skips past it; "" when there is none. Its
 // pages start at one entry (the first path is a file of the next
 // namespace, as a rule) and double while they find only tombstones,
-// top-level files and reserved rows.
+// expired files, top-level files and reserved rows.
 func (s *Store) nextNamespace(ctx context.Context, after string) (ns, next string, err error) {
 	size := 1
 	for {
@@ -149,7 +149,7 @@ func (s *Store) nextNamespace(ctx context.Context, after string) (ns, next strin
 				continue
 			}
 			first, _, nested := strings.Cut(e.Path, "/")
-			if nested && !e.Tombstone {
+			if nested && !e.Tombstone && !s.expired(e.Lifetime) {
 				return first, pastFolder(e.Path, ""), nil
 			}
 		}

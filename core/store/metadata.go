@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/canon"
 )
 
@@ -32,6 +33,9 @@ func normalizeMetadata(m map[string]string) (map[string]string, error) {
 	for k, v := range m {
 		if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
 			return nil, fmt.Errorf("%w: keys and values must not contain NUL", ErrInvalidMetadata)
+		}
+		if strings.HasPrefix(k, driver.StoreKeyPrefix) {
+			return nil, fmt.Errorf("%w: key %q: keys starting with %q are the store's own; set a file's expiry and pin with WriteRequest.ExpiresAt and Pinned", ErrInvalidMetadata, k, driver.StoreKeyPrefix)
 		}
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return nil, fmt.Errorf("%w: keys and values must be valid UTF-8", ErrInvalidMetadata)

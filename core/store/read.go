@@ -5,7 +5,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/internal/rowpath"
@@ -30,7 +29,7 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, e
 	if err != nil {
 		return nil, err
 	}
-	if f == nil || f.Tombstone {
+	if !s.live(f) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, path)
 	}
 	return fileOf(path, f, maxChars), nil
@@ -39,13 +38,16 @@ func (s *Store) Read(ctx context.Context, path string, maxChars int) (_ *File, e
 // fileOf is what a read of row f at path returns: at most maxChars runes.
 func fileOf(path string, f *driver.File, maxChars int) *File {
 	content, truncated := cutRunes(f.Content, maxChars)
+	meta, expires, pinned := userMetadata(f.Metadata)
 	return &File{
 		Path:        path,
 		Content:     content,
 		Version:     f.Version,
 		OperationID: shownOperation(f.OperationID),
 		Truncated:   truncated,
-		Metadata:    maps.Clone(f.Metadata),
+		Metadata:    meta,
+		ExpiresAt:   expires,
+		Pinned:      pinned,
 	}
 }
 
@@ -58,20 +60,26 @@ func fileOf(path string, f *driver.File, maxChars int) *File {
 func (s *Store) ListPaths(ctx context.Context, prefix string, limit int, opts ...ListOptions) (paths []string, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpListPaths})
 	defer func() { o.done(err, false, len(paths)) }()
-	if err := s.usable(ctx); err != nil {
-		return nil, err
-	}
-	if err := ValidatePrefix(prefix); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
-	}
-	after, err := listAfter(prefix, opts)
+	after, err := s.checkList(ctx, prefix, limit, opts)
 	if err != nil {
 		return nil, err
 	}
 	return s.listAfter(ctx, prefix, after, limit, false, nil)
+}
+
+// checkList validates a listing's arguments and returns the path it
+// starts after.
+func (s *Store) checkList(ctx context.Context, prefix string, limit int, opts []ListOptions) (string, error) {
+	if err := s.usable(ctx); err != nil {
+		return "", err
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return "", err
+	}
+	if limit <= 0 {
+		return "", fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, limit)
+	}
+	return listAfter(prefix, opts)
 }
 
 // list pages through the driver, skipping tombstones (and nested paths when
@@ -92,15 +100,31 @@ func (s *Store) listFrom(ctx context.Context, prefix string, limit int, direct b
 // listAfter is listFrom from the string after on ("" = from the start).
 func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry) ([]string, error) {
 	var out []string
-	for len(out) < limit {
-		page := limit - len(out)
+	err := s.listLive(ctx, prefix, after, limit, direct, first, func(e driver.Entry) { out = append(out, e.Path) })
+	return out, err
+}
+
+// listEntries is listAfter with each file's lifetime.
+func (s *Store) listEntries(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry) ([]Entry, error) {
+	var out []Entry
+	err := s.listLive(ctx, prefix, after, limit, direct, first, func(e driver.Entry) { out = append(out, entryOf(e)) })
+	return out, err
+}
+
+// listLive pages through the driver's listing, calling add with each file
+// to list (expired files are left out, as tombstones are) until limit.
+func (s *Store) listLive(ctx context.Context, prefix, after string, limit int, direct bool, first *[]driver.Entry, add func(driver.Entry)) error {
+	found := 0
+	now := driver.FormatExpiry(s.now())
+	for found < limit {
+		page := limit - found
 		var entries []driver.Entry
 		if first != nil {
 			entries, first = *first, nil
 		} else {
 			var err error
 			if entries, err = s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: page}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		skip := ""
@@ -109,10 +133,11 @@ func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, 
 				skip = max(skip, end) // the store's derived rows are never files
 				continue
 			}
-			if e.Tombstone || (direct && !rowpath.DirectlyUnder(e.Path, prefix)) {
+			if e.Tombstone || e.Lifetime.ExpiredBy(now) || (direct && !rowpath.DirectlyUnder(e.Path, prefix)) {
 				continue
 			}
-			out = append(out, e.Path)
+			add(e)
+			found++
 		}
 		if len(entries) < page {
 			break
@@ -123,7 +148,7 @@ func (s *Store) listAfter(ctx context.Context, prefix, after string, limit int, 
 		}
 		after = max(after, skip)
 	}
-	return out, nil
+	return nil
 }
 
 // readFilesBatch is the most paths of one batched read of ReadFiles.
@@ -164,7 +189,7 @@ func (s *Store) ReadFiles(ctx context.Context, paths []string, maxChars int) (fi
 			return nil, err
 		}
 		for _, p := range batch {
-			if f := rows[p]; f != nil && !f.Tombstone && !seen[p] {
+			if f := rows[p]; s.live(f) && !seen[p] {
 				seen[p] = true
 				files = append(files, fileOf(p, f, maxChars))
 			}

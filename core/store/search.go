@@ -29,7 +29,8 @@ import (
 // word at all (only punctuation, say) is scored literally instead. It
 // fails with ErrInvalidPath for a bad prefix, ErrInvalidBound when Limit,
 // MaxFiles, MaxChars or MaxFileChars is not positive or RecencyHalfLife
-// is negative, and ErrInvalidSearchMode for an unknown Mode.
+// is negative, and ErrInvalidSearchMode for an unknown Mode. A request
+// with no RecencyHalfLife takes the store's (Options.SearchRecencyHalfLife).
 func (s *Store) Search(ctx context.Context, r search.Request) (res search.Result, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpSearch})
 	defer func() { o.done(err, false, len(res.Matches)) }()
@@ -49,6 +50,9 @@ func (s *Store) Search(ctx context.Context, r search.Request) (res search.Result
 	}
 	if r.RecencyHalfLife < 0 {
 		return search.Result{}, fmt.Errorf("%w: recency_half_life must not be negative (0 turns recency off), got %s", ErrInvalidBound, r.RecencyHalfLife)
+	}
+	if r.RecencyHalfLife == 0 {
+		r.RecencyHalfLife = s.recency // the store's default (Options.SearchRecencyHalfLife, ?recency=)
 	}
 	if !r.Mode.Valid() {
 		return search.Result{}, fmt.Errorf("%w, got %q", ErrInvalidSearchMode, r.Mode)
@@ -130,8 +134,15 @@ type searchHost struct{ s *Store }
 
 func (h searchHost) Usable(ctx context.Context) error { return h.s.usable(ctx) }
 
+// GetFiles leaves expired files out, as if they were deleted.
 func (h searchHost) GetFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
-	return h.s.getFiles(ctx, paths)
+	rows, err := h.s.getFiles(ctx, paths)
+	for p, f := range rows {
+		if f != nil && !f.Tombstone && h.s.expired(lifetimeOf(f.Metadata)) {
+			delete(rows, p)
+		}
+	}
+	return rows, err
 }
 
 func (h searchHost) List(ctx context.Context, prefix string, limit int, direct bool) ([]string, error) {

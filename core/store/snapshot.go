@@ -29,6 +29,8 @@ type ReadAndListResult struct {
 	File *File
 	// Paths are the limit smallest paths under the prefix.
 	Paths []string
+	// Entries are Paths with each file's expiry and pin.
+	Entries []Entry
 }
 
 // ReadAndList reads one file and lists a prefix in one round trip: one
@@ -65,7 +67,7 @@ func (s *Store) ReadAndList(ctx context.Context, r ReadAndListRequest) (out *Rea
 		return nil, fmt.Errorf("%w: limit must be positive, got %d", ErrInvalidBound, r.Limit)
 	}
 	var f *driver.File
-	var paths []string
+	var listed []Entry
 	if s.snap != nil {
 		var entries []driver.Entry
 		f, entries, err = s.snap.ReadSnapshot(ctx, driver.SnapshotParams{Path: r.Path,
@@ -73,11 +75,11 @@ func (s *Store) ReadAndList(ctx context.Context, r ReadAndListRequest) (out *Rea
 		if err != nil {
 			return nil, err
 		}
-		paths, err = s.listFrom(ctx, r.Prefix, r.Limit, false, &entries)
+		listed, err = s.listEntries(ctx, r.Prefix, "", r.Limit, false, &entries)
 	} else {
 		var wg sync.WaitGroup
 		var lerr error
-		wg.Go(func() { paths, lerr = s.list(ctx, r.Prefix, r.Limit, false) })
+		wg.Go(func() { listed, lerr = s.listEntries(ctx, r.Prefix, "", r.Limit, false, nil) })
 		f, err = s.d.GetFile(ctx, r.Path)
 		wg.Wait()
 		if err == nil {
@@ -87,8 +89,11 @@ func (s *Store) ReadAndList(ctx context.Context, r ReadAndListRequest) (out *Rea
 	if err != nil {
 		return nil, err
 	}
-	out = &ReadAndListResult{Paths: paths}
-	if f != nil && !f.Tombstone {
+	out = &ReadAndListResult{Paths: make([]string, len(listed)), Entries: listed}
+	for i, e := range listed {
+		out.Paths[i] = e.Path
+	}
+	if s.live(f) {
 		out.File = fileOf(r.Path, f, r.MaxChars)
 	}
 	return out, nil

@@ -81,6 +81,11 @@ type Options struct {
 	// runs under a context of its own, never the request's, and the
 	// [Observer] sees it as an [OpIndex] operation. nil means BM25 only.
 	Embedder search.Embedder
+	// SearchRecencyHalfLife is the half-life a search weighs recent files
+	// by when its request names none (search.Request.RecencyHalfLife 0):
+	// 0, the default, leaves recency off. The store URL's recency
+	// parameter ([RecencyParam]) sets it. Negative is treated as 0.
+	SearchRecencyHalfLife time.Duration
 }
 
 // Store is the portable memory store. It is safe for concurrent use.
@@ -100,6 +105,7 @@ type Store struct {
 	retention time.Duration
 	pending   time.Duration
 	now       func() time.Time
+	recency   time.Duration // Options.SearchRecencyHalfLife
 
 	logger     *slog.Logger
 	logDetails bool
@@ -130,6 +136,7 @@ func New(d driver.Driver, opts *Options) *Store {
 		if opts.Now != nil {
 			s.now = opts.Now
 		}
+		s.recency = max(0, opts.SearchRecencyHalfLife)
 		s.logger, s.logDetails = opts.Logger, opts.LogDetails
 		s.observer = opts.Observer
 		if h := opts.History; h != nil {
@@ -190,6 +197,16 @@ func (s *Store) Capabilities() Capabilities {
 
 // Driver returns the driver the store runs on.
 func (s *Store) Driver() driver.Driver { return s.d }
+
+// Now returns the time by the store's clock (Options.Now): the clock its
+// expiry checks use, so an expiry given relative to "now" should start
+// from it.
+func (s *Store) Now() time.Time {
+	if s == nil || s.now == nil {
+		return time.Now()
+	}
+	return s.now()
+}
 
 // Backend returns the backend's name for telemetry and logs
 // ([driver.Name]: "sqlite", "postgres", …; a wrapped driver names the
@@ -260,17 +277,22 @@ func (s *Store) usable(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// PruneExpired removes expired receipts and tombstones on backends without
-// a native TTL and returns how many rows it removed; on other backends it
-// does nothing and returns 0 (their TTL attribute does the work).
+// PruneExpired deletes every file that has expired (WriteRequest.ExpiresAt),
+// recording each as a delete by ExpiryUpdatedBy, then removes expired
+// receipts, tombstones and history entries on backends without a native
+// TTL (on the others their TTL attribute does that), and returns how many
+// files and rows it removed. Expired files are hidden from every read at
+// once whether or not it runs: it reclaims their space and completes
+// their history. It lists the whole store, so run it as a periodic job.
 func (s *Store) PruneExpired(ctx context.Context) (n int, err error) {
 	ctx, o := s.observe(ctx, OperationInfo{Op: OpPruneExpired})
 	defer func() { o.done(err, false, n) }()
 	if s.d == nil {
 		return 0, ErrNoDriver
 	}
-	if s.pruner == nil {
-		return 0, nil
+	if n, err = s.expireUnder(ctx, ""); err != nil || s.pruner == nil {
+		return n, err
 	}
-	return s.pruner.PruneExpired(ctx, s.now())
+	rows, err := s.pruner.PruneExpired(ctx, s.now())
+	return n + rows, err
 }

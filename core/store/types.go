@@ -2,7 +2,11 @@
 
 package store
 
-import "github.com/agentmem/agentmem/core/driver"
+import (
+	"time"
+
+	"github.com/agentmem/agentmem/core/driver"
+)
 
 // File is the result of [Store.Read].
 type File struct {
@@ -19,6 +23,11 @@ type File struct {
 	Truncated bool
 	// Metadata is the write metadata stored with the content; nil if none.
 	Metadata map[string]string
+	// ExpiresAt is when the file expires (see [WriteRequest].ExpiresAt);
+	// zero for never.
+	ExpiresAt time.Time
+	// Pinned reports a pinned file (see [WriteRequest].Pinned).
+	Pinned bool
 }
 
 // Operation is the idempotency key of one logical mutation.
@@ -54,8 +63,23 @@ type WriteRequest struct {
 	// Operation, when non-nil, makes the write idempotent.
 	Operation *Operation
 	// Metadata is stored atomically with the content. Nil or empty means
-	// none; a write without metadata clears earlier metadata.
+	// none; a write without metadata clears earlier metadata. Keys that
+	// start with "agentmem:" are the store's own and refused
+	// (ErrInvalidMetadata).
 	Metadata map[string]string
+	// ExpiresAt, when non-zero, is when the file expires: from then on no
+	// read, listing, snapshot, search or export shows it (the store checks
+	// on every read, whatever the backend), and the store records its
+	// expiry as a delete by [ExpiryUpdatedBy] when PruneExpired, the
+	// file's history, or a create of its path meets it, so Restore brings
+	// it back. Like Metadata it belongs to this write: a write that leaves
+	// it zero stores a file that never expires (the notebook and every
+	// surface over it carry the file's expiry over; see docs/guarantees.md).
+	ExpiresAt time.Time
+	// Pinned marks a file the notebook never expires, consolidates away or
+	// deletes by retention, and lists first. Like ExpiresAt it belongs to
+	// this write. A write with both is refused (ErrInvalidLifetime).
+	Pinned bool
 }
 
 // DeleteRequest is one delete.

@@ -107,9 +107,10 @@ func OpenDriver(ctx context.Context, rawURL string) (driver.Driver, error) {
 //	cosmosdb://HOST/DATABASE/CONTAINER          cosmosdb: key from the environment (?insecure=1)
 //
 // Each backend's package documentation lists its parameters; an unknown
-// parameter is an error. One parameter belongs to the store and works on
+// parameter is an error. Three parameters belong to the store and work on
 // every backend: history (see [HistoryParam]), as in
-// "sqlite:memory.db?history=30d", and embedder (see [EmbedderParam]), as
+// "sqlite:memory.db?history=30d", recency (see [RecencyParam]), as in
+// "sqlite:memory.db?recency=7d", and embedder (see [EmbedderParam]), as
 // in "sqlite:memory.db?embedder=wordvec", which turns hybrid search on
 // (its package must be imported, as a backend's is). Credentials come from each SDK's usual chain or
 // from the environment, never from a URL's log line: no error repeats a
@@ -153,7 +154,8 @@ func storeParams(ctx context.Context, rawURL string, opts *Options) (string, *Op
 	q, qerr := url.ParseQuery(u.RawQuery) // what parses, even on an error
 	hvals, hasHistory := q[HistoryParam]
 	_, hasEmbedder := q[EmbedderParam]
-	if !hasHistory && !hasEmbedder {
+	rvals, hasRecency := q[RecencyParam]
+	if !hasHistory && !hasEmbedder && !hasRecency {
 		return rawURL, opts, nil
 	}
 	// The query is re-encoded below: a part that does not parse would be
@@ -178,6 +180,19 @@ func storeParams(ctx context.Context, rawURL string, opts *Options) (string, *Op
 			o.History = &HistoryOptions{Retention: retention}
 		}
 	}
+	if hasRecency {
+		if len(rvals) > 1 {
+			return "", nil, driver.URLError(u, "parameter %q is given %d times", RecencyParam, len(rvals))
+		}
+		h, err := parseDays(RecencyParam, rvals[0], "168h", "7d")
+		if err != nil {
+			return "", nil, err
+		}
+		q.Del(RecencyParam)
+		if o.SearchRecencyHalfLife == 0 {
+			o.SearchRecencyHalfLife = h
+		}
+	}
 	if hasEmbedder {
 		_, e, err := embedderParam(ctx, u, q)
 		if err != nil {
@@ -189,12 +204,28 @@ func storeParams(ctx context.Context, rawURL string, opts *Options) (string, *Op
 	return u.String(), &o, nil
 }
 
+// RecencyParam is the store URL parameter, understood by [Open] on every
+// backend, that weighs recent files more in search
+// (Options.SearchRecencyHalfLife): a half-life as a Go duration ("168h")
+// or a number of days ("7d"). Options.SearchRecencyHalfLife, when set,
+// wins.
+const RecencyParam = "recency"
+
 // parseRetention parses a HistoryParam value.
 func parseRetention(v string) (time.Duration, error) {
-	bad := fmt.Errorf("%w: %s=%q: write %s=on, a duration such as 720h, or days such as 30d", ErrInvalidURL, HistoryParam, v, HistoryParam)
 	switch v {
 	case "on", "1", "true":
 		return DefaultHistoryRetention, nil
+	}
+	return parseDays(HistoryParam, v, "720h", "30d")
+}
+
+// parseDays parses the value v of the URL parameter name: a positive Go
+// duration or a number of days (the examples are for the error).
+func parseDays(name, v, exDuration, exDays string) (time.Duration, error) {
+	bad := fmt.Errorf("%w: %s=%q: write a duration such as %s, or days such as %s", ErrInvalidURL, name, v, exDuration, exDays)
+	if name == HistoryParam {
+		bad = fmt.Errorf("%w: %s=%q: write %s=on, a duration such as %s, or days such as %s", ErrInvalidURL, name, v, name, exDuration, exDays)
 	}
 	if days, ok := strings.CutSuffix(v, "d"); ok {
 		n, err := strconv.Atoi(days)

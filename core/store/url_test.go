@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/filestore"
 	"github.com/agentmem/agentmem/core/memstore"
+	"github.com/agentmem/agentmem/core/search"
 	"github.com/agentmem/agentmem/core/store"
 )
 
@@ -267,6 +268,60 @@ func TestCheckQueryDeterministic(t *testing.T) {
 		err := driver.CheckQuery(u, "alpha")
 		if !errors.Is(err, store.ErrInvalidURL) || !strings.Contains(err.Error(), `parameter "alpha" is given 2 times`) {
 			t.Fatalf("CheckQuery = %v, want the repeated alpha named", err)
+		}
+	}
+}
+
+// TestRecencyParam checks the store URL's recency parameter: a half-life
+// in days or as a duration becomes the store's default for searches that
+// name none (two alike notes then come back newest first), the program's
+// option wins, and a bad value is an ErrInvalidURL that says what to
+// write.
+func TestRecencyParam(t *testing.T) {
+	ctx := t.Context()
+	clock := time.Now()
+	order := func(rawURL string, opts *store.Options) string {
+		t.Helper()
+		if opts == nil {
+			opts = &store.Options{}
+		}
+		opts.Now = func() time.Time { return clock }
+		s, err := store.Open(ctx, rawURL, opts)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", rawURL, err)
+		}
+		defer s.Close()
+		for i, p := range []string{"r/a-old.md", "r/b-new.md"} {
+			clock = clock.Add(time.Duration(i) * 30 * 24 * time.Hour)
+			if _, err := s.Write(ctx, store.WriteRequest{Path: p, Content: "- The heron nests by the river.\n"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := s.Search(ctx, search.Request{Prefix: "r/", Query: "heron river", Limit: 5, MaxFiles: 10, MaxChars: 1000, MaxFileChars: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range res.Matches {
+			got = append(got, strings.TrimPrefix(m.Path, "r/"))
+		}
+		return strings.Join(got, ",")
+	}
+	if got := order("mem://", nil); got != "a-old.md,b-new.md" {
+		t.Errorf("without recency: %s", got)
+	}
+	for _, u := range []string{"mem://?recency=7d", "mem://?recency=168h"} {
+		if got := order(u, nil); got != "b-new.md,a-old.md" {
+			t.Errorf("%s: %s, want the newer note first", u, got)
+		}
+	}
+	if got := order("mem://?recency=7d", &store.Options{SearchRecencyHalfLife: -1}); got != "a-old.md,b-new.md" {
+		t.Errorf("the program's option (here negative: off) must win over the URL; got %s", got)
+	}
+	for _, bad := range []string{"mem://?recency=soon", "mem://?recency=0d", "mem://?recency=-1h", "mem://?recency=7d&recency=8d"} {
+		_, err := store.Open(ctx, bad, nil)
+		if !errors.Is(err, store.ErrInvalidURL) || !strings.Contains(err.Error(), "recency") {
+			t.Errorf("Open(%q) = %v, want ErrInvalidURL naming recency", bad, err)
 		}
 	}
 }

@@ -88,7 +88,14 @@ func (s *Store) walk(ctx context.Context, prefix string, pageSize int, fn func(s
 
 // walkAfter is walk from the path after on ("" = from the start).
 func (s *Store) walkAfter(ctx context.Context, prefix, after string, pageSize int, fn func(string) bool) error {
+	return s.walkRows(ctx, prefix, after, pageSize, false, fn)
+}
+
+// walkRows is walkAfter, with the files that have expired but are still
+// stored when expired is set (what Forget erases).
+func (s *Store) walkRows(ctx context.Context, prefix, after string, pageSize int, expired bool, fn func(string) bool) error {
 	for {
+		now := driver.FormatExpiry(s.now())
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -106,7 +113,7 @@ func (s *Store) walkAfter(ctx context.Context, prefix, after string, pageSize in
 				after = end // the store's derived rows are never files
 				continue
 			}
-			if e.Tombstone {
+			if e.Tombstone || (!expired && e.Lifetime.ExpiredBy(now)) {
 				continue
 			}
 			if !fn(e.Path) {

@@ -21,8 +21,8 @@ import (
 // A create (Expected "") is refused with ErrPathCollision when a file lies
 // on the path's way or below it; see the package doc for what that costs.
 //
-// Errors: ErrInvalidPath, ErrInvalidContent, ErrInvalidMetadata, ErrInvalidOperation,
-// ErrPathCollision, ErrOperationConflict (checked before the version), ErrConflict,
+// Errors: ErrInvalidPath, ErrInvalidContent, ErrInvalidMetadata, ErrInvalidLifetime,
+// ErrInvalidOperation, ErrPathCollision, ErrOperationConflict (checked before the version), ErrConflict,
 // ErrTooLarge, or the backend's error (the outcome is then settled by a
 // later replay or mutation of the path).
 func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err error) {
@@ -41,9 +41,13 @@ func (s *Store) Write(ctx context.Context, r WriteRequest) (m Mutation, err erro
 	if err != nil {
 		return Mutation{}, err
 	}
+	if err := checkLifetime(r.ExpiresAt, r.Pinned); err != nil {
+		return Mutation{}, err
+	}
 	if err := validateOperation(r.Operation); err != nil {
 		return Mutation{}, err
 	}
+	meta = rowMetadata(meta, r.ExpiresAt, r.Pinned)
 	return s.mutate(ctx, change{kind: driver.KindWrite, path: r.Path, content: r.Content, meta: meta, expected: r.Expected, op: r.Operation})
 }
 
@@ -148,11 +152,25 @@ func (c change) contended() error {
 	return fmt.Errorf("%w: operation %q on %q is contended", ErrConflict, c.op.ID, c.path)
 }
 
-// mutate applies the validated change c on its path: the driver's atomic
+// mutate is mutateOnce, again once when a change that expects no file
+// finds an expired one there: the expiry is recorded first (a delete by
+// ExpiryUpdatedBy), so that for every writer an expired file is absent.
+func (s *Store) mutate(ctx context.Context, c change) (Mutation, error) {
+	m, err := s.mutateOnce(ctx, c)
+	if c.expected != "" || !errors.Is(err, ErrConflict) || errors.Is(err, ErrOperationConflict) {
+		return m, err
+	}
+	if ok, eerr := s.expireAt(ctx, c.path); eerr != nil || !ok {
+		return m, err
+	}
+	return s.mutateOnce(ctx, c)
+}
+
+// mutateOnce applies the validated change c on its path: the driver's atomic
 // Mutate when it has one (atomic.go); otherwise, over the nine primitives,
 // a plain conditional write when c has no operation and records no
 // history (mutatePlain), else the receipt algorithm (receipt.go).
-func (s *Store) mutate(ctx context.Context, c change) (Mutation, error) {
+func (s *Store) mutateOnce(ctx context.Context, c change) (Mutation, error) {
 	if err := ctx.Err(); err != nil {
 		return Mutation{}, err
 	}

@@ -160,6 +160,9 @@ type consolidation struct {
 	res    *ConsolidateResult
 	state  string // state file path
 	pruned string // PrunedFile, normalised
+	// stateLife is the state file's lifetime as readState last read it:
+	// writeState keeps it.
+	stateLife stateLifetime
 }
 
 // Consolidate turns what was pruned from a conversation into notes: it
@@ -189,6 +192,17 @@ type consolidation struct {
 // by the user or the agent is never overwritten: an append re-reads the
 // file, and a replacement whose passage changed is re-asked with the new
 // notebook, up to MaxRounds times, then skipped.
+//
+// # Lifetimes
+//
+// The model is shown which files are pinned or expiring, and the current
+// time; an edit may give its file an expiry ([memory.Edit].Expires: "until
+// Friday" becomes a topic file that expires when Friday ends), validated
+// like the rest of the plan. A pinned file is never deleted or emptied:
+// consolidation deletes nothing, and an edit that replaces or removes a
+// pinned file's text (old_text set), or gives it an expiry, is refused
+// with the reason (re-asked, then Skipped). Every edit keeps its file's
+// expiry and pin unless it names an expiry.
 //
 // Every change records [memory.UpdatedByKey] = "agentmem-consolidator/<model>"
 // and [ModelKey], with the run and edit ids, in its metadata and, on a
@@ -329,6 +343,12 @@ func (c *consolidation) apply(ctx context.Context, st consolidationState, ver st
 		for i, e := range p.Edits {
 			call := "edit-" + strconv.Itoa(i+1)
 			inv := memory.Invocation{Namespace: c.ns, RunID: runID, ToolCallID: call, Metadata: c.metadata(p.Model, runID, call)}
+			if why, err := c.pinnedNow(ctx, e); err != nil {
+				return false, err
+			} else if why != "" {
+				failed = append(failed, SkippedEdit{Edit: e, Reason: why})
+				continue
+			}
 			out, err := c.m.Apply(ctx, inv, e)
 			if err != nil {
 				return false, err

@@ -14,7 +14,8 @@ import (
 )
 
 // readNotebook reads MEMORY.md (nil when absent) and the scope's other
-// memory files in one round trip, as the snapshot does.
+// memory files in one round trip, as the snapshot does; each file is
+// labelled with its pin or expiry (fileLabel).
 func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string, error) {
 	limit := 200
 	prefix := c.sc + "/"
@@ -28,6 +29,13 @@ func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string
 		return nil, nil, fmt.Errorf("%w: outside the requested scope", memory.ErrScope)
 	}
 	files = slices.DeleteFunc(files, c.isPruned)
+	entries := make(map[string]store.Entry, len(r.Entries))
+	for _, e := range r.Entries {
+		entries[e.Path] = e
+	}
+	for i, name := range files {
+		files[i] = fileLabel(name, entries[prefix+name])
+	}
 	return r.File, files, nil
 }
 
@@ -45,7 +53,8 @@ func (c *consolidation) ask(ctx context.Context, pruned string, feedback []strin
 		if main != nil {
 			cur = main.Content
 		}
-		req := consolidationRequest{main: cur, mainBudget: c.m.MainBudget(), files: files, pruned: pruned, feedback: feedback}
+		req := consolidationRequest{now: c.m.Store().Now(), main: cur, mainPinned: main != nil && main.Pinned,
+			mainBudget: c.m.MainBudget(), files: files, pruned: pruned, feedback: feedback}
 		resp, err := c.model.Generate(ctx, ModelRequest{System: c.o.Prompt, User: req.userText(), MaxOutputTokens: c.o.MaxOutputTokens})
 		if err != nil {
 			return nil, nil, fmt.Errorf("pruned: consolidation model: %w", err)
@@ -86,10 +95,11 @@ func modelID(id string) string {
 func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []memory.Edit) ([]FileChange, []string, error) {
 	type file struct {
 		before, after *string
+		pinned        bool
 	}
 	files := map[string]*file{}
 	if main != nil {
-		files[memory.MainFile] = &file{before: &main.Content, after: &main.Content}
+		files[memory.MainFile] = &file{before: &main.Content, after: &main.Content, pinned: main.Pinned}
 		if main.Truncated {
 			files[memory.MainFile] = nil
 		}
@@ -113,12 +123,16 @@ func (c *consolidation) simulate(ctx context.Context, main *store.File, edits []
 			if cur != nil && cur.Truncated {
 				f = nil
 			} else if cur != nil {
-				f.before, f.after = &cur.Content, &cur.Content
+				f.before, f.after, f.pinned = &cur.Content, &cur.Content, cur.Pinned
 			}
 			files[e.File] = f
 		}
 		if f == nil {
 			bad(fmt.Sprintf("the file is larger than %d characters and cannot be edited.", c.m.Limits().MaxMemorySize))
+			continue
+		}
+		if why := c.checkLifetime(e, f.pinned); why != "" {
+			bad(why)
 			continue
 		}
 		next, te := c.m.Preview(f.after, e)

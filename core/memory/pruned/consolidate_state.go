@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem/core/internal/canon"
 	"github.com/agentmem/agentmem/core/memory"
@@ -32,16 +33,24 @@ type pendingPlan struct {
 	Edits []memory.Edit `json:"edits"`
 }
 
+// stateLifetime is the state file's expiry and pin, as last read.
+type stateLifetime struct {
+	expires time.Time
+	pinned  bool
+}
+
 // maxStateChars bounds the state file a run reads.
 const maxStateChars = 1 << 20
 
 // readState reads the state file: the zero state when absent.
 func (c *consolidation) readState(ctx context.Context) (consolidationState, string, error) {
 	var st consolidationState
+	c.stateLife = stateLifetime{}
 	f, err := notes.Read(ctx, c.m.Store(), c.state, maxStateChars)
 	if err != nil || f == nil {
 		return st, "", err
 	}
+	c.stateLife = stateLifetime{expires: f.ExpiresAt, pinned: f.Pinned}
 	if f.Truncated {
 		return st, "", ErrConsolidationState
 	}
@@ -70,8 +79,13 @@ func (c *consolidation) writeState(ctx context.Context, st consolidationState, v
 	if st.Pending != nil {
 		model = st.Pending.Model
 	}
+	// The state file keeps its expiry and pin (as read) like every file.
+	var life stateLifetime
+	if ver != "" {
+		life = c.stateLife
+	}
 	mu, err := c.m.Store().Write(ctx, store.WriteRequest{Path: c.state, Content: content, Expected: ver, Operation: op,
-		Metadata: c.metadata(model, c.res.RunID, kind)})
+		Metadata: c.metadata(model, c.res.RunID, kind), ExpiresAt: life.expires, Pinned: life.pinned})
 	if err != nil {
 		return "", err
 	}

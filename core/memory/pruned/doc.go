@@ -33,7 +33,10 @@
 // edits with its checkpoint before writing the first, so a rerun after a
 // crash, or a concurrent run, applies the same edits once and advances
 // the checkpoint once; a concurrent edit by the user or the agent is
-// never overwritten.
+// never overwritten. Both respect a file's lifetime (its expiry and pin):
+// retention never deletes a pinned file, consolidation never deletes or
+// empties one and may give a file an expiry through its validated edits,
+// and every write keeps a file's expiry and pin unless it names them.
 //
 // # Capabilities
 //

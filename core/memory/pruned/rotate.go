@@ -64,12 +64,15 @@ var ErrRetention = errors.New("pruned: the append landed, but deleting old files
 type RotateOptions struct {
 	// MaxFiles, when > 0, keeps at most this many files of the series, the
 	// current one included: when the series moves to a new file, the
-	// oldest files past the count are deleted.
+	// oldest files past the count are deleted. Pinned files
+	// ([store.WriteRequest].Pinned) are not counted: retention never
+	// deletes one.
 	MaxFiles int
 	// MaxAge, when > 0, deletes each file of the series but the current
 	// one whose last append ([AppendedAtKey]) is older than MaxAge, when
 	// the series moves to a new file. A file without the key (written
-	// before rotation was on) is kept until MaxFiles removes it.
+	// before rotation was on) is kept until MaxFiles removes it. A pinned
+	// file is kept however old.
 	MaxAge time.Duration
 	// Metadata is recorded with each retention delete, over the defaults
 	// {[memory.UpdatedByKey]: [RetentionUpdatedBy], [RetentionReasonKey]: why}: a
@@ -154,18 +157,44 @@ func SeriesPaths(ctx context.Context, s *store.Store, path string) ([]string, er
 // seriesIndexes returns the indexes (>= 2) of the rotated files of path's
 // series that exist, ascending.
 func seriesIndexes(ctx context.Context, s *store.Store, path string) ([]int, error) {
+	files, err := seriesFiles(ctx, s, path)
+	idx := make([]int, len(files))
+	for i, f := range files {
+		idx[i] = f.n
+	}
+	return idx, err
+}
+
+// seriesFile is one rotated file of a series: its index and its pin.
+type seriesFile struct {
+	n      int
+	pinned bool
+}
+
+// seriesFiles returns the rotated files (index >= 2) of path's series that
+// exist, ascending, each with its pin (the listing carries it: no read).
+func seriesFiles(ctx context.Context, s *store.Store, path string) ([]seriesFile, error) {
 	stem, _ := splitExt(path)
-	var idx []int
-	for p, err := range s.Walk(ctx, stem+"_", seriesWalkPage) {
+	prefix := stem + "_"
+	var out []seriesFile
+	var opts []store.ListOptions
+	for {
+		es, err := s.ListEntries(ctx, prefix, seriesWalkPage, opts...)
 		if err != nil {
 			return nil, err
 		}
-		if n, ok := seriesIndex(path, p); ok {
-			idx = append(idx, n)
+		for _, e := range es {
+			if n, ok := seriesIndex(path, e.Path); ok {
+				out = append(out, seriesFile{n: n, pinned: e.Pinned})
+			}
 		}
+		if len(es) < seriesWalkPage {
+			break
+		}
+		opts = []store.ListOptions{{After: es[len(es)-1].Path}}
 	}
-	slices.Sort(idx)
-	return idx, nil
+	slices.SortFunc(out, func(a, b seriesFile) int { return a.n - b.n })
+	return out, nil
 }
 
 // AppendSeries appends text to the series that starts at path, as
@@ -280,13 +309,14 @@ func lastIndex(ctx context.Context, s *store.Store, path string) (int, error) {
 // PruneSeries applies r's retention to the series that starts at path now
 // (a rotating append applies it each time the series moves to a new
 // file), and returns the paths it deleted, oldest first. The newest file
-// is never deleted. Each delete is a compare-and-swap on the version read
-// just before, with an operation id derived from the path and that
-// version (a rerun deletes nothing twice) and r.Metadata, so the store's
-// history records who deleted what; a file changed meanwhile is kept
-// until the next pruning. It costs the series' listing, one bounded read
-// per old file (per file past MaxFiles when MaxAge is 0) and one delete
-// per file removed. Errors: store.ErrNoDriver, store.ErrInvalidPath,
+// and pinned files are never deleted. Each delete is a compare-and-swap
+// on the version read just before, with an operation id derived from the
+// path and that version (a rerun deletes nothing twice) and r.Metadata,
+// so the store's history records who deleted what; a file changed (or
+// pinned) meanwhile is kept until the next pruning. It costs the series'
+// listing (which carries each file's pin), one bounded read of path
+// itself and one per other old file (per file past MaxFiles when MaxAge
+// is 0) and one delete per file removed. Errors: store.ErrNoDriver, store.ErrInvalidPath,
 // store.ErrInvalidMetadata, or the backend's error (the paths deleted
 // before it are returned with it).
 func PruneSeries(ctx context.Context, s *store.Store, path string, r *RotateOptions) ([]string, error) {
@@ -309,27 +339,42 @@ func pruneSeries(ctx context.Context, s *store.Store, path string, r RotateOptio
 	if err := store.ValidateMetadata(r.Metadata); err != nil {
 		return nil, err
 	}
-	idx, err := seriesIndexes(ctx, s, path)
+	rotated, err := seriesFiles(ctx, s, path)
 	if err != nil {
 		return nil, err
 	}
-	idx = append([]int{1}, idx...) // path itself: read below, skipped when absent
-	if current <= 0 {
-		current = idx[len(idx)-1]
+	// path itself: read here for its pin (the series' listing does not
+	// reach it); absent, it is left out.
+	var files []seriesFile
+	if f, err := s.Read(ctx, path, 1); err == nil {
+		files = append(files, seriesFile{n: 1, pinned: f.Pinned})
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
 	}
-	var old []int // files before the current one
-	for _, n := range idx {
-		if n < current {
-			old = append(old, n)
+	files = append(files, rotated...)
+	if len(files) == 0 {
+		return nil, nil
+	}
+	if current <= 0 {
+		current = files[len(files)-1].n
+	}
+	var old []seriesFile // files before the current one
+	for _, f := range files {
+		if f.n < current {
+			old = append(old, f)
 		}
 	}
-	// The files to keep by count: the newest MaxFiles-1 before the current
-	// one, counting only those that exist (path itself may not).
+	// The files to keep by count: the newest MaxFiles-1 unpinned files
+	// before the current one, counting only those that exist (path itself
+	// may not). A pinned file is always kept and not counted.
 	t := now()
 	var deleted []string
 	kept := 0
 	for i := len(old) - 1; i >= 0; i-- {
-		p := SeriesPath(path, old[i])
+		if old[i].pinned {
+			continue
+		}
+		p := SeriesPath(path, old[i].n)
 		overCount := r.MaxFiles > 0 && kept >= r.MaxFiles-1
 		if !overCount && r.MaxAge <= 0 {
 			kept++
@@ -341,6 +386,9 @@ func pruneSeries(ctx context.Context, s *store.Store, path string, r RotateOptio
 		}
 		if err != nil {
 			return reverse(deleted), err
+		}
+		if f.Pinned {
+			continue // pinned since the listing: kept, as above
 		}
 		reason := ""
 		switch {
