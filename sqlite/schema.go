@@ -84,7 +84,7 @@ const historyCols = `path, version, previous, kind, coalesce(operation_id, ''), 
 
 // lifetimeCols reads what a listing needs of a row's lifetime
 // (driver.Entry.Lifetime) in the query that lists it: its metadata when
-// the text names a store-owned key, else '' (no JSON is parsed in SQL;
+// the text names a store-owned key, else the empty text (no JSON is parsed in SQL;
 // the driver reads the two keys with driver.LifetimeOfJSON), and one
 // empty column that keeps the listing's shape.
 const lifetimeCols = `CASE WHEN instr(metadata, '"` + driver.StoreKeyPrefix + `') THEN metadata ELSE '' END, ''`
