@@ -216,6 +216,19 @@ var lifetimeCases = []Case{
 			}
 		}
 	}},
+	{"lifetime_expired_blocks_no_create", func(t *testing.T, e *Env) {
+		// An expired file on a create's way, or below it, is no file: a
+		// file and a folder may take its name at once.
+		lifetimeWrite(t, e.Store, "cb/main/a.md", "soon a folder", e.Clock.Now().Add(time.Minute), false)
+		lifetimeWrite(t, e.Store, "cb/main/f/x.md", "soon gone", e.Clock.Now().Add(time.Minute), false)
+		e.Clock.Advance(2 * time.Minute)
+		create(t, e.Store, "cb/main/a.md/b.md", "a folder now")
+		create(t, e.Store, "cb/main/f", "a file now")
+		eqSlice(t, "listing", list(t, e.Store, "cb/", 10), []string{"cb/main/a.md/b.md", "cb/main/f"})
+		lifetimeWrite(t, e.Store, "cb/main/live.md", "live", e.Clock.Now().Add(time.Hour), false)
+		_, err := e.Store.Write(ctx(t), store.WriteRequest{Path: "cb/main/live.md/x.md", Content: "x"})
+		mustErr(t, err, store.ErrPathCollision, "a create below a file that has not expired")
+	}},
 	{"lifetime_append_keeps_and_restarts", func(t *testing.T, e *Env) {
 		at := e.Clock.Now().Add(time.Hour)
 		lifetimeWrite(t, e.Store, "ap/trip.md", "- one\n", at, false)

@@ -7,14 +7,19 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/agentmem/agentmem/core/driver"
+	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // checkCollision refuses with ErrPathCollision a create of path that would
 // make a file and a folder share a name: a proper ancestor of path is a
 // file ("p/x.md" for "p/x.md/y.md"), or a file lies below path. Tombstones
-// are not files. It costs one batched read of the ancestors (one GetFile
-// each without [driver.BatchGetter]; none for a top-level path) and one
-// listing of path+"/" (more pages only past tombstones).
+// are not files, and neither are files that have expired: their expiry is
+// recorded (a delete by ExpiryUpdatedBy) and they block nothing. It costs
+// one batched read of the ancestors (one GetFile each without
+// [driver.BatchGetter]; none for a top-level path) and one listing of
+// path+"/" (more pages only past tombstones and expired files).
 //
 // The check and the create are separate requests: on a backend that can
 // hold both, a concurrent create of the file and of the folder may both
@@ -26,20 +31,55 @@ func (s *Store) checkCollision(ctx context.Context, path string) error {
 			return err
 		}
 		for _, a := range anc {
-			if f := files[a]; f != nil && !f.Tombstone {
-				return collisionError(path, fmt.Sprintf("%q is a file", a))
+			f := files[a]
+			if f == nil || f.Tombstone {
+				continue
 			}
+			if s.expired(lifetimeOf(f.Metadata)) {
+				if err := s.expire(ctx, f); err != nil { // due: recorded, then gone
+					return err
+				}
+				continue
+			}
+			return collisionError(path, fmt.Sprintf("%q is a file", a))
 		}
 	}
-	below, err := s.list(ctx, path+"/", 1, false)
-	if err != nil {
-		return err
+	// Below: the first file that is not a tombstone; one that has expired
+	// is recorded as expired and the listing goes on.
+	after := ""
+	for {
+		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: path + "/", After: after, Limit: collisionPage})
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.Path <= after {
+				continue // never backwards, whatever the driver does
+			}
+			after = e.Path
+			if end, ok := rowpath.ReservedAt(e.Path); ok {
+				after = end
+				continue
+			}
+			if e.Tombstone {
+				continue
+			}
+			if s.expired(e.Lifetime) {
+				if _, err := s.expireAt(ctx, e.Path); err != nil {
+					return err
+				}
+				continue
+			}
+			return collisionError(path, fmt.Sprintf("%q is a folder holding %q", path, e.Path))
+		}
+		if len(entries) < collisionPage {
+			return nil
+		}
 	}
-	if len(below) > 0 {
-		return collisionError(path, fmt.Sprintf("%q is a folder holding %q", path, below[0]))
-	}
-	return nil
 }
+
+// collisionPage is the page of checkCollision's listing below a path.
+const collisionPage = 8
 
 // ancestors returns the proper ancestor paths of path, shallowest first:
 // "a" and "a/b" for "a/b/c.md".

@@ -153,11 +153,21 @@ func (c change) contended() error {
 }
 
 // mutate is mutateOnce, again once when a change that expects no file
-// finds an expired one there: the expiry is recorded first (a delete by
-// ExpiryUpdatedBy), so that for every writer an expired file is absent.
+// finds an expired one there, or a create finds one on its way or below
+// it: the expiry is recorded first (a delete by ExpiryUpdatedBy), so that
+// for every writer an expired file is absent.
 func (s *Store) mutate(ctx context.Context, c change) (Mutation, error) {
 	m, err := s.mutateOnce(ctx, c)
-	if c.expected != "" || !errors.Is(err, ErrConflict) || errors.Is(err, ErrOperationConflict) {
+	switch {
+	case c.creates() && errors.Is(err, ErrPathCollision):
+		// A driver that checks collisions itself sees an expired file on
+		// the way as a file: the store's check records its expiry, and the
+		// create goes again when nothing live blocks it.
+		if cerr := s.checkCollision(ctx, c.path); cerr != nil {
+			return m, err
+		}
+		return s.mutateOnce(ctx, c)
+	case c.expected != "" || !errors.Is(err, ErrConflict) || errors.Is(err, ErrOperationConflict):
 		return m, err
 	}
 	if ok, eerr := s.expireAt(ctx, c.path); eerr != nil || !ok {
