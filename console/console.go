@@ -28,7 +28,7 @@ const DefaultMaxImportBytes = 64 << 20
 const (
 	// UpdatedByKey holds the principal's user: the key that core/memory's
 	// WriteMetadata examples and agentmem log use for who made a change.
-	UpdatedByKey = "updated_by"
+	UpdatedByKey = store.UpdatedByKey
 	// ClientKey holds the principal's client (Principal.Client), when set.
 	ClientKey = "client"
 )

@@ -363,8 +363,9 @@ type Invocation struct {
 // them.
 const (
 	// UpdatedByKey names the user (or job) that made the change, such as
-	// the authenticated user of an MCP request.
-	UpdatedByKey = "updated_by"
+	// the authenticated user of an MCP request: the store's key, which it
+	// sets on its own deletes too.
+	UpdatedByKey = store.UpdatedByKey
 	// ClientKey names the client program that made the change, such as the
 	// MCP client's name from its initialize request.
 	ClientKey = "client"

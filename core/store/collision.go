@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/core/driver"
-	"github.com/agentmem/agentmem/core/internal/rowpath"
 )
 
 // checkCollision refuses with ErrPathCollision a create of path that would
@@ -35,7 +34,7 @@ func (s *Store) checkCollision(ctx context.Context, path string) error {
 			if f == nil || f.Tombstone {
 				continue
 			}
-			if s.expired(lifetimeOf(f.Metadata)) {
+			if s.expired(driver.LifetimeOf(f.Metadata)) {
 				if err := s.expire(ctx, f); err != nil { // due: recorded, then gone
 					return err
 				}
@@ -44,38 +43,27 @@ func (s *Store) checkCollision(ctx context.Context, path string) error {
 			return collisionError(path, fmt.Sprintf("%q is a file", a))
 		}
 	}
-	// Below: the first file that is not a tombstone; one that has expired
-	// is recorded as expired and the listing goes on.
-	after := ""
-	for {
-		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: path + "/", After: after, Limit: collisionPage})
-		if err != nil {
-			return err
+	// Below: the first file; one that has expired is recorded as expired
+	// and the listing goes on.
+	var blocker string
+	var err error
+	werr := s.walkRows(ctx, path+"/", "", collisionPage, true, func(e driver.Entry) bool {
+		if !s.expired(e.Lifetime) {
+			blocker = e.Path
+			return false
 		}
-		for _, e := range entries {
-			if e.Path <= after {
-				continue // never backwards, whatever the driver does
-			}
-			after = e.Path
-			if end, ok := rowpath.ReservedAt(e.Path); ok {
-				after = end
-				continue
-			}
-			if e.Tombstone {
-				continue
-			}
-			if s.expired(e.Lifetime) {
-				if _, err := s.expireAt(ctx, e.Path); err != nil {
-					return err
-				}
-				continue
-			}
-			return collisionError(path, fmt.Sprintf("%q is a folder holding %q", path, e.Path))
-		}
-		if len(entries) < collisionPage {
-			return nil
-		}
+		_, err = s.expireAt(ctx, e.Path)
+		return err == nil
+	})
+	switch {
+	case werr != nil:
+		return werr
+	case err != nil:
+		return err
+	case blocker != "":
+		return collisionError(path, fmt.Sprintf("%q is a folder holding %q", path, blocker))
 	}
+	return nil
 }
 
 // collisionPage is the page of checkCollision's listing below a path.

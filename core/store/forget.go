@@ -98,7 +98,7 @@ func (s *Store) Forget(ctx context.Context, prefix string, opts *ForgetOptions) 
 	type listed struct{ path, version string }
 	var files []listed
 	var paths []string
-	if err := s.walkRows(ctx, prefix, "", DefaultWalkPageSize, true, func(p string) bool { paths = append(paths, p); return true }); err != nil {
+	if err := s.walkRows(ctx, prefix, "", DefaultWalkPageSize, true, func(e driver.Entry) bool { paths = append(paths, e.Path); return true }); err != nil {
 		return ForgetStats{}, fmt.Errorf("agentmem: forget %q: listing its files: %w", prefix, err)
 	}
 	for _, p := range paths {

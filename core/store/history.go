@@ -293,7 +293,7 @@ func (s *Store) recordDue(ctx context.Context, entries []driver.HistoryEntry, af
 		e := &entries[i]
 		first := e.Path != prev
 		prev = e.Path
-		if !first || e.Kind != driver.KindWrite || !lifetimeOf(e.Metadata).ExpiredAt(now) {
+		if !first || e.Kind != driver.KindWrite || !driver.LifetimeOf(e.Metadata).ExpiredAt(now) {
 			continue
 		}
 		ok, err := s.expireAt(ctx, e.Path)

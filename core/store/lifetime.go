@@ -38,16 +38,13 @@ type Entry struct {
 	Pinned bool
 }
 
-// lifetimeOf is the lifetime driver metadata m holds.
-func lifetimeOf(m map[string]string) driver.Lifetime { return driver.LifetimeOf(m) }
-
 // expired reports whether l has expired by the store's clock.
 func (s *Store) expired(l driver.Lifetime) bool { return l.ExpiredAt(s.now()) }
 
 // live reports whether row f is a file a reader may see: present, not a
 // tombstone, not expired.
 func (s *Store) live(f *driver.File) bool {
-	return f != nil && !f.Tombstone && !s.expired(lifetimeOf(f.Metadata))
+	return f != nil && !f.Tombstone && !s.expired(driver.LifetimeOf(f.Metadata))
 }
 
 // rowMetadata is the metadata a write stores: the caller's (already
@@ -80,7 +77,7 @@ func userMetadata(m map[string]string) (map[string]string, time.Time, bool) {
 		}
 		out[k] = v
 	}
-	l := lifetimeOf(m)
+	l := driver.LifetimeOf(m)
 	return out, driver.ParseExpiry(l.Expires), l.Pinned == "true"
 }
 
@@ -123,7 +120,7 @@ func (s *Store) expire(ctx context.Context, f *driver.File) error {
 // reports whether it did.
 func (s *Store) expireAt(ctx context.Context, path string) (bool, error) {
 	f, err := s.d.GetFile(ctx, path)
-	if err != nil || f == nil || f.Tombstone || !s.expired(lifetimeOf(f.Metadata)) {
+	if err != nil || f == nil || f.Tombstone || !s.expired(driver.LifetimeOf(f.Metadata)) {
 		return false, err
 	}
 	return true, s.expire(ctx, f)
@@ -134,24 +131,14 @@ func (s *Store) expireAt(ctx context.Context, path string) (bool, error) {
 // file's lifetime) and reads only the expired ones.
 func (s *Store) expireUnder(ctx context.Context, prefix string) (int, error) {
 	var due []string
-	after := ""
-	for {
-		if err := ctx.Err(); err != nil {
-			return 0, err
+	err := s.walkRows(ctx, prefix, "", MaxWalkPageSize, true, func(e driver.Entry) bool {
+		if s.expired(e.Lifetime) {
+			due = append(due, e.Path)
 		}
-		entries, err := s.d.ListFiles(ctx, driver.ListParams{Prefix: prefix, After: after, Limit: MaxWalkPageSize})
-		if err != nil {
-			return 0, err
-		}
-		for _, e := range entries {
-			if !e.Tombstone && s.expired(e.Lifetime) {
-				due = append(due, e.Path)
-			}
-		}
-		if len(entries) < MaxWalkPageSize || entries[len(entries)-1].Path <= after {
-			break
-		}
-		after = entries[len(entries)-1].Path
+		return true
+	})
+	if err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, p := range due {

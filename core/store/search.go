@@ -138,7 +138,7 @@ func (h searchHost) Usable(ctx context.Context) error { return h.s.usable(ctx) }
 func (h searchHost) GetFiles(ctx context.Context, paths []string) (map[string]*driver.File, error) {
 	rows, err := h.s.getFiles(ctx, paths)
 	for p, f := range rows {
-		if f != nil && !f.Tombstone && h.s.expired(lifetimeOf(f.Metadata)) {
+		if f != nil && !f.Tombstone && h.s.expired(driver.LifetimeOf(f.Metadata)) {
 			delete(rows, p)
 		}
 	}

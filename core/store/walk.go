@@ -88,12 +88,13 @@ func (s *Store) walk(ctx context.Context, prefix string, pageSize int, fn func(s
 
 // walkAfter is walk from the path after on ("" = from the start).
 func (s *Store) walkAfter(ctx context.Context, prefix, after string, pageSize int, fn func(string) bool) error {
-	return s.walkRows(ctx, prefix, after, pageSize, false, fn)
+	return s.walkRows(ctx, prefix, after, pageSize, false, func(e driver.Entry) bool { return fn(e.Path) })
 }
 
-// walkRows is walkAfter, with the files that have expired but are still
-// stored when expired is set (what Forget erases).
-func (s *Store) walkRows(ctx context.Context, prefix, after string, pageSize int, expired bool, fn func(string) bool) error {
+// walkRows is walkAfter over the listed entries (each with its lifetime),
+// with the files that have expired but are still stored when expired is
+// set (what Forget erases, and the store's own expiry finds).
+func (s *Store) walkRows(ctx context.Context, prefix, after string, pageSize int, expired bool, fn func(driver.Entry) bool) error {
 	for {
 		now := driver.FormatExpiry(s.now())
 		if err := ctx.Err(); err != nil {
@@ -116,7 +117,7 @@ func (s *Store) walkRows(ctx context.Context, prefix, after string, pageSize int
 			if e.Tombstone || (!expired && e.Lifetime.ExpiredBy(now)) {
 				continue
 			}
-			if !fn(e.Path) {
+			if !fn(e) {
 				return nil
 			}
 		}
