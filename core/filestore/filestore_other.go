@@ -3,7 +3,6 @@
 package filestore
 
 import (
-	"io/fs"
 	"os"
 	"sync"
 )
@@ -24,7 +23,3 @@ func lockFile(_ *os.File, exclusive bool) (func(), error) {
 	processLock.RLock()
 	return processLock.RUnlock, nil
 }
-
-// inode is 0 on this platform: a lifetime fingerprint (see lifeEntry) is
-// the size and modification time alone.
-func inode(fs.FileInfo) uint64 { return 0 }

@@ -4,7 +4,6 @@ package filestore
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"syscall"
 )
@@ -24,13 +23,4 @@ func lockFile(f *os.File, exclusive bool) (func(), error) {
 			return func() {}, err
 		}
 	}
-}
-
-// inode returns the inode number of fi, part of a lifetime fingerprint
-// (see lifeEntry).
-func inode(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino)
-	}
-	return 0
 }

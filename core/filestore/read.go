@@ -126,7 +126,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		default:
 			continue
 		}
-		content, cut, fi, err := readPrefix(real, p.MaxChars)
+		content, cut, err := readPrefix(real, p.MaxChars)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -140,12 +140,16 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 			if err != nil {
 				return nil, err
 			}
-			if r := written(&rec, hashOf([]byte(content))); ok && r != nil {
-				f.Version, f.Lifetime = r.Version, driver.LifetimeOf(r.Metadata)
-			} else {
-				f.Version = "ext-" + hashOf([]byte(content))[:32]
+			recp := &rec
+			if !ok {
+				recp = nil
 			}
-		} else if f.Lifetime, err = lr.lifetime(rel, knownInfo{fi}); err != nil {
+			var meta map[string]string
+			if f.Version, _, meta, err = d.row(rel, recp, hashOf([]byte(content))); err != nil {
+				return nil, err
+			}
+			f.Lifetime = driver.LifetimeOf(meta)
+		} else if f.Lifetime, err = lr.lifetime(rel); err != nil {
 			return nil, err // a cut file: its lifetime from the index, as ListFiles tells it
 		}
 		out = append(out, f)
@@ -155,23 +159,19 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 
 // readPrefix reads at most maxChars runes of the file at name (never more
 // than 4×maxChars+4 bytes, which hold more than maxChars runes when the
-// file is longer) and returns them with the file's stat.
-func readPrefix(name string, maxChars int) (string, bool, fs.FileInfo, error) {
+// file is longer).
+func readPrefix(name string, maxChars int) (string, bool, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return "", false, nil, err
+		return "", false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", false, nil, err
-	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(maxChars)*4+4))
 	if err != nil {
-		return "", false, nil, err
+		return "", false, err
 	}
 	s, cut := driver.CutRunes(string(b), maxChars)
-	return s, cut, fi, nil
+	return s, cut, nil
 }
 
 // A listing reports each file's lifetime (driver.Entry.Lifetime), which
@@ -180,43 +180,38 @@ func readPrefix(name string, maxChars int) (string, bool, fs.FileInfo, error) {
 // index spares it: one small text file per folder,
 // <sidecar>/lifetimes/<folder>/~index ("~" starts no path segment, so it
 // never meets a folder's name), mapping the name of each file of the
-// folder whose record has a lifetime, in itself or in the previous state
-// it keeps, to that lifetime and to a fingerprint of the content the
-// record wrote (size, modification time, inode). A listing reads the
-// index of each folder it returns files of (a folder without one costs one
-// failed open) and stats each file the index names: a file whose stat
-// matches its fingerprint has the lifetime the index holds; any other (a
-// hand edit, a crash before the content was renamed, an entry without a
-// fingerprint) is read as GetFile reads it, record and content, which is
-// always right. The index is a hint the listing checks, never a source of
-// truth: a stale entry costs one read, and a missing one cannot happen
-// (short of removing the index by hand). A corrupt index is read around
-// (every file of its folder read as GetFile reads it) and rebuilt from the
-// folder's records by the next write there.
+// folder whose record has a lifetime to that lifetime, each entry
+// settled or pending. A listing reads the index of each folder it returns
+// files of (a folder without one costs one failed open) and trusts a
+// settled entry as it stands, touching no file: a file without one has
+// no lifetime. It reads a file with a pending entry as GetFile reads it,
+// record and content, which is always right, and every file of a corrupt
+// index's folder too. The index is a hint that is true whenever no write
+// is under way, never a source of truth.
 //
-// The primitive that writes a record (store) puts its entry first, with
-// the fingerprint of the staged content, before the record and the
-// rename; one whose record keeps no lifetime at all removes the entry
-// after the rename (or after the delete). So a crash at any point leaves
-// every file whose row may have a lifetime with an entry, and a crash
-// before the rename leaves an entry whose fingerprint is the staged file's
-// (another inode), which the listing checks. Files written before the
-// index existed have no lifetime, and no entry.
+// Settled entries can be trusted because GetFile's lifetime follows the
+// record alone: content the record wrote has the record's lifetime, and
+// so does content changed by hand (a hand edit keeps the file's expiry
+// and pin; see Driver.row). The one exception is content the record's
+// previous state wrote, which a crash between the record and the rename
+// leaves in place: it is read as that state, lifetime included, when the
+// path's entry is pending, and as a hand edit (the bytes put back by hand)
+// when it is not.
 //
-// A stat is trusted only if the fingerprint's modification time is older
-// than the index file's own (the racy-git rule): content is renamed into
-// place after its entry's index file is written, so any later change of
-// the file has a modification time at least the index file's, and a
-// fingerprint older than that one cannot be matched by an edit. The
-// staged content's time is set one microsecond back (backdate), so on a
-// file system with finer times than that its fingerprint is always older.
-// Where times are coarse (whole seconds), a fingerprint of the index
-// file's tick is checked by content at every listing, until a later write
-// of the folder's index, which first reads those files (after the new
-// index file is written, so that nothing can slip in between) and clears
-// the fingerprint of any that changed in place since. A change that keeps
-// a file's size, modification time and inode (a copy that restores the
-// times over the same inode) is not seen.
+// The primitive that writes a record (store, and DeleteFile) marks the
+// path's entry pending, with the lifetime it will have, before the record
+// and the content change, and after them settles it (or drops it when the
+// new state has no lifetime); when the lifetime stays what the index
+// holds, it writes no index at all, since every state a crash could leave
+// reads as that lifetime. Writers hold the exclusive lock and listings
+// the shared one, so a pending entry a listing sees is a write that
+// crashed. The next write of the folder's index settles such entries by
+// reading their files (settle), but for one whose content is still the
+// previous state's: that stays pending, read at each listing, until its
+// file's next change. A corrupt index is rebuilt from the folder's
+// records and files by the next write there. Files written before the
+// index existed have no lifetime, and no entry. An index written by an
+// earlier version of this driver (with another header) reads as corrupt.
 const (
 	lifetimesDirName = "lifetimes"
 	lifetimesName    = "~index"
@@ -225,41 +220,19 @@ const (
 // lifeEntry is a file's entry in its folder's lifetime index.
 type lifeEntry struct {
 	Expires, Pinned string // the record's lifetime
-	// Size, MTime (nanoseconds) and Ino fingerprint the content the
-	// record wrote; Size -1 means no fingerprint (a tombstone, or content
-	// changed in place): the file is always read to tell its lifetime.
-	Size  int64
-	MTime int64
-	Ino   uint64
+	// Pending marks a write under way (or one that crashed): the file is
+	// read to tell its lifetime.
+	Pending bool
 }
 
 func (e lifeEntry) lifetime() driver.Lifetime {
 	return driver.Lifetime{Expires: e.Expires, Pinned: e.Pinned}
 }
 
-// matches reports whether fi is the file the fingerprint was taken of.
-func (e lifeEntry) matches(fi fs.FileInfo) bool {
-	return e.Size >= 0 && fi.Size() == e.Size && fi.ModTime().UnixNano() == e.MTime && inode(fi) == e.Ino
-}
-
 // lifetimeIndex is one folder's index as read.
 type lifetimeIndex struct {
 	entries map[string]lifeEntry // by file name
-	mtime   int64                // the index file's modification time (ns); 0 when absent
 	corrupt bool                 // unreadable as an index: every file is read, and a write rebuilds it
-}
-
-// trusted returns the lifetime of the file name whose stat is fi, and
-// whether the index alone tells it (false: read the file).
-func (ix lifetimeIndex) trusted(name string, fi fs.FileInfo) (driver.Lifetime, bool) {
-	e, ok := ix.entries[name]
-	if !ok {
-		return driver.Lifetime{}, !ix.corrupt
-	}
-	if fi != nil && e.MTime < ix.mtime && e.matches(fi) {
-		return e.lifetime(), true
-	}
-	return driver.Lifetime{}, false
 }
 
 // splitDir returns the folder ("" for the root) and the name of path.
@@ -279,20 +252,10 @@ func (d *Driver) lifetimesPath(dir string) string {
 // reported in its corrupt field, not as an error: the index is derived
 // data, which a write rebuilds (loadToWrite).
 func (d *Driver) loadLifetimes(dir string) (lifetimeIndex, error) {
-	name := d.lifetimesPath(dir)
-	f, err := os.Open(name)
+	b, err := os.ReadFile(d.lifetimesPath(dir))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return lifetimeIndex{}, nil
 	}
-	if err != nil {
-		return lifetimeIndex{}, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return lifetimeIndex{}, err
-	}
-	b, err := io.ReadAll(f)
 	if err != nil {
 		return lifetimeIndex{}, err
 	}
@@ -300,22 +263,36 @@ func (d *Driver) loadLifetimes(dir string) (lifetimeIndex, error) {
 	if err != nil {
 		return lifetimeIndex{corrupt: true}, nil
 	}
-	return lifetimeIndex{entries: entries, mtime: fi.ModTime().UnixNano()}, nil
+	return lifetimeIndex{entries: entries}, nil
+}
+
+// lifetimePending reports whether the lifetime index leaves the lifetime
+// of path to its file: its entry is pending, or the index corrupt.
+func (d *Driver) lifetimePending(p string) (bool, error) {
+	dir, name := splitDir(p)
+	ix, err := d.loadLifetimes(dir)
+	return ix.corrupt || ix.entries[name].Pending, err
 }
 
 // The index file is text, read at every listing (a JSON decoder takes
 // longer than the listing itself): a header line, then one line per file,
-// sorted, of tab-separated fields: name, expiry, pin, size, modification
-// time, inode. A name or value holding a tab, a newline, a quote or a
-// backslash is written quoted (strconv.Quote).
-const lifetimesHeader = "agentmem-lifetimes 1\n"
+// sorted, of tab-separated fields: name, expiry, pin, and "s" (settled)
+// or "p" (pending). A name or value holding a tab, a newline, a quote or
+// a backslash is written quoted (strconv.Quote). Version 1 (which held a
+// fingerprint of each file's content instead of its state) reads as
+// corrupt.
+const lifetimesHeader = "agentmem-lifetimes 2\n"
 
 // formatLifetimes is the text of an index holding entries.
 func formatLifetimes(entries map[string]lifeEntry) []byte {
 	b := []byte(lifetimesHeader)
 	for _, name := range slices.Sorted(maps.Keys(entries)) {
 		e := entries[name]
-		b = fmt.Appendf(b, "%s\t%s\t%s\t%d\t%d\t%d\n", field(name), field(e.Expires), field(e.Pinned), e.Size, e.MTime, e.Ino)
+		state := "s"
+		if e.Pending {
+			state = "p"
+		}
+		b = fmt.Appendf(b, "%s\t%s\t%s\t%s\n", field(name), field(e.Expires), field(e.Pinned), state)
 	}
 	return b
 }
@@ -328,7 +305,7 @@ func parseLifetimes(s string) (map[string]lifeEntry, error) {
 	}
 	entries := make(map[string]lifeEntry, strings.Count(rest, "\n"))
 	for line := range strings.Lines(rest) {
-		var f [6]string
+		var f [4]string
 		r, n := strings.TrimSuffix(line, "\n"), 0
 		for ; n < len(f)-1; n++ {
 			var ok bool
@@ -336,26 +313,16 @@ func parseLifetimes(s string) (map[string]lifeEntry, error) {
 				break
 			}
 		}
-		if n != len(f)-1 || strings.Contains(r, "\t") {
+		if n != len(f)-1 || (r != "s" && r != "p") {
 			return nil, fmt.Errorf("bad line %q", line)
 		}
-		f[n] = r
-		var e lifeEntry
+		e := lifeEntry{Pending: r == "p"}
 		name, err := unfield(f[0])
 		if err == nil {
 			e.Expires, err = unfield(f[1])
 		}
 		if err == nil {
 			e.Pinned, err = unfield(f[2])
-		}
-		if err == nil {
-			e.Size, err = strconv.ParseInt(f[3], 10, 64)
-		}
-		if err == nil {
-			e.MTime, err = strconv.ParseInt(f[4], 10, 64)
-		}
-		if err == nil {
-			e.Ino, err = strconv.ParseUint(f[5], 10, 64)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("bad line %q: %w", line, err)
@@ -386,17 +353,10 @@ type lifetimeReader struct {
 	read map[string]lifetimeIndex
 }
 
-// infoer gives a listed file's stat: an fs.DirEntry, or a knownInfo.
-type infoer interface{ Info() (fs.FileInfo, error) }
-
-// knownInfo is a stat already taken (a link's target's, an open file's).
-type knownInfo struct{ fi fs.FileInfo }
-
-func (k knownInfo) Info() (fs.FileInfo, error) { return k.fi, nil }
-
-// lifetime returns the lifetime of the listed file rel; info gives its
-// stat (the target's, for a link), asked only when the index names it.
-func (r *lifetimeReader) lifetime(rel string, info infoer) (driver.Lifetime, error) {
+// lifetime returns the lifetime of the listed file rel: its settled
+// entry's, none without an entry, or (a pending entry, a corrupt index)
+// the lifetime GetFile reads.
+func (r *lifetimeReader) lifetime(rel string) (driver.Lifetime, error) {
 	dir, name := splitDir(rel)
 	ix, ok := r.read[dir]
 	if !ok {
@@ -409,15 +369,12 @@ func (r *lifetimeReader) lifetime(rel string, info infoer) (driver.Lifetime, err
 		}
 		r.read[dir] = ix
 	}
-	if _, named := ix.entries[name]; !named && !ix.corrupt {
+	e, named := ix.entries[name]
+	switch {
+	case named && !e.Pending:
+		return e.lifetime(), nil
+	case !named && !ix.corrupt:
 		return driver.Lifetime{}, nil
-	}
-	fi, err := info.Info()
-	if err != nil {
-		fi = nil // gone meanwhile: read as GetFile would
-	}
-	if l, ok := ix.trusted(name, fi); ok {
-		return l, nil
 	}
 	f, _, err := r.d.state(rel)
 	if err != nil || f == nil || f.Tombstone {
