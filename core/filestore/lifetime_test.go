@@ -386,3 +386,37 @@ func TestLifetimeIndexFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestLifetimeIndexCursor: a listing's reading of an index finds each
+// name asked in order, and one asked out of order; from a bad line on,
+// the index is corrupt (every file read).
+func TestLifetimeIndexCursor(t *testing.T) {
+	text := string(formatLifetimes(map[string]lifeEntry{"a.md": {Expires: soon}, "b.md": {Pinned: "true"}, "d\tx.md": {Pinned: "true", Pending: true}}))
+	body := strings.TrimPrefix(text, lifetimesHeader)
+	c := &indexCursor{body: body, rest: body}
+	for _, q := range []struct {
+		name  string
+		want  lifeEntry
+		named bool
+	}{
+		{"b.md", lifeEntry{Pinned: "true"}, true},
+		{"c.md", lifeEntry{}, false},
+		{"d\tx.md", lifeEntry{Pinned: "true", Pending: true}, true},
+		{"a.md", lifeEntry{Expires: soon}, true}, // out of order
+		{"a.md", lifeEntry{Expires: soon}, true},
+		{"0.md", lifeEntry{}, false},
+		{"z.md", lifeEntry{}, false},
+	} {
+		if e, named := c.entry(q.name); e != q.want || named != q.named || c.corrupt {
+			t.Fatalf("entry(%q) = %+v, %v (corrupt %v); want %+v, %v", q.name, e, named, c.corrupt, q.want, q.named)
+		}
+	}
+	bad := "a.md\t\t\ts\nb.md\t\t\n"
+	c = &indexCursor{body: bad, rest: bad}
+	if e, named := c.entry("a.md"); !named || e != (lifeEntry{}) || c.corrupt {
+		t.Fatalf("entry before the bad line = %+v, %v (corrupt %v)", e, named, c.corrupt)
+	}
+	if _, named := c.entry("c.md"); named || !c.corrupt {
+		t.Fatalf("entry past the bad line: named %v, corrupt %v; want corrupt", named, c.corrupt)
+	}
+}

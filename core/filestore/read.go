@@ -304,32 +304,49 @@ func parseLifetimes(s string) (map[string]lifeEntry, error) {
 		return nil, errors.New("no lifetime index header")
 	}
 	entries := make(map[string]lifeEntry, strings.Count(rest, "\n"))
-	for line := range strings.Lines(rest) {
-		var f [4]string
-		r, n := strings.TrimSuffix(line, "\n"), 0
-		for ; n < len(f)-1; n++ {
-			var ok bool
-			if f[n], r, ok = strings.Cut(r, "\t"); !ok {
-				break
-			}
-		}
-		if n != len(f)-1 || (r != "s" && r != "p") {
-			return nil, fmt.Errorf("bad line %q", line)
-		}
-		e := lifeEntry{Pending: r == "p"}
-		name, err := unfield(f[0])
-		if err == nil {
-			e.Expires, err = unfield(f[1])
-		}
-		if err == nil {
-			e.Pinned, err = unfield(f[2])
-		}
+	for rest != "" {
+		name, e, next, err := parseLifetimeLine(rest)
 		if err != nil {
-			return nil, fmt.Errorf("bad line %q: %w", line, err)
+			return nil, err
 		}
-		entries[name] = e
+		entries[name], rest = e, next
 	}
 	return entries, nil
+}
+
+// parseLifetimeLine reads the first line of s, an index line, and returns
+// its name and entry, and the lines after it.
+func parseLifetimeLine(s string) (name string, e lifeEntry, rest string, err error) {
+	line := s
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		line, rest = s[:i], s[i+1:]
+	} else {
+		return "", e, "", fmt.Errorf("unterminated line %q", line)
+	}
+	var f [3]string
+	r := line
+	for n := range f {
+		i := strings.IndexByte(r, '\t')
+		if i < 0 {
+			return "", e, "", fmt.Errorf("bad line %q", line)
+		}
+		f[n], r = r[:i], r[i+1:]
+	}
+	if r != "s" && r != "p" {
+		return "", e, "", fmt.Errorf("bad line %q", line)
+	}
+	e.Pending = r == "p"
+	name, err = unfield(f[0])
+	if err == nil {
+		e.Expires, err = unfield(f[1])
+	}
+	if err == nil {
+		e.Pinned, err = unfield(f[2])
+	}
+	if err != nil {
+		return "", e, "", fmt.Errorf("bad line %q: %w", line, err)
+	}
+	return name, e, rest, nil
 }
 
 func field(s string) string {
@@ -349,8 +366,78 @@ func unfield(s string) (string, error) {
 // lifetimeReader resolves the lifetimes of one listing, reading each
 // folder's index once. The caller holds the lock.
 type lifetimeReader struct {
-	d    *Driver
-	read map[string]lifetimeIndex
+	d       *Driver
+	read    map[string]*indexCursor // by folder
+	lastDir string                  // the folder of the last file asked about, and its cursor
+	last    *indexCursor
+}
+
+// indexCursor reads one folder's index for a listing, line by line as
+// the listing asks about the folder's files, which it does in name order
+// (the order of the index's lines): each line is parsed once, and nothing
+// is built. A name asked out of order reads the index again from the top.
+type indexCursor struct {
+	body, rest string    // the index's lines: all, and those not yet read
+	name       string    // the name and entry of the line read last, if cur
+	e          lifeEntry //
+	cur        bool      //
+	asked      string    // the name asked about last
+	corrupt    bool      // no header, or a bad line met: every file is read
+}
+
+// entry returns the entry of the file name, if any.
+func (c *indexCursor) entry(name string) (lifeEntry, bool) {
+	if name < c.asked {
+		c.rest, c.cur = c.body, false
+	}
+	c.asked = name
+	for !c.corrupt {
+		if !c.cur {
+			if c.rest == "" {
+				return lifeEntry{}, false
+			}
+			var err error
+			if c.name, c.e, c.rest, err = parseLifetimeLine(c.rest); err != nil {
+				c.corrupt = true
+				break
+			}
+			c.cur = true
+		}
+		switch {
+		case c.name == name:
+			return c.e, true
+		case c.name > name:
+			return lifeEntry{}, false
+		}
+		c.cur = false
+	}
+	return lifeEntry{}, false
+}
+
+// cursor returns the cursor of folder dir's index.
+func (r *lifetimeReader) cursor(dir string) (*indexCursor, error) {
+	if r.last != nil && r.lastDir == dir {
+		return r.last, nil
+	}
+	c, ok := r.read[dir]
+	if !ok {
+		b, err := os.ReadFile(r.d.lifetimesPath(dir))
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			c = &indexCursor{}
+		case err != nil:
+			return nil, err
+		default:
+			body, ok := strings.CutPrefix(string(b), lifetimesHeader)
+			c = &indexCursor{body: body, rest: body, corrupt: !ok}
+		}
+		if r.read == nil {
+			r.read = map[string]*indexCursor{}
+		}
+		r.read[dir] = c
+	}
+	r.lastDir, r.last = dir, c
+	return c, nil
 }
 
 // lifetime returns the lifetime of the listed file rel: its settled
@@ -358,22 +445,15 @@ type lifetimeReader struct {
 // the lifetime GetFile reads.
 func (r *lifetimeReader) lifetime(rel string) (driver.Lifetime, error) {
 	dir, name := splitDir(rel)
-	ix, ok := r.read[dir]
-	if !ok {
-		var err error
-		if ix, err = r.d.loadLifetimes(dir); err != nil {
-			return driver.Lifetime{}, err
-		}
-		if r.read == nil {
-			r.read = map[string]lifetimeIndex{}
-		}
-		r.read[dir] = ix
+	c, err := r.cursor(dir)
+	if err != nil {
+		return driver.Lifetime{}, err
 	}
-	e, named := ix.entries[name]
+	e, named := c.entry(name)
 	switch {
 	case named && !e.Pending:
 		return e.lifetime(), nil
-	case !named && !ix.corrupt:
+	case !named && !c.corrupt:
 		return driver.Lifetime{}, nil
 	}
 	f, _, err := r.d.state(rel)
