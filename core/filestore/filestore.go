@@ -326,9 +326,10 @@ func (d *Driver) state(path string) (*driver.File, *record, error) {
 //   - content its previous state wrote: that state's row, as left by a
 //     crash between the record and the rename ("not landed"), when the
 //     lifetime index marks the path's entry pending (see read.go), or
-//     the index is corrupt; otherwise a person put the old bytes back
-//     by hand, and the row keeps the record's expiry and pin, as any
-//     hand edit does;
+//     the index is corrupt; otherwise (the old bytes put back by hand,
+//     or a crash of a write that kept the lifetime, which marks nothing)
+//     that state's row with the record's expiry and pin, as any hand
+//     edit keeps them;
 //   - any other content (changed by hand): version "ext-…" from the
 //     hash, and the record's expiry and pin as its only metadata, so a
 //     hand edit keeps the file's lifetime.

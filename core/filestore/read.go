@@ -182,12 +182,14 @@ func readPrefix(name string, maxChars int) (string, bool, error) {
 // never meets a folder's name), mapping the name of each file of the
 // folder whose record has a lifetime to that lifetime, each entry
 // settled or pending. A listing reads the index of each folder it returns
-// files of (a folder without one costs one failed open) and trusts a
-// settled entry as it stands, touching no file: a file without one has
-// no lifetime. It reads a file with a pending entry as GetFile reads it,
-// record and content, which is always right, and every file of a corrupt
-// index's folder too. The index is a hint that is true whenever no write
-// is under way, never a source of truth.
+// files of (a folder without one costs one failed open), line by line as
+// it asks about the folder's files in name order (indexCursor), and
+// trusts a settled entry as it stands, touching no file: a file without
+// one has no lifetime. It reads a file with a pending entry as GetFile
+// reads it, record and content, which is always right, and so every file
+// of a corrupt index's folder (no header; from a bad line on). The index
+// is true whenever no write is under way; what it cannot see is a change
+// of the sidecar by hand (a record edited or removed, the index removed).
 //
 // Settled entries can be trusted because GetFile's lifetime follows the
 // record alone: content the record wrote has the record's lifetime, and
@@ -208,10 +210,11 @@ func readPrefix(name string, maxChars int) (string, bool, error) {
 // crashed. The next write of the folder's index settles such entries by
 // reading their files (settle), but for one whose content is still the
 // previous state's: that stays pending, read at each listing, until its
-// file's next change. A corrupt index is rebuilt from the folder's
+// file's next change (an unreadable record or file stays pending too, so
+// that listings report it). A corrupt index is rebuilt from the folder's
 // records and files by the next write there. Files written before the
 // index existed have no lifetime, and no entry. An index written by an
-// earlier version of this driver (with another header) reads as corrupt.
+// earlier version of this driver (another header) reads as corrupt.
 const (
 	lifetimesDirName = "lifetimes"
 	lifetimesName    = "~index"
