@@ -23,3 +23,6 @@ func lockFile(_ *os.File, exclusive bool) (func(), error) {
 	processLock.RLock()
 	return processLock.RUnlock, nil
 }
+
+// readSmall reads the whole file name (os.ReadFile).
+func readSmall(name string) ([]byte, error) { return os.ReadFile(name) }

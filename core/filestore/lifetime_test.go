@@ -393,7 +393,7 @@ func TestLifetimeIndexFormat(t *testing.T) {
 func TestLifetimeIndexCursor(t *testing.T) {
 	text := string(formatLifetimes(map[string]lifeEntry{"a.md": {Expires: soon}, "b.md": {Pinned: "true"}, "d\tx.md": {Pinned: "true", Pending: true}}))
 	body := strings.TrimPrefix(text, lifetimesHeader)
-	c := &indexCursor{body: body, rest: body}
+	c := &indexCursor{body: body}
 	for _, q := range []struct {
 		name  string
 		want  lifeEntry
@@ -412,7 +412,7 @@ func TestLifetimeIndexCursor(t *testing.T) {
 		}
 	}
 	bad := "a.md\t\t\ts\nb.md\t\t\n"
-	c = &indexCursor{body: bad, rest: bad}
+	c = &indexCursor{body: bad}
 	if e, named := c.entry("a.md"); !named || e != (lifeEntry{}) || c.corrupt {
 		t.Fatalf("entry before the bad line = %+v, %v (corrupt %v)", e, named, c.corrupt)
 	}

@@ -320,25 +320,19 @@ func parseLifetimes(s string) (map[string]lifeEntry, error) {
 // parseLifetimeLine reads the first line of s, an index line, and returns
 // its name and entry, and the lines after it.
 func parseLifetimeLine(s string) (name string, e lifeEntry, rest string, err error) {
-	line := s
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		line, rest = s[:i], s[i+1:]
-	} else {
-		return "", e, "", fmt.Errorf("unterminated line %q", line)
-	}
 	var f [3]string
-	r := line
+	r := s
 	for n := range f {
 		i := strings.IndexByte(r, '\t')
-		if i < 0 {
-			return "", e, "", fmt.Errorf("bad line %q", line)
+		if i < 0 || strings.IndexByte(r[:i], '\n') >= 0 {
+			return "", e, "", badLine(s)
 		}
 		f[n], r = r[:i], r[i+1:]
 	}
-	if r != "s" && r != "p" {
-		return "", e, "", fmt.Errorf("bad line %q", line)
+	if len(r) < 2 || r[1] != '\n' || (r[0] != 's' && r[0] != 'p') {
+		return "", e, "", badLine(s)
 	}
-	e.Pending = r == "p"
+	e.Pending, rest = r[0] == 'p', r[2:]
 	name, err = unfield(f[0])
 	if err == nil {
 		e.Expires, err = unfield(f[1])
@@ -347,9 +341,16 @@ func parseLifetimeLine(s string) (name string, e lifeEntry, rest string, err err
 		e.Pinned, err = unfield(f[2])
 	}
 	if err != nil {
-		return "", e, "", fmt.Errorf("bad line %q: %w", line, err)
+		return "", e, "", fmt.Errorf("%w: %w", badLine(s), err)
 	}
 	return name, e, rest, nil
+}
+
+// badLine is the error of an index line that is not one (the first line
+// of s).
+func badLine(s string) error {
+	line, _, _ := strings.Cut(s, "\n")
+	return fmt.Errorf("bad line %q", line)
 }
 
 func field(s string) string {
@@ -380,39 +381,31 @@ type lifetimeReader struct {
 // (the order of the index's lines): each line is parsed once, and nothing
 // is built. A name asked out of order reads the index again from the top.
 type indexCursor struct {
-	body, rest string    // the index's lines: all, and those not yet read
-	name       string    // the name and entry of the line read last, if cur
-	e          lifeEntry //
-	cur        bool      //
-	asked      string    // the name asked about last
-	corrupt    bool      // no header, or a bad line met: every file is read
+	body    string // the index's lines
+	at      int    // the offset in body of the first line after the name asked last
+	asked   string // the name asked last
+	corrupt bool   // no header, or a bad line met: every file is read
 }
 
 // entry returns the entry of the file name, if any.
 func (c *indexCursor) entry(name string) (lifeEntry, bool) {
-	if name < c.asked {
-		c.rest, c.cur = c.body, false
+	if name <= c.asked {
+		c.at = 0
 	}
 	c.asked = name
-	for !c.corrupt {
-		if !c.cur {
-			if c.rest == "" {
-				return lifeEntry{}, false
-			}
-			var err error
-			if c.name, c.e, c.rest, err = parseLifetimeLine(c.rest); err != nil {
-				c.corrupt = true
-				break
-			}
-			c.cur = true
+	for !c.corrupt && c.at < len(c.body) {
+		n, e, rest, err := parseLifetimeLine(c.body[c.at:])
+		if err != nil {
+			c.corrupt = true
+			break
 		}
-		switch {
-		case c.name == name:
-			return c.e, true
-		case c.name > name:
-			return lifeEntry{}, false
+		if n > name {
+			break
 		}
-		c.cur = false
+		c.at = len(c.body) - len(rest)
+		if n == name {
+			return e, true
+		}
 	}
 	return lifeEntry{}, false
 }
@@ -424,7 +417,7 @@ func (r *lifetimeReader) cursor(dir string) (*indexCursor, error) {
 	}
 	c, ok := r.read[dir]
 	if !ok {
-		b, err := os.ReadFile(r.d.lifetimesPath(dir))
+		b, err := readSmall(r.d.lifetimesPath(dir))
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			c = &indexCursor{}
@@ -432,7 +425,7 @@ func (r *lifetimeReader) cursor(dir string) (*indexCursor, error) {
 			return nil, err
 		default:
 			body, ok := strings.CutPrefix(string(b), lifetimesHeader)
-			c = &indexCursor{body: body, rest: body, corrupt: !ok}
+			c = &indexCursor{body: body, corrupt: !ok}
 		}
 		if r.read == nil {
 			r.read = map[string]*indexCursor{}
