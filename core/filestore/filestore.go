@@ -53,6 +53,11 @@ type Driver struct {
 
 	historyRead func(path string) // tests: called with each history folder a listing reads
 	crashAfter  string            // tests: store stops there, as a crash would: "marked", "recorded" or "renamed"
+
+	indexes struct { // the lifetime indexes listings parsed last (see Driver.parsed)
+		sync.Mutex
+		m map[string]*parsedIndex // by index file
+	}
 }
 
 var (

@@ -388,12 +388,11 @@ func TestLifetimeIndexFormat(t *testing.T) {
 }
 
 // TestLifetimeIndexCursor: a listing's reading of an index finds each
-// name asked in order, and one asked out of order; from a bad line on,
-// the index is corrupt (every file read).
+// name asked in order, and one asked out of order; past a bad line the
+// index does not know (every file read).
 func TestLifetimeIndexCursor(t *testing.T) {
 	text := string(formatLifetimes(map[string]lifeEntry{"a.md": {Expires: soon}, "b.md": {Pinned: "true"}, "d\tx.md": {Pinned: "true", Pending: true}}))
-	body := strings.TrimPrefix(text, lifetimesHeader)
-	c := &indexCursor{body: body}
+	c := &indexCursor{ix: parseIndex(text)}
 	for _, q := range []struct {
 		name  string
 		want  lifeEntry
@@ -407,16 +406,23 @@ func TestLifetimeIndexCursor(t *testing.T) {
 		{"0.md", lifeEntry{}, false},
 		{"z.md", lifeEntry{}, false},
 	} {
-		if e, named := c.entry(q.name); e != q.want || named != q.named || c.corrupt {
-			t.Fatalf("entry(%q) = %+v, %v (corrupt %v); want %+v, %v", q.name, e, named, c.corrupt, q.want, q.named)
+		if e, named, known := c.entry(q.name); e != q.want || named != q.named || !known {
+			t.Fatalf("entry(%q) = %+v, %v, %v; want %+v, %v, known", q.name, e, named, known, q.want, q.named)
 		}
 	}
-	bad := "a.md\t\t\ts\nb.md\t\t\n"
-	c = &indexCursor{body: bad}
-	if e, named := c.entry("a.md"); !named || e != (lifeEntry{}) || c.corrupt {
-		t.Fatalf("entry before the bad line = %+v, %v (corrupt %v)", e, named, c.corrupt)
+	for _, bad := range []string{"{not an index", lifetimesHeader + "a.md\t\t\ts\nb.md\t\t\n", lifetimesHeader + "a.md\t\t\ts\nc.md"} {
+		c = &indexCursor{ix: parseIndex(bad)}
+		if e, named, known := c.entry("a.md"); strings.HasPrefix(bad, lifetimesHeader) && (!named || !known || e != (lifeEntry{})) {
+			t.Fatalf("%q: entry before the bad line = %+v, %v, %v", bad, e, named, known)
+		}
+		if _, named, known := c.entry("b.md"); named || known {
+			t.Fatalf("%q: entry past the bad line: named %v, known %v; want not known", bad, named, known)
+		}
 	}
-	if _, named := c.entry("c.md"); named || !c.corrupt {
-		t.Fatalf("entry past the bad line: named %v, corrupt %v; want corrupt", named, c.corrupt)
+	// The same text is parsed once; another text again.
+	d := openDriver(t)
+	p := d.parsed("x", []byte(text))
+	if d.parsed("x", []byte(text)) != p || d.parsed("x", []byte(text+"z.md\t\t\ts\n")) == p {
+		t.Fatal("parsed keeps the wrong index")
 	}
 }

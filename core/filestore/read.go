@@ -182,7 +182,8 @@ func readPrefix(name string, maxChars int) (string, bool, error) {
 // never meets a folder's name), mapping the name of each file of the
 // folder whose record has a lifetime to that lifetime, each entry
 // settled or pending. A listing reads the index of each folder it returns
-// files of (a folder without one costs one failed open), line by line as
+// files of (a folder without one costs one failed open; the text is
+// parsed once while it stays the same, Driver.parsed), walks its lines as
 // it asks about the folder's files in name order (indexCursor), and
 // trusts a settled entry as it stands, touching no file: a file without
 // one has no lifetime. It reads a file with a pending entry as GetFile
@@ -320,31 +321,40 @@ func parseLifetimes(s string) (map[string]lifeEntry, error) {
 // parseLifetimeLine reads the first line of s, an index line, and returns
 // its name and entry, and the lines after it.
 func parseLifetimeLine(s string) (name string, e lifeEntry, rest string, err error) {
+	end := strings.IndexByte(s, '\n')
+	if end < 0 {
+		return "", e, "", badLine(s)
+	}
+	line := s[:end]
 	var f [3]string
-	r := s
+	r := line
 	for n := range f {
 		i := strings.IndexByte(r, '\t')
-		if i < 0 || strings.IndexByte(r[:i], '\n') >= 0 {
+		if i < 0 {
 			return "", e, "", badLine(s)
 		}
 		f[n], r = r[:i], r[i+1:]
 	}
-	if len(r) < 2 || r[1] != '\n' || (r[0] != 's' && r[0] != 'p') {
+	if r != "s" && r != "p" {
 		return "", e, "", badLine(s)
 	}
-	e.Pending, rest = r[0] == 'p', r[2:]
-	name, err = unfield(f[0])
-	if err == nil {
-		e.Expires, err = unfield(f[1])
+	e.Pending = r == "p"
+	name, e.Expires, e.Pinned = f[0], f[1], f[2]
+	if quoted(name) || quoted(e.Expires) || quoted(e.Pinned) {
+		if name, err = unfield(name); err == nil {
+			if e.Expires, err = unfield(e.Expires); err == nil {
+				e.Pinned, err = unfield(e.Pinned)
+			}
+		}
+		if err != nil {
+			return "", e, "", fmt.Errorf("%w: %w", badLine(s), err)
+		}
 	}
-	if err == nil {
-		e.Pinned, err = unfield(f[2])
-	}
-	if err != nil {
-		return "", e, "", fmt.Errorf("%w: %w", badLine(s), err)
-	}
-	return name, e, rest, nil
+	return name, e, s[end+1:], nil
 }
+
+// quoted reports whether an index field is written quoted.
+func quoted(f string) bool { return len(f) > 0 && f[0] == '"' }
 
 // badLine is the error of an index line that is not one (the first line
 // of s).
@@ -361,7 +371,7 @@ func field(s string) string {
 }
 
 func unfield(s string) (string, error) {
-	if strings.HasPrefix(s, `"`) {
+	if quoted(s) {
 		return strconv.Unquote(s)
 	}
 	return s, nil
@@ -376,38 +386,88 @@ type lifetimeReader struct {
 	last    *indexCursor
 }
 
-// indexCursor reads one folder's index for a listing, line by line as
-// the listing asks about the folder's files, which it does in name order
-// (the order of the index's lines): each line is parsed once, and nothing
-// is built. A name asked out of order reads the index again from the top.
-type indexCursor struct {
-	body    string // the index's lines
-	at      int    // the offset in body of the first line after the name asked last
-	asked   string // the name asked last
-	corrupt bool   // no header, or a bad line met: every file is read
+// parsedIndex is the text of one folder's index and its lines, in name
+// order, as parsed once; listings share it and never change it.
+type parsedIndex struct {
+	text    string
+	lines   []indexLine
+	corrupt bool // no header, or a bad line after lines: a name past them is not known
 }
 
-// entry returns the entry of the file name, if any.
-func (c *indexCursor) entry(name string) (lifeEntry, bool) {
+// indexLine is one line of an index.
+type indexLine struct {
+	name string
+	e    lifeEntry
+}
+
+// parseIndex parses the text of an index for listings.
+func parseIndex(text string) *parsedIndex {
+	body, ok := strings.CutPrefix(text, lifetimesHeader)
+	p := &parsedIndex{text: text, corrupt: !ok}
+	if !ok {
+		return p
+	}
+	p.lines = make([]indexLine, 0, strings.Count(body, "\n"))
+	for body != "" {
+		name, e, rest, err := parseLifetimeLine(body)
+		if err != nil {
+			p.corrupt = true
+			break
+		}
+		p.lines, body = append(p.lines, indexLine{name, e}), rest
+	}
+	return p
+}
+
+// maxParsedIndexes bounds the parsed indexes a Driver keeps.
+const maxParsedIndexes = 64
+
+// parsed returns the index whose text, read from the file name, is b:
+// the one parsed last time when its text is the same (so a folder's
+// listings parse its index once between changes), else b parsed now.
+func (d *Driver) parsed(name string, b []byte) *parsedIndex {
+	d.indexes.Lock()
+	defer d.indexes.Unlock()
+	if p := d.indexes.m[name]; p != nil && p.text == string(b) {
+		return p
+	}
+	p := parseIndex(string(b))
+	if d.indexes.m == nil || len(d.indexes.m) >= maxParsedIndexes {
+		d.indexes.m = map[string]*parsedIndex{}
+	}
+	d.indexes.m[name] = p
+	return p
+}
+
+// indexCursor reads a folder's index for one listing, which asks about
+// the folder's files in name order (the order of the index's lines); a
+// name asked out of order starts again from the top.
+type indexCursor struct {
+	ix    *parsedIndex // nil: the folder has no index
+	at    int          // the first line after the name asked last
+	asked string       // the name asked last
+}
+
+// entry returns the entry of the file name, whether the index names it,
+// and whether it knows (false: a corrupt index, which does not).
+func (c *indexCursor) entry(name string) (e lifeEntry, named, known bool) {
+	if c.ix == nil {
+		return lifeEntry{}, false, true
+	}
 	if name <= c.asked {
 		c.at = 0
 	}
 	c.asked = name
-	for !c.corrupt && c.at < len(c.body) {
-		n, e, rest, err := parseLifetimeLine(c.body[c.at:])
-		if err != nil {
-			c.corrupt = true
-			break
-		}
-		if n > name {
-			break
-		}
-		c.at = len(c.body) - len(rest)
-		if n == name {
-			return e, true
+	for lines := c.ix.lines; c.at < len(lines); c.at++ {
+		if l := &lines[c.at]; l.name >= name {
+			if l.name != name {
+				return lifeEntry{}, false, true
+			}
+			c.at++
+			return l.e, true, true
 		}
 	}
-	return lifeEntry{}, false
+	return lifeEntry{}, false, !c.ix.corrupt
 }
 
 // cursor returns the cursor of folder dir's index.
@@ -417,15 +477,15 @@ func (r *lifetimeReader) cursor(dir string) (*indexCursor, error) {
 	}
 	c, ok := r.read[dir]
 	if !ok {
-		b, err := readSmall(r.d.lifetimesPath(dir))
+		name := r.d.lifetimesPath(dir)
+		b, err := readSmall(name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			c = &indexCursor{}
 		case err != nil:
 			return nil, err
 		default:
-			body, ok := strings.CutPrefix(string(b), lifetimesHeader)
-			c = &indexCursor{body: body, corrupt: !ok}
+			c = &indexCursor{ix: r.d.parsed(name, b)}
 		}
 		if r.read == nil {
 			r.read = map[string]*indexCursor{}
@@ -445,11 +505,11 @@ func (r *lifetimeReader) lifetime(rel string) (driver.Lifetime, error) {
 	if err != nil {
 		return driver.Lifetime{}, err
 	}
-	e, named := c.entry(name)
+	e, named, known := c.entry(name)
 	switch {
 	case named && !e.Pending:
 		return e.lifetime(), nil
-	case !named && !c.corrupt:
+	case !named && known:
 		return driver.Lifetime{}, nil
 	}
 	f, _, err := r.d.state(rel)
