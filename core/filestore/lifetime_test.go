@@ -67,6 +67,16 @@ func wantLifetime(t *testing.T, d *Driver, path string, want driver.Lifetime) {
 	}
 }
 
+// fatalOn returns a check that fails t on an error.
+func fatalOn(t *testing.T) func(error) {
+	return func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // indexOf returns the entries of folder dir's lifetime index, failing t
 // when it is unreadable or corrupt.
 func indexOf(t *testing.T, d *Driver, dir string) map[string]lifeEntry {
@@ -85,12 +95,7 @@ func indexOf(t *testing.T, d *Driver, dir string) map[string]lifeEntry {
 func TestLifetimeIndexFollowsWrites(t *testing.T) {
 	d := openDriver(t)
 	ctx := t.Context()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	must := fatalOn(t)
 	must(d.CreateFile(ctx, driver.File{Path: "u/a/x.md", Content: "expiring", Version: "v1", Metadata: expiring}))
 	must(d.CreateFile(ctx, driver.File{Path: "u/a/y.md", Content: "pinned", Version: "v1", Metadata: pinned}))
 	must(d.CreateFile(ctx, driver.File{Path: "u/a/z.md", Content: "plain", Version: "v1"}))
@@ -149,12 +154,7 @@ func TestLifetimeIndexCrash(t *testing.T) {
 			t.Run(tc.name+"/"+step, func(t *testing.T) {
 				d := openDriver(t)
 				ctx := t.Context()
-				must := func(err error) {
-					t.Helper()
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
+				must := fatalOn(t)
 				oldL, nextL := driver.LifetimeOf(tc.old), driver.LifetimeOf(tc.next)
 				must(d.CreateFile(ctx, driver.File{Path: "u/f.md", Content: "old", Version: "v1", Metadata: tc.old}))
 				d.crashAfter = step
@@ -241,12 +241,7 @@ func TestLifetimeIndexCrashDelete(t *testing.T) {
 func TestLifetimeIndexHandEdits(t *testing.T) {
 	d := openDriver(t)
 	ctx := t.Context()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	must := fatalOn(t)
 	name := filepath.Join(d.Root(), "u", "x.md")
 	must(d.CreateFile(ctx, driver.File{Path: "u/x.md", Content: "original", Version: "v1", Metadata: map[string]string{"by": "me", driver.ExpiresKey: soon}}))
 	wantLifetime(t, d, "u/x.md", driver.Lifetime{Expires: soon})
@@ -337,12 +332,7 @@ func TestLifetimeIndexCorrupt(t *testing.T) {
 	for _, text := range []string{"{not an index", "agentmem-lifetimes 1\nx.md\t\t\t1\t2\t3\n"} {
 		d := openDriver(t)
 		ctx := t.Context()
-		must := func(err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		must := fatalOn(t)
 		must(d.CreateFile(ctx, driver.File{Path: "u/x.md", Content: "x", Version: "v1", Metadata: expiring}))
 		must(d.CreateFile(ctx, driver.File{Path: "u/y.md", Content: "y", Version: "v1", Metadata: pinned}))
 		must(d.CreateFile(ctx, driver.File{Path: "u/z.md", Content: "z", Version: "v1"}))
