@@ -10,8 +10,8 @@ import (
 
 // ReadSnapshot implements driver.SnapshotReader: the file and the listing
 // page in one statement (a point read and a range scan of the primary key,
-// joined by UNION ALL), each entry with its lifetime (from its metadata,
-// lifetimeCols).
+// joined by UNION ALL), each entry with its lifetime (the row's lifetime
+// columns, lifetimeCols).
 func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*driver.File, []driver.Entry, error) {
 	q, args := d.sql.snapshotAll, []any{p.List.Prefix, p.List.After, p.List.Limit, p.Path}
 	if end, ok := driver.PrefixEnd(p.List.Prefix); ok {
@@ -25,12 +25,7 @@ func (d *Driver) ReadSnapshot(ctx context.Context, p driver.SnapshotParams) (*dr
 	// UNION ALL keeps each arm's order in SQLite; CollectSnapshot sorts
 	// again, which costs nothing and assumes nothing.
 	file, out, err := driver.CollectSnapshot(rows, func(isFile *bool, l *driver.Lifetime) (*driver.File, error) {
-		var md, none string
-		f, err := scanFile(rows, isFile, &md, &none)
-		if err == nil && !*isFile {
-			*l, err = lifetimeOf(f.Path, md)
-		}
-		return f, err
+		return scanFile(rows, isFile, &l.Expires, &l.Pinned)
 	})
 	if err != nil {
 		return nil, nil, fail(ctx, err)
@@ -64,12 +59,11 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 // ReadScope implements driver.ScopeReader: one range scan of the primary
 // key over [prefix, end), keeping files with no "/" after the prefix, each
 // cut by substr() to MaxChars+1 characters; the extra character, if any,
-// tells that the file is longer; each file's lifetime is read from its
-// metadata (lifetimeCols) in the same statement. SQLite's substr() stops
-// at a NUL, so a
-// prefix shorter than both that bound and the file's size (octet_length,
-// read from the record header) is read again whole: only files holding a
-// NUL cost that second query.
+// tells that the file is longer; each file's lifetime is read from the
+// row's lifetime columns (lifetimeCols) in the same statement. SQLite's
+// substr() stops at a NUL, so a prefix shorter than both that bound and
+// the file's size (octet_length, read from the record header) is read
+// again whole: only files holding a NUL cost that second query.
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	q, args := d.sql.readAll, []any{p.Prefix, min(int64(p.MaxChars), math.MaxInt32) + 1, p.Limit}
 	if end, ok := driver.PrefixEnd(p.Prefix); ok {
@@ -85,12 +79,8 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 	for rows.Next() {
 		var f driver.ScopeFile
 		var size int
-		var md, none string
-		if err := rows.Scan(&f.Path, &f.Content, &size, &f.Version, &md, &none); err != nil {
+		if err := rows.Scan(&f.Path, &f.Content, &size, &f.Version, &f.Lifetime.Expires, &f.Lifetime.Pinned); err != nil {
 			return nil, fail(ctx, err)
-		}
-		if f.Lifetime, err = lifetimeOf(f.Path, md); err != nil {
-			return nil, err
 		}
 		f.Content, f.Truncated = driver.CutRunes(f.Content, p.MaxChars)
 		if !f.Truncated && len(f.Content) < size {
