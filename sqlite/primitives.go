@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/ncruces/go-sqlite3"
 )
 
 // GetFile implements driver.Driver.
@@ -23,26 +24,27 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 
 // ListFiles implements driver.Driver: one range scan of the primary key,
 // tombstones flagged, each entry's lifetime read from the row's lifetime
-// columns (lifetimeCols) in the same statement.
+// columns (lifetimeCols) in the same statement, through the engine's own
+// API (query).
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	q, args := d.sql.listAll, []any{p.Prefix, p.After, p.Limit}
 	if end, ok := driver.PrefixEnd(p.Prefix); ok {
 		q, args = d.sql.listFiles, append(args, end)
 	}
-	rows, err := d.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fail(ctx, err)
-	}
-	defer rows.Close()
 	var out []driver.Entry
-	for rows.Next() {
-		var e driver.Entry
-		if err := rows.Scan(&e.Path, &e.Tombstone, &e.Lifetime.Expires, &e.Lifetime.Pinned); err != nil {
-			return nil, fail(ctx, err)
+	var texts pageTexts
+	err := d.query(ctx, q, args, func(st *sqlite3.Stmt) error {
+		for st.Step() {
+			texts.addEntry(st, 0, 2)
+			out = append(out, driver.Entry{Tombstone: st.ColumnInt64(1) != 0})
 		}
-		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, fail(ctx, rows.Err())
+	texts.fillEntries(out)
+	return out, nil
 }
 
 // CreateFile implements driver.Driver (INSERT … ON CONFLICT DO NOTHING).

@@ -112,12 +112,8 @@ func newStatements(table string) statements {
 		ORDER BY path LIMIT ?3`
 	list := `SELECT path, tombstone, ` + lifetimeCols + ` FROM ` + t + ` WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3`
 	// The file's row carries its whole metadata, a listing row its
-	// lifetime (before the file columns, so scanFile reads the rest). The
-	// file's row names the lifetime columns too (CollectSnapshot ignores
-	// them): a compound SELECT's columns take their declared types from
-	// its first arm, and the database/sql driver tries a text without the
-	// type TEXT as a time, which an expiry is.
-	snapshot := `SELECT 1, ` + lifetimeCols + `, ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
+	// lifetime (before the file columns, so fileAt reads the rest).
+	snapshot := `SELECT 1, '', '', ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
 		UNION ALL SELECT * FROM (SELECT 0, ` + lifetimeCols + `, path, '', '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3)`
 	// History pages: the range [?1, ?4) of the key, after ?2, in key order.
