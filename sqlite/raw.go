@@ -15,9 +15,9 @@ import (
 // steps through its rows, reading the columns it wants with the
 // statement's accessors (a text from ColumnRawText is valid until the
 // next step). The listings use it: database/sql copies each value and
-// then boxes it, two allocations a value, which were the whole cost of
-// listing a file's lifetime; here a page's texts are copied once, into
-// one buffer (pageTexts).
+// then boxes it, two allocations a value, most of what listing a file's
+// lifetime cost; here a page's texts are copied once, into one buffer
+// (pageTexts).
 func (d *Driver) query(ctx context.Context, q string, args []any, read func(st *sqlite3.Stmt) error) error {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
