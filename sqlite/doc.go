@@ -18,7 +18,8 @@
 //	?busy_timeout=30s                Options.BusyTimeout (a Go duration)
 //
 // The engine is github.com/ncruces/go-sqlite3 (SQLite translated to Go
-// from its Wasm build), through database/sql; the module README says why.
+// from its Wasm build), through database/sql (the listings through its
+// own statement API); the module README says why.
 // Files live in one table (default "agent_memory"), receipts in
 // "<table>_receipts" and history entries in "<table>_history" (created
 // when a database made before it is opened); paths use SQLite's BINARY

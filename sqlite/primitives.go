@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/core/driver"
+	"github.com/ncruces/go-sqlite3"
 )
 
 // GetFile implements driver.Driver.
@@ -22,31 +23,28 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 }
 
 // ListFiles implements driver.Driver: one range scan of the primary key,
-// tombstones flagged, each entry's lifetime read from its metadata
-// (lifetimeCols) in the same statement.
+// tombstones flagged, each entry's lifetime read from the row's lifetime
+// columns (lifetimeCols) in the same statement, through the engine's own
+// API (query).
 func (d *Driver) ListFiles(ctx context.Context, p driver.ListParams) ([]driver.Entry, error) {
 	q, args := d.sql.listAll, []any{p.Prefix, p.After, p.Limit}
 	if end, ok := driver.PrefixEnd(p.Prefix); ok {
 		q, args = d.sql.listFiles, append(args, end)
 	}
-	rows, err := d.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fail(ctx, err)
-	}
-	defer rows.Close()
 	var out []driver.Entry
-	for rows.Next() {
-		var e driver.Entry
-		var md, none string
-		if err := rows.Scan(&e.Path, &e.Tombstone, &md, &none); err != nil {
-			return nil, fail(ctx, err)
+	var texts pageTexts
+	err := d.query(ctx, q, args, func(st *sqlite3.Stmt) error {
+		for st.Step() {
+			texts.addEntry(st, 0, 2)
+			out = append(out, driver.Entry{Tombstone: st.ColumnInt64(1) != 0})
 		}
-		if e.Lifetime, err = lifetimeOf(e.Path, md); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, fail(ctx, rows.Err())
+	texts.fillEntries(out)
+	return out, nil
 }
 
 // CreateFile implements driver.Driver (INSERT … ON CONFLICT DO NOTHING).
@@ -59,7 +57,9 @@ func (d *Driver) createFile(ctx context.Context, q querier, f driver.File) error
 	if err != nil {
 		return err
 	}
-	res, err := q.ExecContext(ctx, d.sql.createFile, f.Path, f.Content, f.Version, f.OperationID, meta, f.Tombstone, millis(f.ExpiresAt))
+	l := driver.LifetimeOf(f.Metadata)
+	res, err := q.ExecContext(ctx, d.sql.createFile, f.Path, f.Content, f.Version, f.OperationID, meta, f.Tombstone, millis(f.ExpiresAt),
+		l.Expires, l.Pinned)
 	return applied(ctx, res, err)
 }
 
@@ -74,7 +74,9 @@ func (d *Driver) replaceFile(ctx context.Context, q querier, f driver.File, expe
 	if err != nil {
 		return err
 	}
-	res, err := q.ExecContext(ctx, d.sql.replaceFile, f.Path, f.Content, f.Version, f.OperationID, meta, f.Tombstone, millis(f.ExpiresAt), expected)
+	l := driver.LifetimeOf(f.Metadata)
+	res, err := q.ExecContext(ctx, d.sql.replaceFile, f.Path, f.Content, f.Version, f.OperationID, meta, f.Tombstone, millis(f.ExpiresAt),
+		l.Expires, l.Pinned, expected)
 	return applied(ctx, res, err)
 }
 
@@ -174,14 +176,4 @@ func (d *Driver) precheck(ctx context.Context, path, opID, expected string) erro
 		return fmt.Errorf("sqlite: %q is no longer at the expected version: %w", path, driver.ErrPrecondition)
 	}
 	return nil
-}
-
-// lifetimeOf reads the lifetime of the row at path from md, its metadata
-// as lifetimeCols selects it.
-func lifetimeOf(path, md string) (driver.Lifetime, error) {
-	l, err := driver.LifetimeOfJSON(md)
-	if err != nil {
-		return driver.Lifetime{}, fmt.Errorf("sqlite: metadata of %q: %w", path, err)
-	}
-	return l, nil
 }

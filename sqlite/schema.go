@@ -14,8 +14,13 @@ import (
 // their indexes. The tables are STRICT. Files and history entries keep
 // rowids (they may be large); receipts are small and live in their primary
 // key. The partial index finds expired tombstones without reading files.
-// IF NOT EXISTS is the migration: a database made before a table existed
-// gets it when a driver of this version first opens it.
+// A file's lifetime, its metadata's store-owned keys, is copied into
+// life_expires and life_pinned ("" when absent) by the statement that
+// writes the metadata, so listings read two short texts and no metadata;
+// the metadata stays the source (GetFile reads it). IF NOT EXISTS is the
+// migration: a database made before a table existed gets it when a driver
+// of this version first opens it (and a files table without the lifetime
+// columns gets them, filled in: see migrateLifetime).
 const ddl = `
 CREATE TABLE IF NOT EXISTS {T} (
 	path         TEXT PRIMARY KEY NOT NULL,
@@ -24,7 +29,9 @@ CREATE TABLE IF NOT EXISTS {T} (
 	operation_id TEXT,
 	metadata     TEXT,
 	tombstone    INTEGER NOT NULL DEFAULT 0,
-	expires_at   INTEGER
+	expires_at   INTEGER,
+	life_expires TEXT NOT NULL DEFAULT '',
+	life_pinned  TEXT NOT NULL DEFAULT ''
 ) STRICT;
 CREATE INDEX IF NOT EXISTS {TI} ON {T} (expires_at) WHERE tombstone;
 CREATE TABLE IF NOT EXISTS {R} (
@@ -60,7 +67,7 @@ func quote(name string) string { return `"` + name + `"` }
 
 // statements holds every SQL text of one table, built once.
 type statements struct {
-	schema                                  string
+	schema, lifetimeColumns, fillLifetime   string
 	getFile, appendFile, listFiles, listAll string
 	createFile, replaceFile, deleteFile     string
 	getReceipt, insertReceipt               string
@@ -83,11 +90,16 @@ const receiptCols = `id, fingerprint, kind, path, expected, version, existed, co
 const historyCols = `path, version, previous, kind, coalesce(operation_id, ''), metadata, content, time, expires_at, pending`
 
 // lifetimeCols reads what a listing needs of a row's lifetime
-// (driver.Entry.Lifetime) in the query that lists it: its metadata when
-// the text names a store-owned key, else the empty text (no JSON is parsed in SQL;
-// the driver reads the two keys with driver.LifetimeOfJSON), and one
-// empty column that keeps the listing's shape.
-const lifetimeCols = `CASE WHEN instr(metadata, '"` + driver.StoreKeyPrefix + `') THEN metadata ELSE '' END, ''`
+// (driver.Entry.Lifetime) in the query that lists it: the two columns the
+// row's writer filled from its metadata (lifetimeArgs), not the metadata.
+const lifetimeCols = `life_expires, life_pinned`
+
+// lifetimeJSON is the value of the store-owned key k in a row's metadata,
+// "" when absent: for the migration only (json_extract on every listed
+// row cost 1.55× its listing, the SQLite being compiled to WebAssembly).
+func lifetimeJSON(k string) string {
+	return `coalesce(json_extract(metadata, '$."` + k + `"'), '')`
+}
 
 func newStatements(table string) statements {
 	t, r, h := quote(table), quote(table+"_receipts"), quote(table+"_history")
@@ -100,7 +112,7 @@ func newStatements(table string) statements {
 		ORDER BY path LIMIT ?3`
 	list := `SELECT path, tombstone, ` + lifetimeCols + ` FROM ` + t + ` WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3`
 	// The file's row carries its whole metadata, a listing row its
-	// lifetime (before the file columns, so scanFile reads the rest).
+	// lifetime (before the file columns, so fileAt reads the rest).
 	snapshot := `SELECT 1, '', '', ` + fileCols + ` FROM ` + t + ` WHERE path = ?4
 		UNION ALL SELECT * FROM (SELECT 0, ` + lifetimeCols + `, path, '', '', '', NULL, tombstone, NULL FROM ` + t + `
 			WHERE path >= ?1 AND path > ?2 %s ORDER BY path LIMIT ?3)`
@@ -111,6 +123,13 @@ func newStatements(table string) statements {
 	return statements{
 		schema: strings.NewReplacer("{TI}", quote(table+"_tomb_exp"), "{RI}", quote(table+"_rcpt_exp"), "{HI}", quote(table+"_hist_exp"),
 			"{T}", t, "{R}", r, "{H}", h).Replace(ddl),
+		// The lifetime columns a files table has (pragma_table_info), and
+		// the fill of a table that has just got them: every row whose
+		// metadata names a store-owned key (one whose metadata is not JSON
+		// keeps none: GetFile reports that metadata as unreadable).
+		lifetimeColumns: `SELECT name FROM pragma_table_info(?) WHERE name IN ('life_expires', 'life_pinned')`,
+		fillLifetime: `UPDATE ` + t + ` SET life_expires = ` + lifetimeJSON(driver.ExpiresKey) + `, life_pinned = ` + lifetimeJSON(driver.PinnedKey) + `
+			WHERE instr(metadata, '"` + driver.StoreKeyPrefix + `') AND json_valid(metadata)`,
 		getFile: `SELECT ` + fileCols + ` FROM ` + t + ` WHERE path = ?`,
 		// The file, after whether the operation that wrote it has its
 		// receipt pending for this very row (Append refuses it then).
@@ -118,10 +137,12 @@ func newStatements(table string) statements {
 			fileCols + ` FROM ` + t + ` f WHERE path = ?`,
 		listFiles: fmt.Sprintf(list, `AND path < ?4`),
 		listAll:   fmt.Sprintf(list, ``),
-		createFile: `INSERT INTO ` + t + ` (path, content, version, operation_id, metadata, tombstone, expires_at)
-			VALUES (?1, ?2, ?3, nullif(?4, ''), ?5, ?6, ?7) ON CONFLICT (path) DO NOTHING`,
+		// The lifetime columns are written with the metadata, ?8 and ?9
+		// (lifetimeArgs).
+		createFile: `INSERT INTO ` + t + ` (path, content, version, operation_id, metadata, tombstone, expires_at, life_expires, life_pinned)
+			VALUES (?1, ?2, ?3, nullif(?4, ''), ?5, ?6, ?7, ?8, ?9) ON CONFLICT (path) DO NOTHING`,
 		replaceFile: `UPDATE ` + t + ` SET content = ?2, version = ?3, operation_id = nullif(?4, ''), metadata = ?5,
-			tombstone = ?6, expires_at = ?7 WHERE path = ?1 AND version = ?8`,
+			tombstone = ?6, expires_at = ?7, life_expires = ?8, life_pinned = ?9 WHERE path = ?1 AND version = ?10`,
 		deleteFile: `DELETE FROM ` + t + ` WHERE path = ? AND version = ?`,
 		// A mutation's condition, read before it takes the writer slot:
 		// the file's version ('' for none) and whether the receipt ?2
@@ -181,16 +202,61 @@ func (d *Driver) checkTable(ctx context.Context) error {
 	return nil
 }
 
-// createSchema runs the DDL in one BEGIN IMMEDIATE transaction: processes
-// opening one file together queue on the write lock, and IF NOT EXISTS
-// makes every later run a no-op.
+// createSchema runs the DDL and migrateLifetime in one BEGIN IMMEDIATE
+// transaction: processes opening one file together queue on the write
+// lock, and IF NOT EXISTS (and the columns found) makes every later run a
+// no-op.
 func (d *Driver) createSchema(ctx context.Context) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, d.sql.schema)
-		return err
+		if _, err := tx.ExecContext(ctx, d.sql.schema); err != nil {
+			return err
+		}
+		return d.migrateLifetime(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: creating the schema in %s: %w", d.path, err)
 	}
 	return nil
+}
+
+// migrateLifetime gives a files table made before the lifetime columns
+// existed the columns it lacks (ALTER TABLE ADD COLUMN, with their default
+// "") and fills them from the metadata of the rows that have a lifetime,
+// so that a store written by an earlier version lists its lifetimes. A
+// process of an earlier version still writing to the file afterwards
+// would leave the columns of the rows it writes behind their metadata:
+// upgrade every process on one file together.
+func (d *Driver) migrateLifetime(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, d.sql.lifetimeColumns, d.opts.Table)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		_ = rows.Close()
+		return err
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if len(have) == 2 {
+		return nil
+	}
+	for _, col := range [...]string{"life_expires", "life_pinned"} {
+		if !have[col] {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+quote(d.opts.Table)+` ADD COLUMN `+col+` TEXT NOT NULL DEFAULT ''`); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = tx.ExecContext(ctx, d.sql.fillLifetime)
+	return err
 }

@@ -317,6 +317,12 @@ func scanFile(row scanner, first ...any) (*driver.File, error) {
 	if err := row.Scan(append(first, &f.Path, &f.Content, &f.Version, &f.OperationID, &meta, &f.Tombstone, &expires)...); err != nil {
 		return nil, err
 	}
+	return finishFile(&f, meta, expires)
+}
+
+// finishFile completes a file read from its columns: its metadata (JSON
+// text or NULL) decoded, a tombstone's expiry (Unix milliseconds or NULL).
+func finishFile(f *driver.File, meta sql.NullString, expires sql.NullInt64) (*driver.File, error) {
 	if meta.Valid {
 		if err := json.Unmarshal([]byte(meta.String), &f.Metadata); err != nil {
 			return nil, fmt.Errorf("sqlite: metadata of %q: %w", f.Path, err)
@@ -325,7 +331,7 @@ func scanFile(row scanner, first ...any) (*driver.File, error) {
 	if expires.Valid {
 		f.ExpiresAt = time.UnixMilli(expires.Int64)
 	}
-	return &f, nil
+	return f, nil
 }
 
 func scanReceipt(row scanner) (*driver.Receipt, error) {

@@ -544,6 +544,17 @@ func TestContextErrorsPassThrough(t *testing.T) {
 	if _, err := d.Mutate(ctx, driver.MutateParams{Kind: driver.KindWrite, Path: "a.md", Version: "v"}); !errors.Is(err, context.Canceled) || errors.Is(err, driver.ErrPrecondition) {
 		t.Fatalf("Mutate: %v", err)
 	}
+	// The listings, read through the engine's own API.
+	lp := driver.ListParams{Prefix: "a", Limit: 10}
+	if _, err := d.ListFiles(ctx, lp); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ListFiles: %v", err)
+	}
+	if _, _, err := d.ReadSnapshot(ctx, driver.SnapshotParams{Path: "a.md", List: lp}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadSnapshot: %v", err)
+	}
+	if _, err := d.ReadScope(ctx, driver.ScopeParams{Prefix: "a", MaxChars: 10, Limit: 10}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadScope: %v", err)
+	}
 }
 
 func TestTooLargeIsRefused(t *testing.T) {
