@@ -406,7 +406,7 @@ func BenchmarkSearch(b *testing.B) {
 // BenchmarkListLifetimes is ListFiles of a folder of 200 files of which
 // none, a tenth or all have an expiry: what the lifetime index costs a
 // listing (one failed open per folder without any; one read of the
-// folder's index and one stat per file it names otherwise).
+// folder's index otherwise, each file's line parsed as it is listed).
 func BenchmarkListLifetimes(b *testing.B) {
 	for _, c := range []struct {
 		name  string

@@ -15,22 +15,16 @@
 // driver.PinnedKey) is metadata in its record; so that a listing reports
 // it (driver.Entry.Lifetime) without reading one record per file, each
 // folder holding a file with a lifetime has one small index,
-// .agentmem/lifetimes/<folder>/~index: each such file's lifetime and a
-// fingerprint (size, modification time, inode) of the content its record
-// wrote. A listing reads the index of each folder it lists (none: one
-// failed open) and stats each file the index names; a file that no longer
-// matches its fingerprint (edited by hand, or left by a crash before its
-// content was renamed into place) is read as GetFile reads it, so a
-// listing always reports the lifetime a read would. Every change puts its
-// entry before the record and the content, and removes it after them
-// when the record keeps no lifetime, so a crash never leaves a file with
-// a lifetime its index lacks; an entry the file no longer needs costs one
-// read until the file's next change, and a corrupt index is read around
-// (file by file) and rebuilt by the next write in its folder. The staged content's modification
-// time is set one microsecond back, so that (where times are finer than
-// that) a fingerprint is older than its index file and no later edit can
-// match it; where they are coarse, a file of the index file's own tick is
-// read at every listing instead. Directories written
+// .agentmem/lifetimes/<folder>/~index: each such file's lifetime, settled
+// or pending. A listing reads the index of each folder it lists (none:
+// one failed open) and trusts a settled entry without touching the file;
+// a file with a pending entry (a write that crashed) is read as GetFile
+// reads it, so a listing always reports the lifetime a read would. A
+// change whose lifetime differs from the index's marks the entry pending
+// before the record and the content and settles it after them (a change
+// that keeps the lifetime writes no index); the next write in the folder
+// settles what a crash left, and a corrupt index is read around (file by
+// file) and rebuilt by the next write in its folder. Directories written
 // before the index existed have no lifetimes, and need none.
 //
 // # Errors
@@ -54,7 +48,10 @@
 //
 // A file edited outside agentmem gets a version derived from its content
 // hash ("ext-…"), so a compare-and-swap with an older version conflicts and
-// restoring the exact bytes restores the version.
+// restoring the exact bytes restores the version (the previous state's
+// bytes: that state's version). A file edited by hand keeps its record's
+// expiry and pin, as a change through any surface does; an "ext-" file
+// has no other metadata.
 //
 // A file and a folder cannot share a name: creating "p/x.md/y.md" while
 // the file "p/x.md" exists, or "q/y" while "q/y/z.md" exists, fails with

@@ -52,6 +52,12 @@ type Driver struct {
 	pruneHold  func(time.Duration) // benchmarks: how long each prune batch held the lock
 
 	historyRead func(path string) // tests: called with each history folder a listing reads
+	crashAfter  string            // tests: store stops there, as a crash would: "marked", "recorded" or "renamed"
+
+	indexes struct { // the lifetime indexes listings parsed last (see Driver.parsed)
+		sync.Mutex
+		m map[string]*parsedIndex // by index file
+	}
 }
 
 var (
@@ -244,7 +250,7 @@ func readJSON(name string, v any) (bool, error) {
 
 // writeAtomic replaces name with data through a temporary file and rename.
 func writeAtomic(name string, data []byte) error {
-	tmp, _, err := stage(name, data)
+	tmp, err := stage(name, data)
 	if err != nil {
 		return err
 	}
@@ -256,28 +262,22 @@ func writeAtomic(name string, data []byte) error {
 }
 
 // stage writes data to a temporary file beside name, for a rename over
-// name, and returns the temporary file's name and stat (which the rename
-// keeps: size, modification time, inode).
-func stage(name string, data []byte) (string, fs.FileInfo, error) {
+// name, and returns the temporary file's name.
+func stage(name string, data []byte) (string, error) {
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, err
+		return "", err
 	}
 	tmp, err := os.CreateTemp(dir, tmpPrefix+"*-"+filepath.Base(name))
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	_, werr := tmp.Write(data)
-	err = errors.Join(werr, tmp.Close())
-	var fi fs.FileInfo
-	if err == nil {
-		fi, err = os.Stat(tmp.Name())
-	}
-	if err != nil {
+	if err := errors.Join(werr, tmp.Close()); err != nil {
 		os.Remove(tmp.Name())
-		return "", nil, err
+		return "", err
 	}
-	return tmp.Name(), fi, nil
+	return tmp.Name(), nil
 }
 
 func writeJSON(name string, v any) error {
@@ -318,11 +318,58 @@ func (d *Driver) state(path string) (*driver.File, *record, error) {
 		}
 		return nil, recp, nil
 	}
-	h := hashOf(content)
-	if r := written(recp, h); r != nil {
-		return &driver.File{Path: path, Content: string(content), Version: r.Version, OperationID: r.Op, Metadata: r.Metadata}, recp, nil
+	f := &driver.File{Path: path, Content: string(content)}
+	if f.Version, f.OperationID, f.Metadata, err = d.row(path, recp, hashOf(content)); err != nil {
+		return nil, nil, err
 	}
-	return &driver.File{Path: path, Content: string(content), Version: "ext-" + h[:32]}, recp, nil
+	return f, recp, nil
+}
+
+// row returns the version, operation and metadata of the file path whose
+// content hashes to h, rec being its sidecar record (or nil):
+//   - content the record wrote: the record's row;
+//   - content its previous state wrote: that state's row, as left by a
+//     crash between the record and the rename ("not landed"), when the
+//     lifetime index marks the path's entry pending (see read.go), or
+//     the index is corrupt; otherwise (the old bytes put back by hand,
+//     or a crash of a write that kept the lifetime, which marks nothing)
+//     that state's row with the record's expiry and pin, as any hand
+//     edit keeps them;
+//   - any other content (changed by hand): version "ext-…" from the
+//     hash, and the record's expiry and pin as its only metadata, so a
+//     hand edit keeps the file's lifetime.
+func (d *Driver) row(path string, rec *record, h string) (version, op string, meta map[string]string, err error) {
+	r := written(rec, h)
+	switch {
+	case r == nil:
+		return "ext-" + h[:32], "", rec.lifetimeKeys(nil), nil
+	case r == rec:
+		return r.Version, r.Op, r.Metadata, nil
+	}
+	pending, err := d.lifetimePending(path)
+	if err != nil || pending {
+		return r.Version, r.Op, r.Metadata, err
+	}
+	return r.Version, r.Op, rec.lifetimeKeys(r.Metadata), nil
+}
+
+// lifetime is the lifetime of the file the record states: its expiry and
+// pin, none for a tombstone or no record.
+func (r *record) lifetime() driver.Lifetime {
+	if r == nil || r.Tombstone {
+		return driver.Lifetime{}
+	}
+	return driver.LifetimeOf(r.Metadata)
+}
+
+// lifetimeKeys returns meta with its expiry and pin replaced by the
+// record's (see lifetime).
+func (r *record) lifetimeKeys(meta map[string]string) map[string]string {
+	var own map[string]string
+	if r != nil && !r.Tombstone {
+		own = r.Metadata
+	}
+	return driver.KeepLifetime(meta, own)
 }
 
 // written returns the state of rec (the sidecar record, or nil) that wrote

@@ -26,11 +26,36 @@ func lockFile(f *os.File, exclusive bool) (func(), error) {
 	}
 }
 
-// inode returns the inode number of fi, part of a lifetime fingerprint
-// (see lifeEntry).
-func inode(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino)
+// readSmall reads the whole file name, as os.ReadFile does, with the
+// system calls alone (no *os.File, no poller registration, no stat): a
+// listing reads one lifetime index per folder this way.
+func readSmall(name string) ([]byte, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
 	}
-	return 0
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	b := make([]byte, 0, 8<<10)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/agentmem/agentmem/core/driver"
 )
@@ -28,10 +27,10 @@ func (d *Driver) GetFile(ctx context.Context, path string) (*driver.File, error)
 }
 
 // store writes f as the new state of its path, remembering prev: the
-// content is staged, the lifetime index noted (see noteLifetime), the
-// record written, and the content renamed into place (or removed, for a
-// tombstone); a record that keeps no lifetime then drops its path's
-// index entry.
+// content is staged, the path's lifetime index entry marked pending
+// (when the lifetime changes; see markLifetime), the record written, the
+// content renamed into place (or removed, for a tombstone), and the entry
+// settled.
 func (d *Driver) store(f driver.File, prev *driver.File) error {
 	real, err := d.target(f.Path)
 	if err != nil {
@@ -51,18 +50,15 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 			return err
 		}
 	}
-	var kept driver.Lifetime
 	if prev != nil {
 		rec.Prev = &record{Version: prev.Version, Op: prev.OperationID, Metadata: prev.Metadata, Tombstone: prev.Tombstone}
 		if !prev.Tombstone {
 			rec.Prev.Hash = hashOf([]byte(prev.Content))
 		}
-		kept = driver.LifetimeOf(prev.Metadata)
 	}
 	var tmp string
-	var staged fs.FileInfo
 	if !f.Tombstone {
-		if tmp, staged, err = stage(real, []byte(f.Content)); err != nil {
+		if tmp, err = stage(real, []byte(f.Content)); err != nil {
 			return err
 		}
 		defer func() {
@@ -71,16 +67,11 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 			}
 		}()
 	}
-	l := driver.LifetimeOf(f.Metadata)
-	if staged != nil && (l != (driver.Lifetime{}) || kept != (driver.Lifetime{})) {
-		if staged, err = backdate(tmp, staged); err != nil {
-			return err
-		}
-	}
-	if err := d.noteLifetime(f.Path, l, kept, staged); err != nil {
+	settle, err := d.markLifetime(f.Path, rec.lifetime())
+	if err != nil || d.crashAfter == "marked" {
 		return err
 	}
-	if err := writeJSON(d.recordPath(f.Path), rec); err != nil {
+	if err := writeJSON(d.recordPath(f.Path), rec); err != nil || d.crashAfter == "recorded" {
 		return err
 	}
 	if f.Tombstone {
@@ -88,10 +79,10 @@ func (d *Driver) store(f driver.File, prev *driver.File) error {
 	} else if err = os.Rename(tmp, real); err == nil {
 		tmp = ""
 	}
-	if err != nil || l != (driver.Lifetime{}) || kept != (driver.Lifetime{}) {
+	if err != nil || d.crashAfter == "renamed" {
 		return err
 	}
-	return d.dropLifetime(f.Path)
+	return settle()
 }
 
 // removeFile removes the file at real, if any, and then the folders it
@@ -194,13 +185,17 @@ func (d *Driver) DeleteFile(ctx context.Context, path, expected string) error {
 	if err != nil {
 		return err
 	}
+	settle, err := d.markLifetime(path, driver.Lifetime{})
+	if err != nil {
+		return err
+	}
 	if err := d.removeFile(real); err != nil {
 		return err
 	}
 	if err := os.Remove(d.recordPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return d.dropLifetime(path)
+	return settle()
 }
 
 // ListFiles implements driver.Driver. Tombstones are not listed.
@@ -233,11 +228,7 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 			return nil, nil // a symlinked prefix directory is never followed
 		}
 	}
-	type listed struct {
-		path string
-		info infoer // the file's stat (a link's target's), read only if its folder's lifetime index names it
-	}
-	var files []listed
+	var files []string
 	err := filepath.WalkDir(start, func(name string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -256,7 +247,6 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 			}
 			return nil
 		}
-		var info infoer = e
 		if !e.Type().IsRegular() { // symlinks (to files or dirs) and others
 			if e.Type()&fs.ModeSymlink == 0 {
 				return nil
@@ -269,27 +259,26 @@ func (d *Driver) list(p driver.ListParams) ([]driver.Entry, error) {
 			if err != nil || !st.Mode().IsRegular() {
 				return nil
 			}
-			info = knownInfo{st}
 		}
 		if !strings.HasPrefix(rel, p.Prefix) || rel <= p.After || !Listed(rel) {
 			return nil // a temporary file, or not addressable as a memory path (nor the store's search index)
 		}
-		files = append(files, listed{rel, info})
+		files = append(files, rel)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(files, func(a, b listed) int { return strings.Compare(a.path, b.path) })
+	slices.Sort(files)
 	files = files[:min(len(files), p.Limit)]
 	out := make([]driver.Entry, len(files))
 	lr := lifetimeReader{d: d}
 	for i, f := range files {
-		l, err := lr.lifetime(f.path, f.info)
+		l, err := lr.lifetime(f)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = driver.Entry{Path: f.path, Lifetime: l}
+		out[i] = driver.Entry{Path: f, Lifetime: l}
 	}
 	return out, nil
 }
@@ -381,9 +370,9 @@ func (d *Driver) DropReceipt(ctx context.Context, id, version string) error {
 }
 
 // loadToWrite is loadLifetimes for a change of the index: a corrupt index
-// is rebuilt from the records of the folder's files, each entry without a
-// fingerprint (so listings read those files until their next change).
-// The caller holds the exclusive lock.
+// is rebuilt from the folder's records, each file's entry as settle finds
+// it, its corrupt field left set (the file on disk still is). The caller
+// holds the exclusive lock.
 func (d *Driver) loadToWrite(dir string) (lifetimeIndex, error) {
 	ix, err := d.loadLifetimes(dir)
 	if err != nil || !ix.corrupt {
@@ -400,81 +389,60 @@ func (d *Driver) loadToWrite(dir string) (lifetimeIndex, error) {
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		var rec record
-		if ok, err := readJSON(filepath.Join(meta, e.Name()), &rec); err != nil || !ok {
-			if err != nil { // a corrupt record: listings read it, and report it
-				ix.entries[name] = lifeEntry{Size: -1}
-			}
-			continue
+		if e, keep := d.settle(path.Join(dir, name)); keep {
+			ix.entries[name] = e
 		}
-		l := driver.LifetimeOf(rec.Metadata)
-		if l == (driver.Lifetime{}) && (rec.Prev == nil || driver.LifetimeOf(rec.Prev.Metadata) == (driver.Lifetime{})) {
-			continue
-		}
-		ix.entries[name] = lifeEntry{Expires: l.Expires, Pinned: l.Pinned, Size: -1}
 	}
 	return ix, nil
 }
 
-// backdate sets the modification time of the staged file tmp (whose stat
-// is fi) one microsecond back, so that it is older than that of the index
-// file written after it (see the racy-git rule in read.go, beside the
-// lifetime index), and returns its new stat.
-func backdate(tmp string, fi fs.FileInfo) (fs.FileInfo, error) {
-	if err := os.Chtimes(tmp, time.Time{}, fi.ModTime().Add(-time.Microsecond)); err != nil {
-		return nil, err
-	}
-	return os.Stat(tmp)
-}
-
-// noteLifetime puts the entry of path before its record changes, when the
-// new record keeps a lifetime: l, its own, or kept, its previous state's;
-// staged is the stat of the content about to be renamed into place (nil
-// for a tombstone). The caller holds the exclusive lock.
-func (d *Driver) noteLifetime(p string, l, kept driver.Lifetime, staged fs.FileInfo) error {
-	if l == (driver.Lifetime{}) && kept == (driver.Lifetime{}) {
-		return nil // dropLifetime removes any entry once the change is in place
-	}
+// markLifetime prepares the change of path's record to one whose
+// lifetime is l: unless the index already holds l for path, settled, it
+// marks the entry pending (with l) and returns the step that settles it
+// (or drops it, for no lifetime) once the record and the content are in
+// place. The caller holds the exclusive lock.
+func (d *Driver) markLifetime(p string, l driver.Lifetime) (settle func() error, err error) {
 	dir, name := splitDir(p)
 	ix, err := d.loadToWrite(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	e := lifeEntry{Expires: l.Expires, Pinned: l.Pinned, Size: -1}
-	if staged != nil {
-		e.Size, e.MTime, e.Ino = staged.Size(), staged.ModTime().UnixNano(), inode(staged)
+	e, ok := ix.entries[name]
+	if !ix.corrupt && (ok && !e.Pending && e.lifetime() == l || !ok && l == (driver.Lifetime{})) {
+		return func() error { return nil }, nil // every state on the way reads as l
 	}
 	if ix.entries == nil {
 		ix.entries = map[string]lifeEntry{}
 	}
-	ix.entries[name] = e
-	return d.saveLifetimes(dir, ix, name)
-}
-
-// dropLifetime removes the entry of path, if any, once its record (now
-// without any lifetime) or its deletion is in place. The caller holds the
-// exclusive lock.
-func (d *Driver) dropLifetime(p string) error {
-	dir, name := splitDir(p)
-	ix, err := d.loadToWrite(dir)
-	if err != nil {
-		return err
+	ix.entries[name] = lifeEntry{Expires: l.Expires, Pinned: l.Pinned, Pending: true}
+	if err := d.saveLifetimes(dir, ix, name); err != nil {
+		return nil, err
 	}
-	if _, ok := ix.entries[name]; !ok && !ix.corrupt {
-		return nil
-	}
-	delete(ix.entries, name)
-	return d.saveLifetimes(dir, ix, name)
+	return func() error {
+		if l == (driver.Lifetime{}) {
+			delete(ix.entries, name)
+		} else {
+			ix.entries[name] = lifeEntry{Expires: l.Expires, Pinned: l.Pinned}
+		}
+		return d.saveLifetimes(dir, ix, name)
+	}, nil
 }
 
 // saveLifetimes writes the index of folder dir (removing it, and the
 // folders it leaves empty, when it holds nothing), changed for the file
-// changed. Then it reads each other file whose fingerprint the old index
-// file left unchecked but the new one trusts (the racy-git rule, in
-// read.go) and clears the fingerprint of any whose content changed in
-// place, writing again if it cleared any. The caller holds the exclusive
-// lock.
+// changed, first settling the pending entries of other files, which
+// crashed writes left (settle). The caller holds the exclusive lock.
 func (d *Driver) saveLifetimes(dir string, ix lifetimeIndex, changed string) error {
+	for n, e := range ix.entries {
+		if !e.Pending || n == changed {
+			continue
+		}
+		if e, keep := d.settle(path.Join(dir, n)); keep {
+			ix.entries[n] = e
+		} else {
+			delete(ix.entries, n)
+		}
+	}
 	name := d.lifetimesPath(dir)
 	if len(ix.entries) == 0 {
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -488,52 +456,42 @@ func (d *Driver) saveLifetimes(dir string, ix lifetimeIndex, changed string) err
 		}
 		return nil
 	}
-	before := ix.mtime
-	for {
-		if err := writeAtomic(name, formatLifetimes(ix.entries)); err != nil {
-			return err
-		}
-		fi, err := os.Stat(name)
-		if err != nil {
-			return err
-		}
-		now := fi.ModTime().UnixNano()
-		cleared := false
-		for n, e := range ix.entries {
-			if n == changed || e.Size < 0 || e.MTime < before || e.MTime >= now {
-				continue // checked already, or still checked at every listing
-			}
-			if d.changedInPlace(path.Join(dir, n), e) {
-				e.Size, e.MTime, e.Ino = -1, 0, 0
-				ix.entries[n] = e
-				cleared = true
-			}
-		}
-		if !cleared {
-			return nil
-		}
-		before = now
-	}
+	return writeAtomic(name, formatLifetimes(ix.entries))
 }
 
-// changedInPlace reports whether the file p still matches fingerprint e
-// but no longer holds the content its record wrote. Any doubt (an
-// unreadable record or file) counts as changed: the listing then reads
-// the file, and reports what it finds.
-func (d *Driver) changedInPlace(p string, e lifeEntry) bool {
-	real, err := d.target(p)
-	if err != nil {
-		return true
-	}
-	fi, err := os.Stat(real)
-	if err != nil || !e.matches(fi) {
-		return false // the listing reads it anyway
-	}
-	content, err := os.ReadFile(real)
-	if err != nil {
-		return true
-	}
+// settle returns the entry of path p that no write is under way for, and
+// whether it needs one: the record's lifetime, settled, unless the file
+// holds the content of the record's previous state only (a crash before
+// the rename, read as that state while its entry is pending; see row),
+// or the record or the file is unreadable, which stay pending so that
+// listings read them (and report the error). The caller holds the
+// exclusive lock.
+func (d *Driver) settle(p string) (lifeEntry, bool) {
 	var rec record
 	ok, err := readJSON(d.recordPath(p), &rec)
-	return err != nil || !ok || rec.Tombstone || rec.Hash != hashOf(content)
+	if err == nil && !ok {
+		return lifeEntry{}, false // no record: no lifetime
+	}
+	l := rec.lifetime()
+	pending := lifeEntry{Expires: l.Expires, Pinned: l.Pinned, Pending: true}
+	if err != nil {
+		return pending, true
+	}
+	real, err := d.target(p)
+	if err != nil {
+		return pending, true
+	}
+	content, err := os.ReadFile(real)
+	switch {
+	case err == nil:
+		if r := written(&rec, hashOf(content)); r != nil && r != &rec {
+			return pending, true
+		}
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EISDIR) && !errors.Is(err, syscall.ENOTDIR):
+		return pending, true
+	}
+	if l == (driver.Lifetime{}) {
+		return lifeEntry{}, false
+	}
+	return lifeEntry{Expires: l.Expires, Pinned: l.Pinned}, true
 }

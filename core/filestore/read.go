@@ -126,7 +126,7 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 		default:
 			continue
 		}
-		content, cut, fi, err := readPrefix(real, p.MaxChars)
+		content, cut, err := readPrefix(real, p.MaxChars)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -140,12 +140,16 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 			if err != nil {
 				return nil, err
 			}
-			if r := written(&rec, hashOf([]byte(content))); ok && r != nil {
-				f.Version, f.Lifetime = r.Version, driver.LifetimeOf(r.Metadata)
-			} else {
-				f.Version = "ext-" + hashOf([]byte(content))[:32]
+			recp := &rec
+			if !ok {
+				recp = nil
 			}
-		} else if f.Lifetime, err = lr.lifetime(rel, knownInfo{fi}); err != nil {
+			var meta map[string]string
+			if f.Version, _, meta, err = d.row(rel, recp, hashOf([]byte(content))); err != nil {
+				return nil, err
+			}
+			f.Lifetime = driver.LifetimeOf(meta)
+		} else if f.Lifetime, err = lr.lifetime(rel); err != nil {
 			return nil, err // a cut file: its lifetime from the index, as ListFiles tells it
 		}
 		out = append(out, f)
@@ -155,23 +159,19 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 
 // readPrefix reads at most maxChars runes of the file at name (never more
 // than 4×maxChars+4 bytes, which hold more than maxChars runes when the
-// file is longer) and returns them with the file's stat.
-func readPrefix(name string, maxChars int) (string, bool, fs.FileInfo, error) {
+// file is longer).
+func readPrefix(name string, maxChars int) (string, bool, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return "", false, nil, err
+		return "", false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", false, nil, err
-	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(maxChars)*4+4))
 	if err != nil {
-		return "", false, nil, err
+		return "", false, err
 	}
 	s, cut := driver.CutRunes(string(b), maxChars)
-	return s, cut, fi, nil
+	return s, cut, nil
 }
 
 // A listing reports each file's lifetime (driver.Entry.Lifetime), which
@@ -180,43 +180,42 @@ func readPrefix(name string, maxChars int) (string, bool, fs.FileInfo, error) {
 // index spares it: one small text file per folder,
 // <sidecar>/lifetimes/<folder>/~index ("~" starts no path segment, so it
 // never meets a folder's name), mapping the name of each file of the
-// folder whose record has a lifetime, in itself or in the previous state
-// it keeps, to that lifetime and to a fingerprint of the content the
-// record wrote (size, modification time, inode). A listing reads the
-// index of each folder it returns files of (a folder without one costs one
-// failed open) and stats each file the index names: a file whose stat
-// matches its fingerprint has the lifetime the index holds; any other (a
-// hand edit, a crash before the content was renamed, an entry without a
-// fingerprint) is read as GetFile reads it, record and content, which is
-// always right. The index is a hint the listing checks, never a source of
-// truth: a stale entry costs one read, and a missing one cannot happen
-// (short of removing the index by hand). A corrupt index is read around
-// (every file of its folder read as GetFile reads it) and rebuilt from the
-// folder's records by the next write there.
+// folder whose record has a lifetime to that lifetime, each entry
+// settled or pending. A listing reads the index of each folder it returns
+// files of (a folder without one costs one failed open; the text is
+// parsed once while it stays the same, Driver.parsed), walks its lines as
+// it asks about the folder's files in name order (indexCursor), and
+// trusts a settled entry as it stands, touching no file: a file without
+// one has no lifetime. It reads a file with a pending entry as GetFile
+// reads it, record and content, which is always right, and so every file
+// of a corrupt index's folder (no header; from a bad line on). The index
+// is true whenever no write is under way; what it cannot see is a change
+// of the sidecar by hand (a record edited or removed, the index removed).
 //
-// The primitive that writes a record (store) puts its entry first, with
-// the fingerprint of the staged content, before the record and the
-// rename; one whose record keeps no lifetime at all removes the entry
-// after the rename (or after the delete). So a crash at any point leaves
-// every file whose row may have a lifetime with an entry, and a crash
-// before the rename leaves an entry whose fingerprint is the staged file's
-// (another inode), which the listing checks. Files written before the
-// index existed have no lifetime, and no entry.
+// Settled entries can be trusted because GetFile's lifetime follows the
+// record alone: content the record wrote has the record's lifetime, and
+// so does content changed by hand (a hand edit keeps the file's expiry
+// and pin; see Driver.row). The one exception is content the record's
+// previous state wrote, which a crash between the record and the rename
+// leaves in place: it is read as that state, lifetime included, when the
+// path's entry is pending, and as a hand edit (the bytes put back by hand)
+// when it is not.
 //
-// A stat is trusted only if the fingerprint's modification time is older
-// than the index file's own (the racy-git rule): content is renamed into
-// place after its entry's index file is written, so any later change of
-// the file has a modification time at least the index file's, and a
-// fingerprint older than that one cannot be matched by an edit. The
-// staged content's time is set one microsecond back (backdate), so on a
-// file system with finer times than that its fingerprint is always older.
-// Where times are coarse (whole seconds), a fingerprint of the index
-// file's tick is checked by content at every listing, until a later write
-// of the folder's index, which first reads those files (after the new
-// index file is written, so that nothing can slip in between) and clears
-// the fingerprint of any that changed in place since. A change that keeps
-// a file's size, modification time and inode (a copy that restores the
-// times over the same inode) is not seen.
+// The primitive that writes a record (store, and DeleteFile) marks the
+// path's entry pending, with the lifetime it will have, before the record
+// and the content change, and after them settles it (or drops it when the
+// new state has no lifetime); when the lifetime stays what the index
+// holds, it writes no index at all, since every state a crash could leave
+// reads as that lifetime. Writers hold the exclusive lock and listings
+// the shared one, so a pending entry a listing sees is a write that
+// crashed. The next write of the folder's index settles such entries by
+// reading their files (settle), but for one whose content is still the
+// previous state's: that stays pending, read at each listing, until its
+// file's next change (an unreadable record or file stays pending too, so
+// that listings report it). A corrupt index is rebuilt from the folder's
+// records and files by the next write there. Files written before the
+// index existed have no lifetime, and no entry. An index written by an
+// earlier version of this driver (another header) reads as corrupt.
 const (
 	lifetimesDirName = "lifetimes"
 	lifetimesName    = "~index"
@@ -225,41 +224,19 @@ const (
 // lifeEntry is a file's entry in its folder's lifetime index.
 type lifeEntry struct {
 	Expires, Pinned string // the record's lifetime
-	// Size, MTime (nanoseconds) and Ino fingerprint the content the
-	// record wrote; Size -1 means no fingerprint (a tombstone, or content
-	// changed in place): the file is always read to tell its lifetime.
-	Size  int64
-	MTime int64
-	Ino   uint64
+	// Pending marks a write under way (or one that crashed): the file is
+	// read to tell its lifetime.
+	Pending bool
 }
 
 func (e lifeEntry) lifetime() driver.Lifetime {
 	return driver.Lifetime{Expires: e.Expires, Pinned: e.Pinned}
 }
 
-// matches reports whether fi is the file the fingerprint was taken of.
-func (e lifeEntry) matches(fi fs.FileInfo) bool {
-	return e.Size >= 0 && fi.Size() == e.Size && fi.ModTime().UnixNano() == e.MTime && inode(fi) == e.Ino
-}
-
 // lifetimeIndex is one folder's index as read.
 type lifetimeIndex struct {
 	entries map[string]lifeEntry // by file name
-	mtime   int64                // the index file's modification time (ns); 0 when absent
 	corrupt bool                 // unreadable as an index: every file is read, and a write rebuilds it
-}
-
-// trusted returns the lifetime of the file name whose stat is fi, and
-// whether the index alone tells it (false: read the file).
-func (ix lifetimeIndex) trusted(name string, fi fs.FileInfo) (driver.Lifetime, bool) {
-	e, ok := ix.entries[name]
-	if !ok {
-		return driver.Lifetime{}, !ix.corrupt
-	}
-	if fi != nil && e.MTime < ix.mtime && e.matches(fi) {
-		return e.lifetime(), true
-	}
-	return driver.Lifetime{}, false
 }
 
 // splitDir returns the folder ("" for the root) and the name of path.
@@ -279,20 +256,10 @@ func (d *Driver) lifetimesPath(dir string) string {
 // reported in its corrupt field, not as an error: the index is derived
 // data, which a write rebuilds (loadToWrite).
 func (d *Driver) loadLifetimes(dir string) (lifetimeIndex, error) {
-	name := d.lifetimesPath(dir)
-	f, err := os.Open(name)
+	b, err := os.ReadFile(d.lifetimesPath(dir))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return lifetimeIndex{}, nil
 	}
-	if err != nil {
-		return lifetimeIndex{}, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return lifetimeIndex{}, err
-	}
-	b, err := io.ReadAll(f)
 	if err != nil {
 		return lifetimeIndex{}, err
 	}
@@ -300,22 +267,36 @@ func (d *Driver) loadLifetimes(dir string) (lifetimeIndex, error) {
 	if err != nil {
 		return lifetimeIndex{corrupt: true}, nil
 	}
-	return lifetimeIndex{entries: entries, mtime: fi.ModTime().UnixNano()}, nil
+	return lifetimeIndex{entries: entries}, nil
+}
+
+// lifetimePending reports whether the lifetime index leaves the lifetime
+// of path to its file: its entry is pending, or the index corrupt.
+func (d *Driver) lifetimePending(p string) (bool, error) {
+	dir, name := splitDir(p)
+	ix, err := d.loadLifetimes(dir)
+	return ix.corrupt || ix.entries[name].Pending, err
 }
 
 // The index file is text, read at every listing (a JSON decoder takes
 // longer than the listing itself): a header line, then one line per file,
-// sorted, of tab-separated fields: name, expiry, pin, size, modification
-// time, inode. A name or value holding a tab, a newline, a quote or a
-// backslash is written quoted (strconv.Quote).
-const lifetimesHeader = "agentmem-lifetimes 1\n"
+// sorted, of tab-separated fields: name, expiry, pin, and "s" (settled)
+// or "p" (pending). A name or value holding a tab, a newline, a quote or
+// a backslash is written quoted (strconv.Quote). Version 1 (which held a
+// fingerprint of each file's content instead of its state) reads as
+// corrupt.
+const lifetimesHeader = "agentmem-lifetimes 2\n"
 
 // formatLifetimes is the text of an index holding entries.
 func formatLifetimes(entries map[string]lifeEntry) []byte {
 	b := []byte(lifetimesHeader)
 	for _, name := range slices.Sorted(maps.Keys(entries)) {
 		e := entries[name]
-		b = fmt.Appendf(b, "%s\t%s\t%s\t%d\t%d\t%d\n", field(name), field(e.Expires), field(e.Pinned), e.Size, e.MTime, e.Ino)
+		state := "s"
+		if e.Pending {
+			state = "p"
+		}
+		b = fmt.Appendf(b, "%s\t%s\t%s\t%s\n", field(name), field(e.Expires), field(e.Pinned), state)
 	}
 	return b
 }
@@ -327,42 +308,59 @@ func parseLifetimes(s string) (map[string]lifeEntry, error) {
 		return nil, errors.New("no lifetime index header")
 	}
 	entries := make(map[string]lifeEntry, strings.Count(rest, "\n"))
-	for line := range strings.Lines(rest) {
-		var f [6]string
-		r, n := strings.TrimSuffix(line, "\n"), 0
-		for ; n < len(f)-1; n++ {
-			var ok bool
-			if f[n], r, ok = strings.Cut(r, "\t"); !ok {
-				break
-			}
-		}
-		if n != len(f)-1 || strings.Contains(r, "\t") {
-			return nil, fmt.Errorf("bad line %q", line)
-		}
-		f[n] = r
-		var e lifeEntry
-		name, err := unfield(f[0])
-		if err == nil {
-			e.Expires, err = unfield(f[1])
-		}
-		if err == nil {
-			e.Pinned, err = unfield(f[2])
-		}
-		if err == nil {
-			e.Size, err = strconv.ParseInt(f[3], 10, 64)
-		}
-		if err == nil {
-			e.MTime, err = strconv.ParseInt(f[4], 10, 64)
-		}
-		if err == nil {
-			e.Ino, err = strconv.ParseUint(f[5], 10, 64)
-		}
+	for rest != "" {
+		name, e, next, err := parseLifetimeLine(rest)
 		if err != nil {
-			return nil, fmt.Errorf("bad line %q: %w", line, err)
+			return nil, err
 		}
-		entries[name] = e
+		entries[name], rest = e, next
 	}
 	return entries, nil
+}
+
+// parseLifetimeLine reads the first line of s, an index line, and returns
+// its name and entry, and the lines after it.
+func parseLifetimeLine(s string) (name string, e lifeEntry, rest string, err error) {
+	end := strings.IndexByte(s, '\n')
+	if end < 0 {
+		return "", e, "", badLine(s)
+	}
+	line := s[:end]
+	var f [3]string
+	r := line
+	for n := range f {
+		i := strings.IndexByte(r, '\t')
+		if i < 0 {
+			return "", e, "", badLine(s)
+		}
+		f[n], r = r[:i], r[i+1:]
+	}
+	if r != "s" && r != "p" {
+		return "", e, "", badLine(s)
+	}
+	e.Pending = r == "p"
+	name, e.Expires, e.Pinned = f[0], f[1], f[2]
+	if quoted(name) || quoted(e.Expires) || quoted(e.Pinned) {
+		if name, err = unfield(name); err == nil {
+			if e.Expires, err = unfield(e.Expires); err == nil {
+				e.Pinned, err = unfield(e.Pinned)
+			}
+		}
+		if err != nil {
+			return "", e, "", fmt.Errorf("%w: %w", badLine(s), err)
+		}
+	}
+	return name, e, s[end+1:], nil
+}
+
+// quoted reports whether an index field is written quoted.
+func quoted(f string) bool { return len(f) > 0 && f[0] == '"' }
+
+// badLine is the error of an index line that is not one (the first line
+// of s).
+func badLine(s string) error {
+	line, _, _ := strings.Cut(s, "\n")
+	return fmt.Errorf("bad line %q", line)
 }
 
 func field(s string) string {
@@ -373,7 +371,7 @@ func field(s string) string {
 }
 
 func unfield(s string) (string, error) {
-	if strings.HasPrefix(s, `"`) {
+	if quoted(s) {
 		return strconv.Unquote(s)
 	}
 	return s, nil
@@ -382,42 +380,137 @@ func unfield(s string) (string, error) {
 // lifetimeReader resolves the lifetimes of one listing, reading each
 // folder's index once. The caller holds the lock.
 type lifetimeReader struct {
-	d    *Driver
-	read map[string]lifetimeIndex
+	d       *Driver
+	read    map[string]*indexCursor // by folder
+	lastDir string                  // the folder of the last file asked about, and its cursor
+	last    *indexCursor
 }
 
-// infoer gives a listed file's stat: an fs.DirEntry, or a knownInfo.
-type infoer interface{ Info() (fs.FileInfo, error) }
+// parsedIndex is the text of one folder's index and its lines, in name
+// order, as parsed once; listings share it and never change it.
+type parsedIndex struct {
+	text    string
+	lines   []indexLine
+	corrupt bool // no header, or a bad line after lines: a name past them is not known
+}
 
-// knownInfo is a stat already taken (a link's target's, an open file's).
-type knownInfo struct{ fi fs.FileInfo }
+// indexLine is one line of an index.
+type indexLine struct {
+	name string
+	e    lifeEntry
+}
 
-func (k knownInfo) Info() (fs.FileInfo, error) { return k.fi, nil }
-
-// lifetime returns the lifetime of the listed file rel; info gives its
-// stat (the target's, for a link), asked only when the index names it.
-func (r *lifetimeReader) lifetime(rel string, info infoer) (driver.Lifetime, error) {
-	dir, name := splitDir(rel)
-	ix, ok := r.read[dir]
+// parseIndex parses the text of an index for listings.
+func parseIndex(text string) *parsedIndex {
+	body, ok := strings.CutPrefix(text, lifetimesHeader)
+	p := &parsedIndex{text: text, corrupt: !ok}
 	if !ok {
-		var err error
-		if ix, err = r.d.loadLifetimes(dir); err != nil {
-			return driver.Lifetime{}, err
+		return p
+	}
+	p.lines = make([]indexLine, 0, strings.Count(body, "\n"))
+	for body != "" {
+		name, e, rest, err := parseLifetimeLine(body)
+		if err != nil {
+			p.corrupt = true
+			break
+		}
+		p.lines, body = append(p.lines, indexLine{name, e}), rest
+	}
+	return p
+}
+
+// maxParsedIndexes bounds the parsed indexes a Driver keeps.
+const maxParsedIndexes = 64
+
+// parsed returns the index whose text, read from the file name, is b:
+// the one parsed last time when its text is the same (so a folder's
+// listings parse its index once between changes), else b parsed now.
+func (d *Driver) parsed(name string, b []byte) *parsedIndex {
+	d.indexes.Lock()
+	defer d.indexes.Unlock()
+	if p := d.indexes.m[name]; p != nil && p.text == string(b) {
+		return p
+	}
+	p := parseIndex(string(b))
+	if d.indexes.m == nil || len(d.indexes.m) >= maxParsedIndexes {
+		d.indexes.m = map[string]*parsedIndex{}
+	}
+	d.indexes.m[name] = p
+	return p
+}
+
+// indexCursor reads a folder's index for one listing, which asks about
+// the folder's files in name order (the order of the index's lines); a
+// name asked out of order starts again from the top.
+type indexCursor struct {
+	ix    *parsedIndex // nil: the folder has no index
+	at    int          // the first line after the name asked last
+	asked string       // the name asked last
+}
+
+// entry returns the entry of the file name, whether the index names it,
+// and whether it knows (false: a corrupt index, which does not).
+func (c *indexCursor) entry(name string) (e lifeEntry, named, known bool) {
+	if c.ix == nil {
+		return lifeEntry{}, false, true
+	}
+	if name <= c.asked {
+		c.at = 0
+	}
+	c.asked = name
+	for lines := c.ix.lines; c.at < len(lines); c.at++ {
+		if l := &lines[c.at]; l.name >= name {
+			if l.name != name {
+				return lifeEntry{}, false, true
+			}
+			c.at++
+			return l.e, true, true
+		}
+	}
+	return lifeEntry{}, false, !c.ix.corrupt
+}
+
+// cursor returns the cursor of folder dir's index.
+func (r *lifetimeReader) cursor(dir string) (*indexCursor, error) {
+	if r.last != nil && r.lastDir == dir {
+		return r.last, nil
+	}
+	c, ok := r.read[dir]
+	if !ok {
+		name := r.d.lifetimesPath(dir)
+		b, err := readSmall(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			c = &indexCursor{}
+		case err != nil:
+			return nil, err
+		default:
+			c = &indexCursor{ix: r.d.parsed(name, b)}
 		}
 		if r.read == nil {
-			r.read = map[string]lifetimeIndex{}
+			r.read = map[string]*indexCursor{}
 		}
-		r.read[dir] = ix
+		r.read[dir] = c
 	}
-	if _, named := ix.entries[name]; !named && !ix.corrupt {
-		return driver.Lifetime{}, nil
-	}
-	fi, err := info.Info()
+	r.lastDir, r.last = dir, c
+	return c, nil
+}
+
+// lifetime returns the lifetime of the listed file rel: its settled
+// entry's, none without an entry, or (a pending entry, a corrupt index)
+// the lifetime GetFile reads.
+func (r *lifetimeReader) lifetime(rel string) (driver.Lifetime, error) {
+	dir, name := splitDir(rel)
+	c, err := r.cursor(dir)
 	if err != nil {
-		fi = nil // gone meanwhile: read as GetFile would
+		return driver.Lifetime{}, err
 	}
-	if l, ok := ix.trusted(name, fi); ok {
-		return l, nil
+	e, named, known := c.entry(name)
+	switch {
+	case named && !e.Pending:
+		return e.lifetime(), nil
+	case !named && known:
+		return driver.Lifetime{}, nil
 	}
 	f, _, err := r.d.state(rel)
 	if err != nil || f == nil || f.Tombstone {
