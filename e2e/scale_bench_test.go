@@ -46,6 +46,15 @@ const (
 	scaleBoundsEnv = "AGENTMEM_SCALE_BOUNDS"
 	// scaleWritersEnv: concurrent writers while loading. Default 8.
 	scaleWritersEnv = "AGENTMEM_SCALE_WRITERS"
+	// scaleLoadEnv: how the folder is loaded. "store" (the default): every
+	// file through Store.Write, as an agent writes. "driver": the 20 needle
+	// files through a store into the empty folder, then the filler through
+	// the driver's CreateFile (one conditional create a file, no receipt,
+	// no change feed), and the store measured opened afterwards, as a new
+	// process meets a folder others filled: the way to 100,000 files on an
+	// emulator whose cost per write grows with what it holds. BM25 only
+	// (the vector index would need every file embedded through a store).
+	scaleLoadEnv = "AGENTMEM_SCALE_LOAD"
 )
 
 // scaleSeed picks the corpus; scaleUser is the namespace searched.
@@ -230,8 +239,6 @@ func loadScale(b *testing.B, backend string, be scaleBackend, c scale.Corpus, hy
 		}
 		opts.Embedder = emb
 	}
-	f.s = store.New(f.count, &opts)
-	b.Cleanup(func() { _ = f.s.Close() })
 	writers := 8
 	if v := os.Getenv(scaleWritersEnv); v != "" {
 		n, err := strconv.Atoi(v)
@@ -241,8 +248,27 @@ func loadScale(b *testing.B, backend string, be scaleBackend, c scale.Corpus, hy
 		writers = n
 	}
 	began := time.Now()
-	if err := scale.Load(ctx, f.s, scale.Folder(scaleUser), c, writers); err != nil {
-		b.Fatal(err)
+	switch load := os.Getenv(scaleLoadEnv); load {
+	case "", "store":
+		f.s = store.New(f.count, &opts)
+		b.Cleanup(func() { _ = f.s.Close() })
+		if err := scale.Load(ctx, f.s, scale.Folder(scaleUser), c, writers); err != nil {
+			b.Fatal(err)
+		}
+	case "driver":
+		if hybrid {
+			b.Fatalf("%s=driver loads for BM25 only: set %s=bm25", scaleLoadEnv, scaleModesEnv)
+		}
+		// The needles' store is closed with the driver, at the end.
+		needles := store.New(raw, nil)
+		b.Cleanup(func() { _ = needles.Close() })
+		if err := scale.LoadDirect(ctx, needles, raw, scale.Folder(scaleUser), c, writers); err != nil {
+			b.Fatal(err)
+		}
+		f.s = store.New(f.count, &opts)
+		b.Cleanup(func() { _ = f.s.Close() })
+	default:
+		b.Fatalf("%s: unknown load %q (store, driver)", scaleLoadEnv, load)
 	}
 	f.load = time.Since(began)
 	if err := f.s.WaitIndexed(ctx); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentmem/agentmem/core/driver"
 	"github.com/agentmem/agentmem/core/memory"
 	"github.com/agentmem/agentmem/core/store"
 )
@@ -38,6 +39,57 @@ func Load(ctx context.Context, s *store.Store, folder string, c Corpus, workers 
 				name, content := c.File(i)
 				if _, err := s.Write(ctx, store.WriteRequest{Path: folder + name, Content: content}); err != nil {
 					cancel(fmt.Errorf("scale: write %s: %w", name, err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}
+
+// LoadDirect loads c into folder the way a folder others filled looks to
+// a new process: the needle files through s (a store over d, which the
+// caller closes) while the folder is empty, then every other file through
+// d's CreateFile, with workers concurrent creates (a row as a store writes
+// it: content, version, metadata; no receipt, no change feed). It is for
+// folders too big to load through a store on an emulator whose cost per
+// write grows with what it holds; it returns the first error.
+func LoadDirect(ctx context.Context, s *store.Store, d driver.Driver, folder string, c Corpus, workers int) error {
+	holds := make(map[int]bool, len(needles))
+	for k := range needles {
+		holds[needleAt(k, c.Len())] = true
+	}
+	for i := range c.Len() {
+		if !holds[i] {
+			continue
+		}
+		name, content := c.File(i)
+		if _, err := s.Write(ctx, store.WriteRequest{Path: folder + name, Content: content}); err != nil {
+			return fmt.Errorf("scale: write needle %s: %w", name, err)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= c.Len() || ctx.Err() != nil {
+					return
+				}
+				if holds[i] {
+					continue
+				}
+				name, content := c.File(i)
+				f := driver.File{Path: folder + name, Content: content, Version: fmt.Sprintf("scale-load-%08d", i)}
+				if err := d.CreateFile(ctx, f); err != nil {
+					cancel(fmt.Errorf("scale: create %s: %w", name, err))
 					return
 				}
 			}

@@ -261,3 +261,48 @@ func TestLoadStops(t *testing.T) {
 		t.Fatalf("load into an invalid folder: %v", err)
 	}
 }
+
+// TestLoadDirect: a folder loaded through the driver (needles through a
+// store, the rest created directly) holds every file once, as a store
+// reads it, and the store finds every needle by BM25.
+func TestLoadDirect(t *testing.T) {
+	ctx := t.Context()
+	d, err := memstore.New(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Notes{N: testNotes, Seed: testSeed}
+	s := store.New(d, nil)
+	t.Cleanup(func() { _ = s.Close() })
+	if err := LoadDirect(ctx, s, d, Folder("kamal"), c, 4); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := s.ListPaths(ctx, Folder("kamal"), c.Len()+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != c.Len() {
+		t.Fatalf("listed %d files, want %d", len(paths), c.Len())
+	}
+	name, content := c.File(7)
+	if f, err := s.Read(ctx, Folder("kamal")+name, 1<<20); err != nil || f.Content != content {
+		t.Fatalf("read %s: %v, %+v", name, err, f)
+	}
+	m, err := memory.New(s, &memory.Options{SearchMode: search.BM25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range needles {
+		a, err := Ask(ctx, m, "kamal", c, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Found() {
+			t.Errorf("%q ranked %s at %d, want 1 to %d: %v", n.Query, c.NeedleFile(k), a.Rank, TopK, files(a.Result))
+		}
+	}
+	// A create that fails stops the load with its error.
+	if err := LoadDirect(ctx, s, d, Folder("kamal"), c, 2); err == nil || !strings.Contains(err.Error(), "note-") {
+		t.Fatalf("loading the same folder twice: %v", err)
+	}
+}
