@@ -361,9 +361,16 @@ func lifetimeOf(meta, what string) (driver.Lifetime, error) {
 }
 
 func decodeFile(b []byte) (*driver.File, error) {
+	f, _, err := decodeFileItem(b)
+	return f, err
+}
+
+// decodeFileItem decodes a file item and returns its type too (a point
+// read by id may meet another type's item).
+func decodeFileItem(b []byte) (*driver.File, string, error) {
 	var it fileItem
 	if err := json.Unmarshal(b, &it); err != nil {
-		return nil, fmt.Errorf("cosmosdb: decoding file item: %w", err)
+		return nil, "", fmt.Errorf("cosmosdb: decoding file item: %w", err)
 	}
 	f := &driver.File{
 		Path: it.Path, Content: it.Content, Version: it.Version,
@@ -371,12 +378,12 @@ func decodeFile(b []byte) (*driver.File, error) {
 	}
 	var err error
 	if f.Metadata, err = decodeMeta(it.Meta, strconv.Quote(it.Path)); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if f.ExpiresAt, err = parseTime(it.Expires); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return f, nil
+	return f, it.Type, nil
 }
 
 // encodeReceipt encodes r as an item in partition pk: its own partition

@@ -319,6 +319,47 @@ func TestBatchAndScope(t *testing.T) {
 	}
 }
 
+// TestGetFilesRequests pins GetFiles' requests: a batch of point reads a
+// partition and batchSize paths (one request for 100 present files), and
+// one query more for a batch one of whose paths is missing, never one a
+// path; what it returns is the same either way.
+func TestGetFilesRequests(t *testing.T) {
+	db := newDatabase(t)
+	d, rq := db.countedDriver(t)
+	ctx := t.Context()
+	var paths []string
+	for i := range 150 {
+		p := fmt.Sprintf("t/main/n%03d.md", i)
+		if err := d.CreateFile(ctx, driver.File{Path: p, Content: "note " + p, Version: fmt.Sprint("v", i)}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	read := func(what string, paths []string, requests int64, want int) {
+		t.Helper()
+		before := rq.count()
+		got, err := d.GetFiles(ctx, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := rq.count() - before; n != requests {
+			t.Errorf("%s: %d requests, want %d", what, n, requests)
+		}
+		if len(got) != want {
+			t.Fatalf("%s: %d files, want %d", what, len(got), want)
+		}
+		for _, f := range got {
+			if f.Content != "note "+f.Path {
+				t.Fatalf("%s: %s holds %q", what, f.Path, f.Content)
+			}
+		}
+	}
+	read("100 present", paths[:100], 1, 100)
+	read("150 present", paths, 2, 150)
+	read("99 present and one missing", append(slices.Clone(paths[:99]), "t/main/gone.md"), 2, 99)
+	read("none present", []string{"t/main/gone.md", "t/main/away.md"}, 2, 0)
+}
+
 // TestNew covers container checks.
 func TestNew(t *testing.T) {
 	db := newDatabase(t)

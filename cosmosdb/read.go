@@ -3,6 +3,7 @@ package cosmosdb
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -56,11 +57,16 @@ func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.
 // batchSize bounds the ids of one GetFiles query.
 const batchSize = 100
 
-// GetFiles implements driver.BatchGetter with one query per partition (and
-// per batchSize paths): the rows whose id is one of the paths' ids, filtered
-// by the partition key. A search reads one scope, so that is one request.
-// (The SDK's ReadManyItems does the same per physical partition, but needs
-// the service's partition key ranges, which the local test server does not
+// GetFiles implements driver.BatchGetter with one transactional batch of
+// point reads per partition (and per batchSize paths): a search reads one
+// scope, so that is one request. A point read costs the same whatever the
+// container holds, where a query of the ids costs a scan on the local
+// test server and more request units than the reads on the service. A
+// batch is atomic, so one missing path (deleted since the index named it)
+// fails it: then the rest of that batch is read by one query of their ids
+// instead, so a batch costs at most two requests. (The SDK's
+// ReadManyItems does the same per physical partition, but needs the
+// service's partition key ranges, which the local test server does not
 // serve in the SDK's format.)
 func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, error) {
 	groups := map[string][]string{}
@@ -70,24 +76,80 @@ func (d *Driver) GetFiles(ctx context.Context, paths []string) ([]*driver.File, 
 		if _, ok := groups[pk]; !ok {
 			order = append(order, pk)
 		}
-		groups[pk] = append(groups[pk], fileID(p))
+		groups[pk] = append(groups[pk], p)
 	}
 	out := make([]*driver.File, 0, len(paths))
 	for _, pk := range order {
-		for ids := range slices.Chunk(groups[pk], batchSize) {
-			params := []azcosmos.QueryParameter{param("@pk", pk), param("@type", typeFile), param("@ids", ids)}
-			rows, err := d.query(ctx, &pk, "SELECT * FROM c WHERE c.pk = @pk AND c.type = @type AND ARRAY_CONTAINS(@ids, c.id)", params, 0)
+		for batch := range slices.Chunk(groups[pk], batchSize) {
+			files, err := d.readBatch(ctx, pk, batch)
 			if err != nil {
 				return nil, err
 			}
-			for _, b := range rows {
-				f, err := decodeFile(b)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, f)
-			}
+			out = append(out, files...)
 		}
+	}
+	return out, nil
+}
+
+// readBatch reads the files at paths, all in partition pk, with one
+// transactional batch of point reads, or, when one of them is missing, with
+// one query of their ids.
+func (d *Driver) readBatch(ctx context.Context, pk string, paths []string) ([]*driver.File, error) {
+	b := d.c.NewTransactionalBatch(key(pk))
+	for _, p := range paths {
+		b.ReadItem(fileID(p), nil)
+	}
+	var o azcosmos.TransactionalBatchOptions
+	if t := d.session(pk); t != nil {
+		o.SessionToken = *t
+	}
+	var resp azcosmos.TransactionalBatchResponse
+	err := d.send(ctx, func(ctx context.Context) error {
+		var err error
+		resp, err = d.c.ExecuteTransactionalBatch(ctx, b, &o)
+		return err
+	})
+	if err != nil {
+		return nil, failure(err)
+	}
+	if at, code := batchFailure(resp); at >= 0 || !resp.Success || len(resp.OperationResults) != len(paths) {
+		if at >= 0 && code != http.StatusNotFound {
+			return nil, fmt.Errorf("%w: reading %d files: operation %d answered %d", errBatch, len(paths), at, code)
+		}
+		return d.queryFiles(ctx, pk, paths)
+	}
+	out := make([]*driver.File, 0, len(paths))
+	for i, r := range resp.OperationResults {
+		f, typ, err := decodeFileItem(r.ResourceBody)
+		if err != nil {
+			return nil, err
+		}
+		if typ == typeFile && f.Path == paths[i] { // an id names one path (a hashed one: checked)
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// queryFiles reads the files at paths, all in partition pk, with one query
+// of their ids.
+func (d *Driver) queryFiles(ctx context.Context, pk string, paths []string) ([]*driver.File, error) {
+	ids := make([]string, len(paths))
+	for i, p := range paths {
+		ids[i] = fileID(p)
+	}
+	params := []azcosmos.QueryParameter{param("@pk", pk), param("@type", typeFile), param("@ids", ids)}
+	rows, err := d.query(ctx, &pk, "SELECT * FROM c WHERE c.pk = @pk AND c.type = @type AND ARRAY_CONTAINS(@ids, c.id)", params, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*driver.File, 0, len(rows))
+	for _, b := range rows {
+		f, err := decodeFile(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }
