@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -358,6 +359,56 @@ func TestGetFilesRequests(t *testing.T) {
 	read("150 present", paths, 2, 150)
 	read("99 present and one missing", append(slices.Clone(paths[:99]), "t/main/gone.md"), 2, 99)
 	read("none present", []string{"t/main/gone.md", "t/main/away.md"}, 2, 0)
+}
+
+// TestReadScopePages: a scope bigger than one page (1,000 files) is read
+// whole, in path order, in one query a page, and a limit cuts it.
+func TestReadScopePages(t *testing.T) {
+	db := newDatabase(t)
+	d, rq := db.countedDriver(t)
+	ctx := t.Context()
+	const n = 2050
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < n; i += 8 {
+				p := fmt.Sprintf("t/main/n%04d.md", i)
+				if err := d.CreateFile(ctx, driver.File{Path: p, Content: p, Version: "v"}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, f := range []driver.File{{Path: "t/main/n0500.mdx", Version: "v", Tombstone: true}, {Path: "t/main/sub/x.md", Content: "x", Version: "v"}} {
+		if err := d.CreateFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ limit, want, requests int }{{5000, n, 3}, {1500, 1500, 2}, {1000, 1000, 1}} {
+		before := rq.count()
+		sc, err := d.ReadScope(ctx, driver.ScopeParams{Prefix: "t/main/", Limit: c.limit, MaxChars: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rq.count() - before; got != int64(c.requests) {
+			t.Errorf("limit %d: %d requests, want %d", c.limit, got, c.requests)
+		}
+		if len(sc) != c.want {
+			t.Fatalf("limit %d: %d files, want %d", c.limit, len(sc), c.want)
+		}
+		for i, f := range sc {
+			if want := fmt.Sprintf("t/main/n%04d.md", i); f.Path != want || f.Content != want {
+				t.Fatalf("limit %d: file %d is %s (%q), want %s", c.limit, i, f.Path, f.Content, want)
+			}
+		}
+	}
 }
 
 // TestNew covers container checks.

@@ -20,36 +20,51 @@ type scopeRow struct {
 	Meta    string `json:"meta"`
 }
 
-// ReadScope implements driver.ScopeReader with one single-partition query:
-// the files whose dir is the scope, tombstones excluded, ordered by path,
-// each cut on the server to 2×MaxChars string units (Cosmos DB may count
-// UTF-16 units, so that many always hold MaxChars runes) and then to
-// MaxChars runes in Go. Each file's Lifetime comes from the metadata the
-// query selects with it.
+// scopePage is the most files one page of ReadScope asks for.
+const scopePage = 1000
+
+// ReadScope implements driver.ScopeReader with single-partition queries
+// of up to scopePage files each: the files whose dir is the scope,
+// tombstones excluded, ordered by path, each page after the last path of
+// the one before (keyset pages: each page is a query of its own, which
+// neither the service nor the local test server answers by running the
+// whole scope's query again, as a continuation of one TOP-all query does
+// on the test server), each file cut on the server to 2×MaxChars string
+// units (Cosmos DB may count UTF-16 units, so that many always hold
+// MaxChars runes) and then to MaxChars runes in Go. Each file's Lifetime
+// comes from the metadata the query selects with it.
 func (d *Driver) ReadScope(ctx context.Context, p driver.ScopeParams) ([]driver.ScopeFile, error) {
 	pk := scopePartition(p.Prefix)
 	units := 2 * p.MaxChars
-	sql := fmt.Sprintf("SELECT TOP %d c.path, SUBSTRING(c.content, 0, @units) AS content, LENGTH(c.content) AS len, c.version, c.meta FROM c "+
-		"WHERE c.pk = @pk AND c.type = @type AND c.dir = @dir AND c.tomb = false ORDER BY c.path ASC", p.Limit)
-	params := []azcosmos.QueryParameter{
-		param("@units", units), param("@pk", pk), param("@type", typeFile), param("@dir", p.Prefix),
-	}
-	rows, err := d.query(ctx, &pk, sql, params, p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]driver.ScopeFile, 0, len(rows))
-	for _, b := range rows {
-		r, err := decodeRow[scopeRow](b)
+	var out []driver.ScopeFile
+	after := ""
+	for len(out) < p.Limit {
+		n := min(p.Limit-len(out), scopePage)
+		sql := fmt.Sprintf("SELECT TOP %d c.path, SUBSTRING(c.content, 0, @units) AS content, LENGTH(c.content) AS len, c.version, c.meta FROM c "+
+			"WHERE c.pk = @pk AND c.type = @type AND c.dir = @dir AND c.tomb = false AND c.path > @after ORDER BY c.path ASC", n)
+		params := []azcosmos.QueryParameter{
+			param("@units", units), param("@pk", pk), param("@type", typeFile), param("@dir", p.Prefix), param("@after", after),
+		}
+		rows, err := d.query(ctx, &pk, sql, params, n)
 		if err != nil {
 			return nil, err
 		}
-		life, err := lifetimeOf(r.Meta, r.Path)
-		if err != nil {
-			return nil, err
+		for _, b := range rows {
+			r, err := decodeRow[scopeRow](b)
+			if err != nil {
+				return nil, err
+			}
+			life, err := lifetimeOf(r.Meta, r.Path)
+			if err != nil {
+				return nil, err
+			}
+			content, cut := driver.CutRunes(r.Content, p.MaxChars)
+			out = append(out, driver.ScopeFile{Path: r.Path, Content: content, Truncated: cut || r.Len > units, Version: r.Version, Lifetime: life})
+			after = r.Path
 		}
-		content, cut := driver.CutRunes(r.Content, p.MaxChars)
-		out = append(out, driver.ScopeFile{Path: r.Path, Content: content, Truncated: cut || r.Len > units, Version: r.Version, Lifetime: life})
+		if len(rows) < n {
+			break
+		}
 	}
 	return out, nil
 }
