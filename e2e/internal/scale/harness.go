@@ -25,6 +25,19 @@ func Folder(ns string) string { return ns + "/" + memory.DefaultAgentName + "/" 
 // workers concurrent writers (at least 1), as fast as the store's public
 // API allows; it returns the first error and stops writing then.
 func Load(ctx context.Context, s *store.Store, folder string, c Corpus, workers int) error {
+	return each(ctx, c.Len(), workers, func(ctx context.Context, i int) error {
+		name, content := c.File(i)
+		if _, err := s.Write(ctx, store.WriteRequest{Path: folder + name, Content: content}); err != nil {
+			return fmt.Errorf("scale: write %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// each calls do for 0 ≤ i < n from workers goroutines (at least 1), each
+// taking the next i; the first error cancels the ctx the others get, stops
+// them, and is returned.
+func each(ctx context.Context, n, workers int, do func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var next atomic.Int64
@@ -33,12 +46,11 @@ func Load(ctx context.Context, s *store.Store, folder string, c Corpus, workers 
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= c.Len() || ctx.Err() != nil {
+				if i >= n || ctx.Err() != nil {
 					return
 				}
-				name, content := c.File(i)
-				if _, err := s.Write(ctx, store.WriteRequest{Path: folder + name, Content: content}); err != nil {
-					cancel(fmt.Errorf("scale: write %s: %w", name, err))
+				if err := do(ctx, i); err != nil {
+					cancel(err)
 					return
 				}
 			}
@@ -72,34 +84,17 @@ func LoadDirect(ctx context.Context, s *store.Store, d driver.Driver, folder str
 			return fmt.Errorf("scale: write needle %s: %w", name, err)
 		}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= c.Len() || ctx.Err() != nil {
-					return
-				}
-				if holds[i] {
-					continue
-				}
-				name, content := c.File(i)
-				f := driver.File{Path: folder + name, Content: content, Version: fmt.Sprintf("scale-load-%08d", i)}
-				if err := d.CreateFile(ctx, f); err != nil {
-					cancel(fmt.Errorf("scale: create %s: %w", name, err))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return ctx.Err()
+	return each(ctx, c.Len(), workers, func(ctx context.Context, i int) error {
+		if holds[i] {
+			return nil
+		}
+		name, content := c.File(i)
+		f := driver.File{Path: folder + name, Content: content, Version: fmt.Sprintf("scale-load-%08d", i)}
+		if err := d.CreateFile(ctx, f); err != nil {
+			return fmt.Errorf("scale: create %s: %w", name, err)
+		}
+		return nil
+	})
 }
 
 // Answer is one needle's question as search_memory answered it.
