@@ -42,23 +42,23 @@ func ParseExpiry(s string) time.Time {
 	if len(s) != len(expiryLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return time.Time{}
 	}
-	num := func(i, j int) int {
-		n := 0
-		for ; i < j; i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
-				return -1
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n
-	}
-	y, mo, d, h, mi, sec, ms := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 23)
-	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+	// Each digit as a byte less '0': anything else wraps past 9.
+	y0, y1, y2, y3 := s[0]-'0', s[1]-'0', s[2]-'0', s[3]-'0'
+	mo0, mo1, d0, d1 := s[5]-'0', s[6]-'0', s[8]-'0', s[9]-'0'
+	h0, h1, mi0, mi1, s0, s1 := s[11]-'0', s[12]-'0', s[14]-'0', s[15]-'0', s[17]-'0', s[18]-'0'
+	ms0, ms1, ms2 := s[20]-'0', s[21]-'0', s[22]-'0'
+	if max(y0, y1, y2, y3, mo0, mo1, d0, d1, h0, h1, mi0, mi1, s0, s1, ms0, ms1, ms2) > 9 {
 		return time.Time{}
 	}
-	secs := daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+sec)
-	return time.UnixMilli(secs*1000 + int64(ms)).UTC()
+	y := int(y0)*1000 + int(y1)*100 + int(y2)*10 + int(y3)
+	mo, day := int(mo0)*10+int(mo1), int(d0)*10+int(d1)
+	h, mi, sec := int(h0)*10+int(h1), int(mi0)*10+int(mi1), int(s0)*10+int(s1)
+	ms := int(ms0)*100 + int(ms1)*10 + int(ms2)
+	if mo < 1 || mo > 12 || day < 1 || day > daysIn(y, mo) || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}
+	}
+	secs := daysSinceEpoch(y, mo, day)*86400 + int64(h*3600+mi*60+sec)
+	return time.Unix(secs, int64(ms)*int64(time.Millisecond)).UTC()
 }
 
 // daysIn is the number of days of month mo (1–12) of year y.
@@ -73,6 +73,23 @@ func daysIn(y, mo int) int {
 		return 30
 	}
 	return 31
+}
+
+// daysBefore is the number of days of a common year before each month.
+var daysBefore = [...]int{0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334}
+
+// daysSinceEpoch is the number of days from 1970-01-01 to y-mo-d
+// (0 <= y <= 9999) in the proleptic Gregorian calendar.
+func daysSinceEpoch(y, mo, d int) int64 {
+	if y < 1 {
+		return daysFromCivil(y, mo, d)
+	}
+	p := y - 1 // leap years before y, less those before 1970 (477)
+	n := 365*(y-1970) + p/4 - p/100 + p/400 - 477 + daysBefore[mo-1] + d - 1
+	if mo > 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+		n++
+	}
+	return int64(n)
 }
 
 // daysFromCivil is the number of days from 1970-01-01 to y-mo-d in the
