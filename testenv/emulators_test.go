@@ -118,6 +118,9 @@ func TestCheckCosmos(t *testing.T) {
 	}
 	setVersion(cosmosVersion)
 	for f, added := range patchAdds(cosmosPatch) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(pkg, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(pkg, f), []byte(strings.Join(added, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}

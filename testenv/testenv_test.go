@@ -109,6 +109,8 @@ func TestProcessesNeedTheInstall(t *testing.T) {
 	os.WriteFile(filepath.Join(cache, cosmosPackage, "package.json"), []byte(`{"version": "`+cosmosVersion+`"}`), 0o644)
 	os.WriteFile(filepath.Join(handler, "batch-documents.js"), []byte(strings.Join(patchAdds(cosmosPatch)["lib/handler/batch-documents.js"], "\n")), 0o644)
 	os.WriteFile(filepath.Join(handler, "read-document.js"), []byte("if (data[path] !== clientKeys[i])"), 0o644)
+	os.MkdirAll(filepath.Join(handler, "../account"), 0o755)
+	os.WriteFile(filepath.Join(handler, "../account/items.js"), []byte(strings.Join(patchAdds(cosmosPatch)["lib/account/items.js"], "\n")), 0o644)
 	if _, err := exec.LookPath("node"); err == nil {
 		env, err := Start(t.Context(), Cosmos)
 		env.Close()
