@@ -57,7 +57,7 @@ func ParseExpiry(s string) time.Time {
 	if mo < 1 || mo > 12 || day < 1 || day > daysIn(y, mo) || h > 23 || mi > 59 || sec > 59 {
 		return time.Time{}
 	}
-	secs := daysSinceEpoch(y, mo, day)*86400 + int64(h*3600+mi*60+sec)
+	secs := daysFromCivil(y, mo, day)*86400 + int64(h*3600+mi*60+sec)
 	return time.Unix(secs, int64(ms)*int64(time.Millisecond)).UTC()
 }
 
@@ -73,23 +73,6 @@ func daysIn(y, mo int) int {
 		return 30
 	}
 	return 31
-}
-
-// daysBefore is the number of days of a common year before each month.
-var daysBefore = [...]int{0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334}
-
-// daysSinceEpoch is the number of days from 1970-01-01 to y-mo-d
-// (0 <= y <= 9999) in the proleptic Gregorian calendar.
-func daysSinceEpoch(y, mo, d int) int64 {
-	if y < 1 {
-		return daysFromCivil(y, mo, d)
-	}
-	p := y - 1 // leap years before y, less those before 1970 (477)
-	n := 365*(y-1970) + p/4 - p/100 + p/400 - 477 + daysBefore[mo-1] + d - 1
-	if mo > 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-		n++
-	}
-	return int64(n)
 }
 
 // daysFromCivil is the number of days from 1970-01-01 to y-mo-d in the
