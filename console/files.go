@@ -295,7 +295,7 @@ func (h *Handler) listFiles(c *call) error {
 	}
 	out := ListJSON{Files: []ListedFile{}}
 	for _, e := range entries {
-		out.Files = append(out.Files, ListedFile{Path: c.rel(e.Path), ExpiresAt: expiresAt(e.ExpiresAt), Pinned: e.Pinned})
+		out.Files = append(out.Files, ListedFile{Path: c.rel(e.Path), ExpiresAt: expiresAt(e.ExpiresAt()), Pinned: e.Pinned})
 	}
 	if more {
 		out.NextCursor = makeCursor("files", c.ns, entries[len(entries)-1].Path)

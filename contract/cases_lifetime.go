@@ -62,7 +62,7 @@ var lifetimeCases = []Case{
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 3 || !got[0].ExpiresAt.Equal(at.Truncate(time.Millisecond)) || got[0].Pinned || !got[1].Pinned || !got[1].ExpiresAt.IsZero() || got[2].Pinned {
+		if len(got) != 3 || !got[0].ExpiresAt().Equal(at.Truncate(time.Millisecond)) || got[0].Pinned || !got[1].Pinned || !got[1].ExpiresAt().IsZero() || got[2].Pinned {
 			t.Fatalf("ListEntries = %+v", got)
 		}
 		f := read(t, e.Store, "ld/a.md", 100)

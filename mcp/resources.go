@@ -90,11 +90,11 @@ func (s *Server) listResources(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 // lifetimeText describes a listed file's lifetime for a resource's
 // description: "Pinned.", "Expires <when>." or "" for neither.
 func lifetimeText(e store.Entry) string {
-	switch {
-	case e.Pinned:
+	if e.Pinned {
 		return "Pinned."
-	case !e.ExpiresAt.IsZero():
-		return "Expires " + memory.FormatExpiry(e.ExpiresAt) + "."
+	}
+	if at := e.ExpiresAt(); !at.IsZero() {
+		return "Expires " + memory.FormatExpiry(at) + "."
 	}
 	return ""
 }

@@ -165,12 +165,12 @@ func (a *app) listLong(ctx context.Context, s *store.Store, prefix string, asJSO
 		}
 		for _, e := range entries {
 			if asJSON {
-				if err := enc.Encode(lsLine{Path: e.Path, ExpiresAt: jsonExpiry(e.ExpiresAt), Pinned: e.Pinned}); err != nil {
+				if err := enc.Encode(lsLine{Path: e.Path, ExpiresAt: jsonExpiry(e.ExpiresAt()), Pinned: e.Pinned}); err != nil {
 					return err
 				}
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\n", e.Path, lifetime{expires: e.ExpiresAt, pinned: e.Pinned})
+			fmt.Fprintf(tw, "%s\t%s\n", e.Path, lifetime{expires: e.ExpiresAt(), pinned: e.Pinned})
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -148,10 +148,14 @@ func (m *Memory) snapshot(ctx context.Context, sp *span, sc scope, budget int, r
 // labelFiles orders the file names pinned first (so a budget that cuts the
 // list from its end keeps them) and marks the pinned and the expiring.
 func labelFiles(names []string, prefix string, entries []store.Entry) []string {
-	byPath := make(map[string]store.Entry, len(entries))
+	type marked struct {
+		pinned bool
+		label  string
+	}
+	byPath := make(map[string]marked, len(entries))
 	for _, e := range entries {
-		if e.Pinned || !e.ExpiresAt.IsZero() {
-			byPath[e.Path] = e
+		if l := FileLabel("", e); l != "" {
+			byPath[e.Path] = marked{e.Pinned, l}
 		}
 	}
 	if len(byPath) == 0 {
@@ -160,8 +164,8 @@ func labelFiles(names []string, prefix string, entries []store.Entry) []string {
 	out := make([]string, 0, len(names))
 	for _, pinned := range []bool{true, false} {
 		for _, n := range names {
-			if e := byPath[prefix+n]; e.Pinned == pinned {
-				out = append(out, fileLabel(n, e))
+			if m := byPath[prefix+n]; m.pinned == pinned {
+				out = append(out, n+m.label)
 			}
 		}
 	}

@@ -71,14 +71,15 @@ func parseDays(s string) (time.Duration, bool) {
 // minute.
 func FormatExpiry(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-// fileLabel is a file's line in the memory block: its name, marked when
-// pinned or expiring.
-func fileLabel(name string, e store.Entry) string {
-	switch {
-	case e.Pinned:
+// FileLabel is a file's line in the memory block's file list: its name,
+// marked " (pinned)" or " (expires 2026-12-31 00:00 UTC)" by its listed
+// entry. A consolidation request lists the files the same way.
+func FileLabel(name string, e store.Entry) string {
+	if e.Pinned {
 		return name + " (pinned)"
-	case !e.ExpiresAt.IsZero():
-		return name + " (expires " + FormatExpiry(e.ExpiresAt) + ")"
+	}
+	if at := e.ExpiresAt(); !at.IsZero() {
+		return name + " (expires " + FormatExpiry(at) + ")"
 	}
 	return name
 }

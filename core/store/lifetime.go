@@ -32,11 +32,16 @@ const UpdatedByKey = "updated_by"
 type Entry struct {
 	// Path is the full store path.
 	Path string
-	// ExpiresAt is when the file expires; zero for never.
-	ExpiresAt time.Time
 	// Pinned reports a pinned file.
 	Pinned bool
+
+	expires string // the row's expiry as driver.FormatExpiry wrote it; "" for never
 }
+
+// ExpiresAt is when the file expires; zero for never. It is read from the
+// listed row when called, as [io/fs.DirEntry.Info] is, so that a listing
+// whose caller never asks costs no time parsing.
+func (e Entry) ExpiresAt() time.Time { return driver.ParseExpiry(e.expires) }
 
 // expired reports whether l has expired by the store's clock.
 func (s *Store) expired(l driver.Lifetime) bool { return l.ExpiredAt(s.now()) }
@@ -83,7 +88,7 @@ func userMetadata(m map[string]string) (map[string]string, time.Time, bool) {
 
 // entryOf is the listed file of a driver entry.
 func entryOf(e driver.Entry) Entry {
-	return Entry{Path: e.Path, ExpiresAt: driver.ParseExpiry(e.Lifetime.Expires), Pinned: e.Lifetime.Pinned == "true"}
+	return Entry{Path: e.Path, Pinned: e.Lifetime.Pinned == "true", expires: e.Lifetime.Expires}
 }
 
 // checkLifetime refuses a write that both pins and expires its file.

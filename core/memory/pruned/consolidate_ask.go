@@ -15,7 +15,7 @@ import (
 
 // readNotebook reads MEMORY.md (nil when absent) and the scope's other
 // memory files in one round trip, as the snapshot does; each file is
-// labelled with its pin or expiry (fileLabel).
+// labelled with its pin or expiry (memory.FileLabel).
 func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string, error) {
 	limit := 200
 	prefix := c.sc + "/"
@@ -34,7 +34,7 @@ func (c *consolidation) readNotebook(ctx context.Context) (*store.File, []string
 		entries[e.Path] = e
 	}
 	for i, name := range files {
-		files[i] = fileLabel(name, entries[prefix+name])
+		files[i] = memory.FileLabel(name, entries[prefix+name])
 	}
 	return r.File, files, nil
 }

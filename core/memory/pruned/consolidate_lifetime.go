@@ -19,18 +19,6 @@ import (
 // just before it is written. Every edit is a write_memory call, which
 // keeps the file's expiry and pin unless the edit names an expiry.
 
-// fileLabel is a file's line in the request's file list: its name, marked
-// when pinned or expiring, as the injected file list marks it.
-func fileLabel(name string, e store.Entry) string {
-	switch {
-	case e.Pinned:
-		return name + " (pinned)"
-	case !e.ExpiresAt.IsZero():
-		return name + " (expires " + memory.FormatExpiry(e.ExpiresAt) + ")"
-	}
-	return name
-}
-
 // pinnedEdit is the reason an edit of the pinned file name is refused:
 // consolidation only appends to a pinned file, so it never empties one.
 func pinnedEdit(name string) string {

@@ -56,7 +56,7 @@ type consolidationRequest struct {
 	main       string    // MEMORY.md as stored
 	mainPinned bool      // MEMORY.md is pinned
 	mainBudget int       // characters MEMORY.md may take
-	files      []string  // the other files, labelled (fileLabel)
+	files      []string  // the other files, labelled (memory.FileLabel)
 	pruned     string
 	feedback   []string // problems of the previous answer
 }
