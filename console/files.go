@@ -158,10 +158,7 @@ func (h *Handler) writeBody(c *call) (string, map[string]string, lifetimeEdit, e
 		return "", nil, lifetimeEdit{}, problemOf(http.StatusBadRequest, "invalid-body", "content is required")
 	}
 	le, err := parseLifetime(wb.Expires, wb.Pinned, h.s.Now())
-	if err != nil {
-		return "", nil, lifetimeEdit{}, err
-	}
-	return *wb.Content, wb.Metadata, le, nil
+	return *wb.Content, wb.Metadata, le, err // a refused lifetime: the rest, for the retry's fingerprint
 }
 
 func (h *Handler) writeFile(c *call) error {
@@ -171,6 +168,10 @@ func (h *Handler) writeFile(c *call) error {
 		return err
 	}
 	content, md, le, err := h.writeBody(c)
+	var refused error // the lifetime's mistake
+	if errors.Is(err, store.ErrInvalidLifetime) && le.named {
+		refused, err = err, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,16 @@ func (h *Handler) writeFile(c *call) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.putFile(c, p, content, md, pc.expected, op, le)
+	var m store.Mutation
+	if refused != nil {
+		// An absolute expiry may have passed since the original landed:
+		// the retry of a write the store recorded replays it.
+		if m, err = h.replayOf(c, op, refused); err != nil {
+			return err
+		}
+	} else {
+		m, err = h.putFile(c, p, content, md, pc.expected, op, le)
+	}
 	if errors.Is(err, store.ErrConflict) && !pc.given && !errors.Is(err, store.ErrOperationConflict) {
 		return errPreconditionRequired("the file exists", "to create a file that is absent")
 	}
@@ -191,6 +201,22 @@ func (h *Handler) writeFile(c *call) error {
 		status = http.StatusCreated
 	}
 	return writeJSON(c.w, status, MutationJSON{Path: c.rel(p), Version: m.Version})
+}
+
+// replayOf is the recorded result of op, or refused when op is nil or was
+// never recorded.
+func (h *Handler) replayOf(c *call, op *store.Operation, refused error) (store.Mutation, error) {
+	if op == nil {
+		return store.Mutation{}, refused
+	}
+	prev, err := h.s.GetOperation(c.r.Context(), *op)
+	switch {
+	case err != nil:
+		return store.Mutation{}, err
+	case prev == nil:
+		return store.Mutation{}, refused
+	}
+	return *prev, nil
 }
 
 // putFile is the one write path of the API and the pages: it stamps who

@@ -26,6 +26,8 @@ type lifetimeEdit struct {
 	pinned  *bool
 	// text is the expiry as given ("7d", "never"), for the messages.
 	text string
+	// named reports that the write gave an expiry, even one refused.
+	named bool
 }
 
 // fingerprint is what e adds to a write's operation fingerprint: nothing
@@ -33,7 +35,7 @@ type lifetimeEdit struct {
 // lifetimes).
 func (e lifetimeEdit) fingerprint() []string {
 	var out []string
-	if e.expires != nil {
+	if e.expires != nil || e.named {
 		out = append(out, "expires="+e.text)
 	}
 	if e.pinned != nil {
@@ -44,18 +46,21 @@ func (e lifetimeEdit) fingerprint() []string {
 
 // parseLifetime reads a write's expiry text (nil: not named; see
 // memory.ParseExpiry, "never" removes it) and pin (nil: not named) as of
-// now. A mistake wraps store.ErrInvalidLifetime and says what to fix.
+// now. A mistake wraps store.ErrInvalidLifetime and says what to fix; the
+// edit returned with it is only for the write's fingerprint (a retry may
+// replay an original whose expiry has passed since), never to be applied.
 func parseLifetime(expires *string, pinned *bool, now time.Time) (lifetimeEdit, error) {
 	e := lifetimeEdit{pinned: pinned}
 	if expires != nil {
+		e.text, e.named = *expires, true
 		at, err := memory.ParseExpiry(*expires, now)
 		if err != nil {
-			return lifetimeEdit{}, err
+			return e, err
 		}
-		e.expires, e.text = &at, *expires
+		e.expires = &at
 	}
 	if e.pinned != nil && *e.pinned && e.expires != nil && !e.expires.IsZero() {
-		return lifetimeEdit{}, fmt.Errorf("%w: pinned is true and expires is %q: a pinned file never expires, so send one of them (expires \"never\" with pinned true pins the file)",
+		return lifetimeEdit{text: e.text, named: true, pinned: pinned}, fmt.Errorf("%w: pinned is true and expires is %q: a pinned file never expires, so send one of them (expires \"never\" with pinned true pins the file)",
 			store.ErrInvalidLifetime, e.text)
 	}
 	return e, nil

@@ -73,6 +73,27 @@ func lifetimeIn(t *testing.T, m map[string]any) (time.Time, bool) {
 	return at, pinned
 }
 
+// TestAPIRetryAfterExpiry checks that a PUT retried under its
+// Idempotency-Key after the absolute expiry it gave has passed answers as
+// the original did (the receipt's replay), while a new key with the same
+// body is refused as the expiry is, and another body under the key is a
+// reused key; nothing is written.
+func TestAPIRetryAfterExpiry(t *testing.T) {
+	e, clock := newClockEnv(t)
+	u := aliceFile("main/trip.md")
+	at := `"` + clock.now().Add(time.Hour).Format(time.RFC3339) + `"`
+	first := e.do(req{method: "PUT", target: u, key: "alice-key", body: lifetimeJSON("in Hanoi until six", at, ""), headers: []string{"Idempotency-Key: k-exp"}}).want(201, "")
+	clock.advance(2 * time.Hour)
+	again := e.do(req{method: "PUT", target: u, key: "alice-key", body: lifetimeJSON("in Hanoi until six", at, ""), headers: []string{"Idempotency-Key: k-exp"}}).want(201, "")
+	if again.Header().Get("ETag") != first.Header().Get("ETag") || again.Body.String() != first.Body.String() || again.Header().Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry after the expiry: ETag %q replayed %q, want the original's %q replayed",
+			again.Header().Get("ETag"), again.Header().Get("Idempotent-Replayed"), first.Header().Get("ETag"))
+	}
+	e.do(req{method: "PUT", target: u, key: "alice-key", body: lifetimeJSON("in Hanoi until six", at, ""), headers: []string{"Idempotency-Key: k-new"}}).want(400, "invalid-lifetime")
+	e.do(req{method: "PUT", target: u, key: "alice-key", body: lifetimeJSON("in Hue until six", at, ""), headers: []string{"Idempotency-Key: k-exp"}}).want(422, "idempotency-key-reused")
+	e.do(req{method: "GET", target: u, key: "alice-key"}).want(404, "not-found")
+}
+
 // The API's file lifetime: given on a write, kept by writes that do not
 // name it (JSON or text), shown on reads and listings; contradictions and
 // bad expiries refused with a problem that says what to send.

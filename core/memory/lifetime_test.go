@@ -91,6 +91,27 @@ func TestWriteMemoryExpires(t *testing.T) {
 	}
 }
 
+// TestWriteMemoryRetryAfterExpiry checks that a retried write_memory call
+// whose expiry has passed since the original landed replays it, as its
+// receipt says, rather than refusing the expiry; a new call with the same
+// arguments is refused, and the replay writes nothing.
+func TestWriteMemoryRetryAfterExpiry(t *testing.T) {
+	m, s, advance := lifetimeMem(t)
+	at := s.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	args := map[string]any{"file": "trip.md", "content": "- In Bangkok until six.", "old_text": nil, "expires": at}
+	first := inv("")
+	orig := wantWrite(t, call(t, m, first, "write_memory", args))
+	advance(2 * time.Hour)
+	again := wantWrite(t, call(t, m, first, "write_memory", args))
+	if !again.Replayed || again.Version != orig.Version || again.Status != orig.Status {
+		t.Fatalf("retry after the expiry = %+v, want the replay of %+v", again, orig)
+	}
+	wantToolErr(t, call(t, m, inv(""), "write_memory", args), "not in the future")
+	if _, err := s.Read(t.Context(), "main/trip.md", 100); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the expired file after the retries: %v, want it gone", err)
+	}
+}
+
 // TestSnapshotMarksLifetimes checks the memory block's file list: pinned
 // files first and marked, expiring files marked with their expiry, so
 // the model sees both.

@@ -129,12 +129,12 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 	if te != nil {
 		return te, nil
 	}
-	life, te := m.lifetimeArg(name, expires)
-	if te != nil {
-		return te, nil
-	}
+	life, lifeErr := m.lifetimeArg(name, expires)
 	sc, err := m.scopeOf(ctx, inv)
 	if err != nil {
+		if lifeErr != nil {
+			return lifeErr, nil
+		}
 		return nil, err
 	}
 	path := sc.file(name)
@@ -148,10 +148,13 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 	}
 	op, err := operation(sc, inv, "write", path, args)
 	if err != nil {
+		if lifeErr != nil {
+			return lifeErr, nil
+		}
 		return nil, err
 	}
 	ctx, sp := m.startSpan(ctx, "memory.write", sc)
-	res, outcome, err := m.doWrite(ctx, sp, sc, inv, name, *content, oldText, life, op)
+	res, outcome, err := m.doWrite(ctx, sp, sc, inv, name, *content, oldText, life, lifeErr, op)
 	sp.end(outcome, res, err)
 	if err != nil {
 		return nil, err
@@ -159,7 +162,11 @@ func (m *Memory) write(ctx context.Context, inv Invocation, content, file, oldTe
 	return res, nil
 }
 
-func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation, name, content string, oldText *string, life lifetimeChange, op *store.Operation) (any, string, error) {
+// doWrite makes the write of one write_memory call under op. lifeErr is
+// the mistake in the call's expires argument, if any: an expiry that has
+// passed since the original call landed (a retry of "until 18:00" after
+// 18:00) still replays it, as any refusal does.
+func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation, name, content string, oldText *string, life lifetimeChange, lifeErr *ToolError, op *store.Operation) (any, string, error) {
 	path := sc.file(name)
 	// A replay returns the original result, built from the operation's
 	// receipt (never from a read, which may postdate the original).
@@ -183,6 +190,9 @@ func (m *Memory) doWrite(ctx context.Context, sp *span, sc scope, inv Invocation
 			return replayed(*prev)
 		}
 		return toolErr(msg), "", nil
+	}
+	if lifeErr != nil {
+		return refuse(lifeErr.Message)
 	}
 	if prev, err := m.lookup(ctx, op); err != nil {
 		return nil, "", err
