@@ -30,7 +30,9 @@ apt_lock_holder() {
 
 # apt_wait_locks: returns once none of the lock files is held, or after the timeout (saying so).
 apt_wait_locks() {
-  local timeout="${AGENTMEM_APT_LOCK_TIMEOUT:-300}" start="$SECONDS" said=0 f pid held
+  # The wait is counted in its own one-second sleeps, not by $SECONDS, whose whole seconds can
+  # tick a moment after the start and end a 1 s bound before any wait.
+  local timeout="${AGENTMEM_APT_LOCK_TIMEOUT:-300}" waited=0 said=0 f pid held
   local -a locks
   read -r -a locks <<<"${AGENTMEM_APT_LOCKS:-$APT_LOCKS_DEFAULT}"
   [[ "$timeout" =~ ^[0-9]+$ ]] || { printf '[apt] AGENTMEM_APT_LOCK_TIMEOUT=%q: want whole seconds; waiting 300\n' "$timeout" >&2; timeout=300; }
@@ -41,16 +43,17 @@ apt_wait_locks() {
       if [[ -n "$pid" ]]; then held="$f"; break; fi
     done
     [[ -z "$held" ]] && return 0
-    if ((SECONDS - start >= timeout)); then
-      printf '[apt] %s is still held (process %s) after %ss: running apt-get anyway\n' "$held" "$pid" "$timeout" >&2
-      return 0
-    fi
     if ((!said)); then
       printf '[apt] another apt or dpkg (process %s%s) holds %s: waiting up to %ss for it to finish\n' \
         "$pid" "$(ps -o comm= -p "$pid" 2>/dev/null | sed 's/^/, /')" "$held" "$timeout" >&2
       said=1
     fi
+    if ((waited >= timeout)); then
+      printf '[apt] %s is still held (process %s) after %ss: running apt-get anyway\n' "$held" "$pid" "$timeout" >&2
+      return 0
+    fi
     sleep 1
+    waited=$((waited + 1))
   done
 }
 
