@@ -30,7 +30,11 @@ mapfile -t emulators < <(go run ./testenv/cmd/emulators needs "${MODULES[@]}")
 echo "== gofmt, go vet"
 unformatted="$(gofmt -l "${MODULES[@]}")"
 if [[ -n "$unformatted" ]]; then echo "gofmt would change (run make fmt): $unformatted" >&2; exit 1; fi
-for m in "${MODULES[@]}"; do (cd "$m" && go vet ./...); done
+# One go vet over every module's packages (the workspace resolves them as each module's own
+# directory would): it loads and checks them in parallel, 2 s against 14 s a module at a time.
+every=()
+for m in "${MODULES[@]}"; do every+=("./$m/..."); done
+go vet "${every[@]}"
 
 echo "== modules (GOWORK=off)"
 scripts/modules.sh check
@@ -52,6 +56,17 @@ for m in "${MODULES[@]}"; do [[ "$m" == releasecheck ]] || pkgs+=("./$m/..."); d
 # shellcheck disable=SC2086
 AGENTMEM_EMULATORS="${AGENTMEM_EMULATORS:-processes}" go test -race -count=1 -timeout 30m ${TESTFLAGS:-} "${pkgs[@]}"
 
+# releasecheck (a candidate release installed from outside; -update rewrites its goldens) builds
+# while the container run mostly waits on docker: it runs beside it, its output kept and printed
+# after it, and either failing fails the run.
+echo "== a candidate release, installed from outside the repository (releasecheck), beside the container run"
+releaselog="$(mktemp)"
+# In its own process group (setsid), so that a failure of the container run stops all of it.
+# shellcheck disable=SC2086
+setsid go test -count=1 -timeout 30m ${TESTFLAGS:-} ./releasecheck/ >"$releaselog" 2>&1 &
+releasepid=$!
+trap 'kill -- -"$releasepid" 2>/dev/null || true; rm -f "$releaselog"' EXIT
+
 if [[ "${AGENTMEM_CONTAINER_TESTS:-1}" == 0 ]]; then
   echo "== the container path is NOT tested in this run (AGENTMEM_CONTAINER_TESTS=0)"
 else
@@ -65,6 +80,9 @@ else
   scripts/containers.sh -run "$run" ./postgres/... ./dynamodb/... ./firestore/... ./cosmosdb/...
 fi
 
-echo "== a candidate release, installed from outside the repository (releasecheck; -update rewrites its goldens)"
-# shellcheck disable=SC2086
-go test -count=1 -timeout 30m ${TESTFLAGS:-} ./releasecheck/
+echo "== releasecheck's output"
+releasecode=0
+wait "$releasepid" || releasecode=$?
+cat "$releaselog"
+if ((releasecode)); then echo "releasecheck failed (exit $releasecode)" >&2; fi
+exit "$releasecode"
