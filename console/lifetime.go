@@ -60,7 +60,7 @@ func parseLifetime(expires *string, pinned *bool, now time.Time) (lifetimeEdit, 
 		e.expires = &at
 	}
 	if e.pinned != nil && *e.pinned && e.expires != nil && !e.expires.IsZero() {
-		return lifetimeEdit{text: e.text, named: true, pinned: pinned}, fmt.Errorf("%w: pinned is true and expires is %q: a pinned file never expires, so send one of them (expires \"never\" with pinned true pins the file)",
+		return e, fmt.Errorf("%w: pinned is true and expires is %q: a pinned file never expires, so send one of them (expires \"never\" with pinned true pins the file)",
 			store.ErrInvalidLifetime, e.text)
 	}
 	return e, nil

@@ -24,6 +24,8 @@ export GORACE="${GORACE:+$GORACE }atexit_sleep_ms=0"
 
 # Modules, in go.work order.
 mapfile -t MODULES < <(go list -m -f '{{.Dir}}' | sed "s#^$ROOT/##")
+# Their packages, as go command patterns (./core/...).
+mapfile -t PATTERNS < <(printf './%s/...\n' "${MODULES[@]}")
 # The emulators their tests name (testenv.Main(m, testenv.Postgres)…), as module testenv reads them.
 mapfile -t emulators < <(go run ./testenv/cmd/emulators needs "${MODULES[@]}")
 
@@ -32,9 +34,7 @@ unformatted="$(gofmt -l "${MODULES[@]}")"
 if [[ -n "$unformatted" ]]; then echo "gofmt would change (run make fmt): $unformatted" >&2; exit 1; fi
 # One go vet over every module's packages (the workspace resolves them as each module's own
 # directory would): it loads and checks them in parallel, 2 s against 14 s a module at a time.
-every=()
-for m in "${MODULES[@]}"; do every+=("./$m/..."); done
-go vet "${every[@]}"
+go vet "${PATTERNS[@]}"
 
 echo "== modules (GOWORK=off)"
 scripts/modules.sh check
@@ -52,7 +52,7 @@ echo "== browser test prerequisites (console's TestBrowser*): Debian's chromium,
 echo "== go test (emulators: ${AGENTMEM_EMULATORS:-processes}, started by each test binary)"
 pkgs=()
 # releasecheck (a candidate release installed from outside) runs last, alone.
-for m in "${MODULES[@]}"; do [[ "$m" == releasecheck ]] || pkgs+=("./$m/..."); done
+for p in "${PATTERNS[@]}"; do [[ "$p" == ./releasecheck/... ]] || pkgs+=("$p"); done
 # shellcheck disable=SC2086
 AGENTMEM_EMULATORS="${AGENTMEM_EMULATORS:-processes}" go test -race -count=1 -timeout 30m ${TESTFLAGS:-} "${pkgs[@]}"
 
